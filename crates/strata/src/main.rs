@@ -1,1 +1,47 @@
-fn main() {}
+//! The `strata` binary: one executable for every job.
+//!
+//! Subcommands:
+//! - `bench generate`: write a workload (WORKLOADS.md) as line protocol, to stdout or a file.
+//!
+//! Flags are parsed here and only here; library crates take typed options.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod generate;
+
+/// Strata: a time-series database for DevOps and IoT metrics that scales up.
+#[derive(Debug, Parser)]
+#[command(name = "strata", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Benchmarks and the workloads they run (WORKLOADS.md).
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// Write a seeded workload as InfluxDB line protocol.
+    Generate(generate::GenerateArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Bench(BenchCommand::Generate(args)) => generate::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("strata: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
