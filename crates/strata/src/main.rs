@@ -2,6 +2,7 @@
 //!
 //! Subcommands:
 //! - `bench generate`: write a workload (WORKLOADS.md) as line protocol, to stdout or a file.
+//! - `lp check`: parse a line-protocol file and report every bad line with line and column.
 //!
 //! Flags are parsed here and only here; library crates take typed options.
 
@@ -10,6 +11,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod generate;
+mod lp_check;
 
 /// Strata: a time-series database for DevOps and IoT metrics that scales up.
 #[derive(Debug, Parser)]
@@ -24,6 +26,15 @@ enum Command {
     /// Benchmarks and the workloads they run (WORKLOADS.md).
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Line-protocol tools.
+    #[command(subcommand)]
+    Lp(LpCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum LpCommand {
+    /// Parse a file and report every bad line (exit status 1 when there is one).
+    Check(lp_check::CheckArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -35,10 +46,12 @@ enum BenchCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Bench(BenchCommand::Generate(args)) => generate::run(&args),
+        Command::Bench(BenchCommand::Generate(args)) => generate::run(&args).map(|()| true),
+        Command::Lp(LpCommand::Check(args)) => lp_check::run(&args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
         Err(message) => {
             eprintln!("strata: {message}");
             ExitCode::FAILURE
