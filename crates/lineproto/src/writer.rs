@@ -24,18 +24,28 @@ pub enum Part {
     FieldKey,
     /// A string field value.
     StringValue,
-    /// A float field value.
-    FloatValue,
+}
+
+impl std::fmt::Display for Part {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Part::Measurement => "measurement",
+            Part::TagKey => "tag key",
+            Part::TagValue => "tag value",
+            Part::FieldKey => "field key",
+            Part::StringValue => "string field value",
+        })
+    }
 }
 
 /// Why [`write_line`] could not represent a point in line protocol.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum WriteError {
     /// Measurement, tag keys, tag values and field keys must not be empty.
-    #[error("{0:?} must not be empty")]
+    #[error("{0} must not be empty")]
     Empty(Part),
     /// Line protocol has no escape for a newline: every `\n` ends a line.
-    #[error("{0:?} must not contain a newline")]
+    #[error("{0} must not contain a newline")]
     Newline(Part),
     /// A measurement starting with `#` would be read back as a comment, and one
     /// starting with a tab would lose it (leading whitespace is skipped; spaces are
