@@ -1,0 +1,15 @@
+//! Strata's storage engine.
+//!
+//! Module map:
+//! - [`model`]: ids, field types and values shared by every module.
+//! - [`wal`]: per-shard write-ahead log: segments of length- and CRC-framed records, group
+//!   commit, torn-tail recovery.
+//! - [`series`]: per-shard series index: raw series key → id without allocating, tag
+//!   postings for filters, persisted as a log of new series.
+//!
+//! Write path: `line protocol → parse (writer thread) → group by shard → shard: WAL append +
+//! memtable → flush → part → merge`.
+
+pub mod model;
+pub mod series;
+pub mod wal;

@@ -1,0 +1,1 @@
+//! Per-shard series index (being written).

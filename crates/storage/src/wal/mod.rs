@@ -1,0 +1,1 @@
+//! Per-shard write-ahead log (being written).
