@@ -1,0 +1,57 @@
+//! i64 columns. Tags 10-13; payloads as in [`crate::ints`]: constant, constant step,
+//! zig-zag deltas bit-packed, or zig-zag deltas rANS-coded (the smaller of the last two).
+
+use crate::header::{put_header, read_header};
+use crate::ints::{IntKind, decode_payload, encode_payload};
+use crate::{CodecError, ColumnType, Encoding};
+
+pub(crate) fn tag_of(kind: IntKind) -> Encoding {
+    match kind {
+        IntKind::Constant => Encoding::IntegerConstant,
+        IntKind::Step => Encoding::IntegerStep,
+        IntKind::DeltaPacked => Encoding::IntegerDeltaPacked,
+        IntKind::DeltaRans => Encoding::IntegerDeltaRans,
+    }
+}
+
+pub(crate) fn kind_of(e: Encoding) -> Option<IntKind> {
+    match e {
+        Encoding::IntegerConstant => Some(IntKind::Constant),
+        Encoding::IntegerStep => Some(IntKind::Step),
+        Encoding::IntegerDeltaPacked => Some(IntKind::DeltaPacked),
+        Encoding::IntegerDeltaRans => Some(IntKind::DeltaRans),
+        _ => None,
+    }
+}
+
+/// Appends one block holding `values`.
+///
+/// # Panics
+/// If `values.len()` is over [`crate::MAX_BLOCK_VALUES`].
+pub fn encode(values: &[i64], out: &mut Vec<u8>) {
+    let bits: Vec<u64> = values.iter().map(|&v| v as u64).collect();
+    let start = out.len();
+    put_header(out, Encoding::IntegerConstant, values.len());
+    let kind = encode_payload(&bits, out);
+    out[start] = tag_of(kind).tag();
+}
+
+/// Appends the values of the block at the start of `block`; returns the bytes it used.
+/// On error `out` is left as it was.
+pub fn decode(block: &[u8], out: &mut Vec<i64>) -> Result<usize, CodecError> {
+    let (mut r, n) = read_header(block, ColumnType::Integer)?;
+    let kind = kind_of(r.encoding).ok_or(r.invalid("not an integer encoding"))?;
+    let len = out.len();
+    match decode_payload(kind, &mut r, n, out, |v| v as i64) {
+        Ok(()) => Ok(r.pos),
+        Err(e) => {
+            out.truncate(len);
+            Err(e)
+        }
+    }
+}
+
+/// The number of values in the block, from its header alone.
+pub fn decoded_len(block: &[u8]) -> Result<usize, CodecError> {
+    read_header(block, ColumnType::Integer).map(|(_, n)| n)
+}

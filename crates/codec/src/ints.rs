@@ -1,0 +1,121 @@
+//! Integer core shared by the integer, unsigned, float-decimal and timestamp columns.
+//! Values are handled as `u64` with wrapping arithmetic, so i64 (cast bit-for-bit) and u64
+//! share one implementation and every delta is exact, including across i64::MIN/MAX.
+//!
+//! Payloads (after the block header; `n` = count from the header, none at all if `n == 0`):
+//! - `Constant`: `zigzag_varint(v as i64)`.
+//! - `Step` (`n >= 2`): `zigzag_varint(first)`, `zigzag_varint(step)`; `v[i] = first + i*step`.
+//! - `DeltaPacked`: `zigzag_varint(first)`, then the `n-1` values `zigzag(v[i] - v[i-1])` in
+//!   bit-packed frames ([`crate::bitpack`]).
+//! - `DeltaRans`: `zigzag_varint(first)`, then the same `n-1` zig-zag deltas (all `< 32`) as a
+//!   static-table rANS stream ([`crate::rans`]).
+
+use crate::header::{Reader, put_varint, unzigzag, zigzag};
+use crate::{CodecError, bitpack, rans};
+
+/// Which integer payload a block holds; each column maps it to its own tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IntKind {
+    Constant,
+    Step,
+    DeltaPacked,
+    DeltaRans,
+}
+
+/// Appends the smallest payload for `values` and says which kind it is.
+pub(crate) fn encode_payload(values: &[u64], out: &mut Vec<u8>) -> IntKind {
+    let Some(&first) = values.first() else {
+        return IntKind::Constant;
+    };
+    let deltas: Vec<u64> = values
+        .windows(2)
+        .map(|w| zigzag(w[1].wrapping_sub(w[0]) as i64))
+        .collect();
+    let constant_step = deltas
+        .first()
+        .is_none_or(|&d0| deltas.iter().all(|&d| d == d0));
+    put_varint(out, zigzag(first as i64));
+    if constant_step {
+        return match deltas.first() {
+            None | Some(0) => IntKind::Constant,
+            Some(&d) => {
+                put_varint(out, d);
+                IntKind::Step
+            }
+        };
+    }
+    let packed = bitpack::packed_len(&deltas);
+    if deltas.iter().all(|&d| d < rans::ALPHABET as u64) {
+        let mut hist = [0u32; rans::ALPHABET];
+        for &d in &deltas {
+            hist[d as usize] += 1;
+        }
+        let (table, est) = rans::choose_table(&hist);
+        // Ties go to bit packing: it decodes faster.
+        if est < packed {
+            let symbols: Vec<u8> = deltas.iter().map(|&d| d as u8).collect();
+            rans::encode(&symbols, table, out);
+            return IntKind::DeltaRans;
+        }
+    }
+    bitpack::pack(&deltas, out);
+    IntKind::DeltaPacked
+}
+
+/// Decodes `n` values of payload `kind`, appending `conv(v)` for each.
+#[inline]
+pub(crate) fn decode_payload<T: Copy>(
+    kind: IntKind,
+    r: &mut Reader<'_>,
+    n: usize,
+    out: &mut Vec<T>,
+    conv: impl Fn(u64) -> T,
+) -> Result<(), CodecError> {
+    if n == 0 {
+        return Ok(());
+    }
+    let first = r.varint()?;
+    let mut acc = unzigzag(first) as u64;
+    match kind {
+        IntKind::Constant => {
+            out.extend(std::iter::repeat_n(conv(acc), n));
+        }
+        IntKind::Step => {
+            if n < 2 {
+                return Err(r.invalid("step block with fewer than 2 values"));
+            }
+            let step = unzigzag(r.varint()?) as u64;
+            out.reserve(n);
+            for _ in 0..n {
+                out.push(conv(acc));
+                acc = acc.wrapping_add(step);
+            }
+        }
+        IntKind::DeltaPacked => {
+            // Each frame costs at least its width byte: bound the count by the input first.
+            if (n - 1).div_ceil(bitpack::FRAME_LEN) > r.remaining() {
+                return Err(CodecError::Truncated {
+                    offset: r.pos,
+                    needed: (n - 1).div_ceil(bitpack::FRAME_LEN) - r.remaining(),
+                });
+            }
+            out.reserve(n);
+            out.push(conv(acc));
+            bitpack::unpack(r, n - 1, |z| {
+                acc = acc.wrapping_add(unzigzag(z) as u64);
+                out.push(conv(acc));
+            })?;
+        }
+        IntKind::DeltaRans => {
+            // A rANS symbol can cost far less than a bit, so the input does not bound `n`;
+            // `n` is already capped by MAX_BLOCK_VALUES.
+            out.reserve(n);
+            out.push(conv(acc));
+            rans::decode(r, n - 1, |s| {
+                acc = acc.wrapping_add(unzigzag(u64::from(s)) as u64);
+                out.push(conv(acc));
+            })?;
+        }
+    }
+    Ok(())
+}
