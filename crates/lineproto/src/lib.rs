@@ -26,7 +26,10 @@
 //! - Optional timestamp (`i64`, may be negative), scaled from [`Precision`] to
 //!   nanoseconds with overflow reported as an error.
 //! - Blank lines and lines starting with `#` (after optional spaces/tabs) are
-//!   skipped; `\r\n` endings are accepted; input must be UTF-8.
+//!   skipped (a comment's bytes are never checked, not even for UTF-8); `\r\n`
+//!   endings are accepted; every other line must be valid UTF-8.
+//! - Every `\n` ends a line, even inside a quoted string: as InfluxDB documents,
+//!   line protocol cannot carry a newline in a key or value.
 //! - Duplicate field (or tag) keys are all kept in order; the last one wins, as in
 //!   InfluxDB, and consumers must apply that rule (see [`Line`]).
 //!

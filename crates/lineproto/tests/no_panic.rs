@@ -72,6 +72,19 @@ const SEEDS: &[&[u8]] = &[
     b"weather,location=us-midwest temperature=82 1465839830100400200\n",
 ];
 
+/// The mutation test only means something if its starting points are valid.
+#[test]
+fn seeds_parse_without_errors() {
+    let counts: Vec<(usize, usize)> = SEEDS
+        .iter()
+        .map(|seed| {
+            let all: Vec<_> = parse_lines(seed, &ParseOptions::default()).collect();
+            (all.len(), all.iter().filter(|r| r.is_ok()).count())
+        })
+        .collect();
+    assert_eq!(counts, vec![(1, 1), (1, 1), (1, 1)]);
+}
+
 /// Bytes that change the meaning of a line when inserted.
 const SPECIAL: &[u8] = b",= \\\"#\n\r\tiu.-+e0123456789tfTF\x80\xff";
 
