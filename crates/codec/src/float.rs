@@ -26,7 +26,12 @@ const POW10: [f64; MAX_DECIMAL_EXPONENT + 1] = [
 #[inline]
 fn mantissa(v: f64, e: usize) -> Option<i64> {
     let m = (v * POW10[e]).round();
-    (m.abs() <= MAX_MANTISSA && (m / POW10[e]).to_bits() == v.to_bits()).then_some(m as i64)
+    if m.is_nan() || m.abs() > MAX_MANTISSA {
+        return None; // also rejects NaN and ±inf
+    }
+    // Check through the integer, exactly as decode computes: this is what rejects -0.0.
+    let m = m as i64;
+    ((m as f64 / POW10[e]).to_bits() == v.to_bits()).then_some(m)
 }
 
 /// Mantissas of `values` at the smallest exponent that suits all of them, if any.

@@ -107,9 +107,17 @@ fn one_element_and_empty_blocks_round_trip() {
         assert_eq!(integer::decode(&b, &mut out), Ok(b.len()));
         assert_eq!(out, v);
     }
-    let mut b = vec![];
-    float::encode(&[f64::NAN], &mut b);
-    let mut out = vec![];
-    assert_eq!(float::decode(&b, &mut out), Ok(b.len()));
-    assert_eq!(bits(&out), bits(&[f64::NAN]));
+    // -0.0 once qualified as the decimal 0 and came back as +0.0 (found by proptest).
+    for v in [
+        vec![f64::NAN],
+        vec![-0.0],
+        vec![1.5, -0.0],
+        vec![-0.0, -0.0],
+    ] {
+        let mut b = vec![];
+        float::encode(&v, &mut b);
+        let mut out = vec![];
+        assert_eq!(float::decode(&b, &mut out), Ok(b.len()));
+        assert_eq!(bits(&out), bits(&v));
+    }
 }
