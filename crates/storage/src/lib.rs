@@ -10,6 +10,11 @@
 //! Write path: `line protocol → parse (writer thread) → group by shard → shard: WAL append +
 //! memtable → flush → part → merge`.
 
+pub mod catalog;
+pub mod column;
+pub mod error;
+mod fsutil;
+pub mod memtable;
 pub mod model;
 pub mod series;
 pub mod wal;

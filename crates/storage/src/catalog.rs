@@ -1,0 +1,458 @@
+//! The catalog: databases, tables, their tag keys and typed fields; persisted as
+//! `catalog.json`.
+//!
+//! Tables, tags and fields are created on first write (schemaless) and never renumbered:
+//! ids go into WAL records and parts, so an id once given keeps its meaning. The catalog is
+//! read-mostly; writers keep a per-request [`SchemaCache`] so the hot path takes no lock
+//! per row. A change is made durable (written and fsynced) before the write that caused it
+//! is acknowledged.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use serde::{Deserialize, Serialize};
+
+use crate::error::StorageError;
+use crate::fsutil::write_atomic;
+use crate::model::{FieldId, FieldType, TableId};
+
+/// File name of the catalog inside the first data directory.
+pub const CATALOG_FILE: &str = "catalog.json";
+/// Format version written in the file; bump on any incompatible change.
+const CATALOG_FORMAT_VERSION: u32 = 1;
+/// Column name reserved for the timestamp.
+pub const TIME_COLUMN: &str = "time";
+
+/// Schema of one table, as a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableSchema {
+    /// The table's id.
+    pub id: TableId,
+    /// Database holding the table.
+    pub database: String,
+    /// Table name (line protocol: measurement).
+    pub name: String,
+    /// Tag keys in the order first seen.
+    pub tags: Vec<String>,
+    /// Fields, indexed by [`FieldId`].
+    pub fields: Vec<FieldDef>,
+}
+
+impl TableSchema {
+    /// The field named `name`.
+    pub fn field(&self, name: &str) -> Option<&FieldDef> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+}
+
+/// One field column.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldDef {
+    /// Its id within the table.
+    pub id: FieldId,
+    /// Its name.
+    pub name: String,
+    /// Its type, fixed by the first write.
+    #[serde(with = "field_type_name")]
+    pub field_type: FieldType,
+}
+
+/// Why a field could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaError {
+    /// The field exists with another type.
+    #[error("field \"{field}\" of table \"{table}\" is {existing}, got {got}")]
+    FieldTypeConflict {
+        /// Table name.
+        table: String,
+        /// Field name.
+        field: String,
+        /// Stored type.
+        existing: FieldType,
+        /// Type of the rejected value.
+        got: FieldType,
+    },
+    /// The name is used by a tag and a field of the same table, or is reserved.
+    #[error("column \"{name}\" of table \"{table}\" {reason}")]
+    ColumnName {
+        /// Table name.
+        table: String,
+        /// The clashing name.
+        name: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
+}
+
+#[derive(Debug, Default)]
+struct State {
+    tables: Vec<TableSchema>,
+    by_name: HashMap<(String, String), TableId>,
+    /// Bumped on every change; the file holds `persisted_version`.
+    version: u64,
+}
+
+/// The catalog, shared by all writers and readers.
+#[derive(Debug)]
+pub struct Catalog {
+    path: PathBuf,
+    state: RwLock<State>,
+    /// Serialises writes of the file, outside the state lock; holds the version on disk.
+    persisted_version: Mutex<u64>,
+}
+
+impl Catalog {
+    /// Opens the catalog in `dir`, loading `catalog.json` if it exists.
+    pub fn open(dir: &Path) -> Result<Self, StorageError> {
+        let path = dir.join(CATALOG_FILE);
+        let state = match std::fs::read(&path) {
+            Ok(bytes) => decode(&path, &bytes)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => State::default(),
+            Err(e) => return Err(StorageError::io("cannot read catalog", &path, e)),
+        };
+        Ok(Self {
+            path,
+            state: RwLock::new(state),
+            persisted_version: Mutex::new(0),
+        })
+    }
+
+    /// The id of `database.table`, if it exists.
+    pub fn table_id(&self, database: &str, table: &str) -> Option<TableId> {
+        let state = self.state.read();
+        state.by_name.get(&(database.to_string(), table.to_string())).copied()
+    }
+
+    /// A snapshot of table `id`'s schema.
+    pub fn table(&self, id: TableId) -> Option<Arc<TableSchema>> {
+        self.state.read().tables.get(id as usize).cloned().map(Arc::new)
+    }
+
+    /// Every table of `database`, sorted by name.
+    pub fn tables(&self, database: &str) -> Vec<Arc<TableSchema>> {
+        let state = self.state.read();
+        let mut tables: Vec<Arc<TableSchema>> = state
+            .tables
+            .iter()
+            .filter(|t| t.database == database)
+            .cloned()
+            .map(Arc::new)
+            .collect();
+        tables.sort_by(|a, b| a.name.cmp(&b.name));
+        tables
+    }
+
+    /// Every database name, sorted.
+    pub fn databases(&self) -> Vec<String> {
+        let state = self.state.read();
+        let mut names: Vec<String> = state.tables.iter().map(|t| t.database.clone()).collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// The id of `database.table`, creating the table if needed. Call [`Catalog::persist`]
+    /// before acknowledging a write that used a new id.
+    pub fn get_or_create_table(&self, database: &str, table: &str) -> TableId {
+        if let Some(id) = self.table_id(database, table) {
+            return id;
+        }
+        let mut state = self.state.write();
+        let key = (database.to_string(), table.to_string());
+        if let Some(id) = state.by_name.get(&key) {
+            return *id;
+        }
+        let id = state.tables.len() as TableId;
+        state.tables.push(TableSchema {
+            id,
+            database: database.to_string(),
+            name: table.to_string(),
+            tags: Vec::new(),
+            fields: Vec::new(),
+        });
+        state.by_name.insert(key, id);
+        state.version += 1;
+        id
+    }
+
+    /// Makes sure `keys` are tag keys of `table`; errors if one names a field or `time`.
+    pub fn ensure_tags<'k>(
+        &self,
+        table: TableId,
+        keys: impl Iterator<Item = &'k str> + Clone,
+    ) -> Result<(), SchemaError> {
+        {
+            let state = self.state.read();
+            let schema = &state.tables[table as usize];
+            if keys.clone().all(|k| schema.tags.iter().any(|t| t == k)) {
+                return Ok(());
+            }
+        }
+        let mut state = self.state.write();
+        let schema = &mut state.tables[table as usize];
+        let mut changed = false;
+        for key in keys {
+            if schema.tags.iter().any(|t| t == key) {
+                continue;
+            }
+            check_column_name(schema, key, "is a field")?;
+            schema.tags.push(key.to_string());
+            changed = true;
+        }
+        if changed {
+            state.version += 1;
+        }
+        Ok(())
+    }
+
+    /// The id of field `name` of `table`, creating it with `field_type` if needed; a
+    /// different stored type is a [`SchemaError::FieldTypeConflict`].
+    pub fn get_or_create_field(
+        &self,
+        table: TableId,
+        name: &str,
+        field_type: FieldType,
+    ) -> Result<FieldId, SchemaError> {
+        {
+            let state = self.state.read();
+            if let Some(found) = lookup_field(&state.tables[table as usize], name, field_type) {
+                return found;
+            }
+        }
+        let mut state = self.state.write();
+        let schema = &mut state.tables[table as usize];
+        if let Some(found) = lookup_field(schema, name, field_type) {
+            return found;
+        }
+        if schema.tags.iter().any(|t| t == name) {
+            return Err(column_error(schema, name, "is a tag"));
+        }
+        check_column_name(schema, name, "is a tag")?;
+        let id = schema.fields.len() as FieldId;
+        schema.fields.push(FieldDef {
+            id,
+            name: name.to_string(),
+            field_type,
+        });
+        state.version += 1;
+        Ok(id)
+    }
+
+    /// Writes the catalog if it changed since the last write; returns once it is durable.
+    pub fn persist(&self) -> Result<(), StorageError> {
+        let mut persisted = self.persisted_version.lock();
+        let (version, bytes) = {
+            let state = self.state.read();
+            if state.version == *persisted {
+                return Ok(());
+            }
+            (state.version, encode(&state))
+        };
+        write_atomic(&self.path, &bytes)
+            .map_err(|e| StorageError::io("cannot write catalog", &self.path, e))?;
+        *persisted = version;
+        Ok(())
+    }
+}
+
+fn lookup_field(
+    schema: &TableSchema,
+    name: &str,
+    field_type: FieldType,
+) -> Option<Result<FieldId, SchemaError>> {
+    let field = schema.field(name)?;
+    Some(if field.field_type == field_type {
+        Ok(field.id)
+    } else {
+        Err(SchemaError::FieldTypeConflict {
+            table: schema.name.clone(),
+            field: name.to_string(),
+            existing: field.field_type,
+            got: field_type,
+        })
+    })
+}
+
+fn check_column_name(schema: &TableSchema, name: &str, other: &'static str) -> Result<(), SchemaError> {
+    if name == TIME_COLUMN {
+        return Err(column_error(schema, name, "is reserved for the timestamp"));
+    }
+    let clash = match other {
+        "is a field" => schema.field(name).is_some(),
+        _ => false,
+    };
+    if clash {
+        return Err(column_error(schema, name, other));
+    }
+    Ok(())
+}
+
+fn column_error(schema: &TableSchema, name: &str, reason: &'static str) -> SchemaError {
+    SchemaError::ColumnName {
+        table: schema.name.clone(),
+        name: name.to_string(),
+        reason,
+    }
+}
+
+/// On-disk form, separate from the in-memory types so a refactor cannot silently change
+/// the file.
+#[derive(Serialize, Deserialize)]
+struct CatalogFile {
+    format: String,
+    version: u32,
+    tables: Vec<TableFile>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct TableFile {
+    id: TableId,
+    database: String,
+    name: String,
+    tags: Vec<String>,
+    fields: Vec<FieldDef>,
+}
+
+const CATALOG_FORMAT_NAME: &str = "strata-catalog";
+
+fn encode(state: &State) -> Vec<u8> {
+    let file = CatalogFile {
+        format: CATALOG_FORMAT_NAME.to_string(),
+        version: CATALOG_FORMAT_VERSION,
+        tables: state
+            .tables
+            .iter()
+            .map(|t| TableFile {
+                id: t.id,
+                database: t.database.clone(),
+                name: t.name.clone(),
+                tags: t.tags.clone(),
+                fields: t.fields.clone(),
+            })
+            .collect(),
+    };
+    let mut bytes = serde_json::to_vec_pretty(&file).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+fn decode(path: &Path, bytes: &[u8]) -> Result<State, StorageError> {
+    let corrupt = |reason: String| StorageError::Corrupt {
+        path: path.to_path_buf(),
+        offset: 0,
+        reason,
+    };
+    let file: CatalogFile =
+        serde_json::from_slice(bytes).map_err(|e| corrupt(format!("not a catalog: {e}")))?;
+    if file.format != CATALOG_FORMAT_NAME || file.version != CATALOG_FORMAT_VERSION {
+        return Err(corrupt(format!(
+            "unsupported catalog format {:?} version {}",
+            file.format, file.version
+        )));
+    }
+    let mut state = State::default();
+    for (index, table) in file.tables.into_iter().enumerate() {
+        if table.id as usize != index {
+            return Err(corrupt(format!("table ids out of order at {}", table.name)));
+        }
+        if table.fields.iter().enumerate().any(|(i, f)| f.id as usize != i) {
+            return Err(corrupt(format!("field ids out of order in {}", table.name)));
+        }
+        state
+            .by_name
+            .insert((table.database.clone(), table.name.clone()), table.id);
+        state.tables.push(TableSchema {
+            id: table.id,
+            database: table.database,
+            name: table.name,
+            tags: table.tags,
+            fields: table.fields,
+        });
+    }
+    Ok(state)
+}
+
+/// Per-request cache of table and field ids, so the hot path takes no catalog lock per row.
+/// Valid for as long as ids are never reused (they are not).
+#[derive(Debug, Default)]
+pub struct SchemaCache {
+    tables: HashMap<(String, String), TableId>,
+    fields: HashMap<(TableId, String), (FieldId, FieldType)>,
+    tags_known: HashMap<TableId, Vec<String>>,
+}
+
+impl SchemaCache {
+    /// The table id, created in `catalog` if needed.
+    pub fn table(&mut self, catalog: &Catalog, database: &str, table: &str) -> TableId {
+        if let Some(id) = self.tables.get(&(database.to_string(), table.to_string())) {
+            return *id;
+        }
+        let id = catalog.get_or_create_table(database, table);
+        self.tables.insert((database.to_string(), table.to_string()), id);
+        id
+    }
+
+    /// The field id for a value of `field_type`, created if needed.
+    pub fn field(
+        &mut self,
+        catalog: &Catalog,
+        table: TableId,
+        name: &str,
+        field_type: FieldType,
+    ) -> Result<FieldId, SchemaError> {
+        if let Some((id, known_type)) = self.fields.get(&(table, name.to_string())) {
+            if *known_type == field_type {
+                return Ok(*id);
+            }
+        }
+        let id = catalog.get_or_create_field(table, name, field_type)?;
+        self.fields.insert((table, name.to_string()), (id, field_type));
+        Ok(id)
+    }
+
+    /// Makes sure every key is a tag key of `table`.
+    pub fn tags<'k>(
+        &mut self,
+        catalog: &Catalog,
+        table: TableId,
+        keys: impl Iterator<Item = &'k str> + Clone,
+    ) -> Result<(), SchemaError> {
+        let known = self.tags_known.entry(table).or_default();
+        if keys.clone().all(|k| known.iter().any(|t| t == k)) {
+            return Ok(());
+        }
+        catalog.ensure_tags(table, keys.clone())?;
+        for key in keys {
+            if !known.iter().any(|t| t == key) {
+                known.push(key.to_string());
+            }
+        }
+        Ok(())
+    }
+}
+
+mod field_type_name {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::model::FieldType;
+
+    pub fn serialize<S: Serializer>(t: &FieldType, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(t.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<FieldType, D::Error> {
+        let name = String::deserialize(d)?;
+        [
+            FieldType::Float,
+            FieldType::Integer,
+            FieldType::Unsigned,
+            FieldType::Boolean,
+            FieldType::String,
+        ]
+        .into_iter()
+        .find(|t| t.name() == name)
+        .ok_or_else(|| serde::de::Error::custom(format!("unknown field type \"{name}\"")))
+    }
+}

@@ -1,0 +1,50 @@
+//! The engine's error type: every variant says what failed, on which file, and why.
+
+use std::path::{Path, PathBuf};
+
+use crate::catalog::SchemaError;
+
+/// An engine error.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// An I/O operation failed.
+    #[error("{what} \"{}\": {source}", path.display())]
+    Io {
+        /// What was being done (`cannot write part`).
+        what: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A file's bytes are not what Strata wrote: checksum mismatch, bad magic, truncation.
+    #[error("corrupt file \"{}\" at offset {offset}: {reason}", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset where the problem was found.
+        offset: u64,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A write conflicts with the schema.
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+    /// Bad options or arguments.
+    #[error("invalid argument: {0}")]
+    Invalid(String),
+    /// The engine is closed or a background task failed.
+    #[error("engine unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl StorageError {
+    /// An [`StorageError::Io`] for `path`.
+    pub fn io(what: &'static str, path: &Path, source: std::io::Error) -> Self {
+        Self::Io {
+            what,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
