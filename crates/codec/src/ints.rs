@@ -7,8 +7,8 @@
 //! - `Step` (`n >= 2`): `zigzag_varint(first)`, `zigzag_varint(step)`; `v[i] = first + i*step`.
 //! - `DeltaPacked`: `zigzag_varint(first)`, then the `n-1` values `zigzag(v[i] - v[i-1])` in
 //!   bit-packed frames ([`crate::bitpack`]).
-//! - `DeltaRans`: `zigzag_varint(first)`, then the same `n-1` zig-zag deltas (all `< 32`) as a
-//!   static-table rANS stream ([`crate::rans`]).
+//! - `DeltaRans`: the `n-1` zig-zag deltas (all `< 32`) as a static-table rANS stream
+//!   ([`crate::rans`]), which also carries the first value (no separate first varint).
 
 use crate::header::{Reader, put_varint, unzigzag, zigzag};
 use crate::{CodecError, bitpack, rans};
@@ -34,8 +34,8 @@ pub(crate) fn encode_payload(values: &[u64], out: &mut Vec<u8>) -> IntKind {
     let constant_step = deltas
         .first()
         .is_none_or(|&d0| deltas.iter().all(|&d| d == d0));
-    put_varint(out, zigzag(first as i64));
     if constant_step {
+        put_varint(out, zigzag(first as i64));
         return match deltas.first() {
             None | Some(0) => IntKind::Constant,
             Some(&d) => {
@@ -51,13 +51,15 @@ pub(crate) fn encode_payload(values: &[u64], out: &mut Vec<u8>) -> IntKind {
             hist[d as usize] += 1;
         }
         let (table, est) = rans::choose_table(&hist);
-        // Ties go to bit packing: it decodes faster.
-        if est < packed {
+        // Ties go to bit packing: it decodes faster. Packing also stores the first value.
+        let first_len = (bitpack::bit_width(zigzag(first as i64)).max(1) as usize).div_ceil(7);
+        if est < packed + first_len {
             let symbols: Vec<u8> = deltas.iter().map(|&d| d as u8).collect();
-            rans::encode(&symbols, table, out);
+            rans::encode(&symbols, zigzag(first as i64), table, out);
             return IntKind::DeltaRans;
         }
     }
+    put_varint(out, zigzag(first as i64));
     bitpack::pack(&deltas, out);
     IntKind::DeltaPacked
 }
@@ -72,6 +74,19 @@ pub(crate) fn decode_payload<T: Copy>(
     conv: impl Fn(u64) -> T,
 ) -> Result<(), CodecError> {
     if n == 0 {
+        return Ok(());
+    }
+    if kind == IntKind::DeltaRans {
+        // A rANS symbol can cost far less than a bit, so the input does not bound `n`;
+        // `n` is already capped by MAX_BLOCK_VALUES.
+        let mut syms = vec![0u8; n - 1];
+        let mut acc = unzigzag(rans::decode(r, &mut syms)?) as u64;
+        out.reserve(n);
+        out.push(conv(acc));
+        out.extend(syms.iter().map(|&s| {
+            acc = acc.wrapping_add(unzigzag(u64::from(s)) as u64);
+            conv(acc)
+        }));
         return Ok(());
     }
     let first = r.varint()?;
@@ -106,16 +121,8 @@ pub(crate) fn decode_payload<T: Copy>(
                 out.push(conv(acc));
             })?;
         }
-        IntKind::DeltaRans => {
-            // A rANS symbol can cost far less than a bit, so the input does not bound `n`;
-            // `n` is already capped by MAX_BLOCK_VALUES.
-            out.reserve(n);
-            out.push(conv(acc));
-            rans::decode(r, n - 1, |s| {
-                acc = acc.wrapping_add(unzigzag(u64::from(s)) as u64);
-                out.push(conv(acc));
-            })?;
-        }
+        // Returned above: its first value comes out of the rANS stream.
+        IntKind::DeltaRans => {}
     }
     Ok(())
 }

@@ -5,10 +5,25 @@
 //! metadata costs tens of bytes on a 1,080-value block. A table *chosen* from a fixed
 //! family ([`crate::rans_tables`]) costs one byte instead of a stored histogram.
 //!
-//! Stream layout: table id (1 byte), final encoder state (u32 little-endian, in
-//! `[RANS_L, 2^31)`), then the renormalisation bytes in the order the decoder reads them.
-//! Decoding ends with the state back at `RANS_L`, which checks the stream.
-//! Coder: precision 12 bits (`M = 4096`), state in `[2^23, 2^31)`, byte-wise renormalisation.
+//! Coder: precision 12 bits (`M = 4096`), two interleaved states A and B, each in
+//! `[2^23, 2^31)`, byte-wise renormalisation. Two states because one state's decode step is
+//! a chain of dependent operations (~14 cycles); two chains overlap, which measured about
+//! twice as fast. The second state's 4 flush bytes are won back by "bits-back": each encoder
+//! starts at `2^23 + p` instead of `2^23`, and `p` (data the decoder only needs at the end)
+//! travels for free in bits the flush writes anyway.
+//!
+//! Stream layout (`m` symbols `s[0..m]`; A codes even indexes, B odd ones):
+//! - byte: `table_id | 0x80 if the first value rides in state A` (table id < 24);
+//! - if that flag is clear: `zigzag_varint(first value)`;
+//! - final state A, final state B: u32 little-endian each, in `[2^23, 2^31)`;
+//! - renormalisation bytes, in the order the decoder reads them: after each symbol the
+//!   decoder shifts in bytes (`x = x << 8 | byte`) while its state is under `2^23`.
+//!
+//! The last `t = min(4, m / 2)` odd-index symbols are not coded: they are packed 5 bits each
+//! (the earliest in the low bits) into `pB`. Decoding symbol by symbol (`s[0]` by A, `s[1]`
+//! by B, ...; slot = `x mod 4096`, `x = freq * (x >> 12) + slot - cum`), A must end at
+//! `2^23 + pA` and B at `2^23 + pB`, where `pA` is `zigzag(first)` if the flag is set
+//! (it must then be `< 2^23`) and 0 otherwise. Any other end state is an error.
 
 use std::sync::OnceLock;
 
@@ -25,8 +40,9 @@ const RANS_L: u32 = 1 << 23;
 struct Model {
     freq: [u32; ALPHABET],
     cum: [u32; ALPHABET],
-    /// Symbol owning each slot of `[0, M)`.
-    slot_sym: Vec<u8>,
+    /// Per slot of `[0, M)`: `sym << 26 | freq << 13 | (slot - cum[sym])`, so a decode step
+    /// is one load (the step's latency is the decoder's speed limit).
+    slots: Box<[u32; PROB_SCALE as usize]>,
     /// Cost in bits of each symbol, for choosing a table.
     cost_bits: [f64; ALPHABET],
 }
@@ -40,20 +56,23 @@ fn models() -> &'static [Model] {
                 let mut freq = [0u32; ALPHABET];
                 let mut cum = [0u32; ALPHABET];
                 let mut cost_bits = [0f64; ALPHABET];
-                let mut slot_sym = Vec::with_capacity(PROB_SCALE as usize);
+                let mut slots = Box::new([0u32; PROB_SCALE as usize]);
                 let mut c = 0u32;
                 for (s, &f) in row.iter().enumerate() {
-                    freq[s] = u32::from(f);
+                    let f = u32::from(f);
+                    freq[s] = f;
                     cum[s] = c;
-                    c += u32::from(f);
+                    for (i, slot) in slots[c as usize..(c + f) as usize].iter_mut().enumerate() {
+                        *slot = (s as u32) << 26 | f << 13 | i as u32;
+                    }
+                    c += f;
                     cost_bits[s] = f64::from(PROB_BITS) - f64::from(f).log2();
-                    slot_sym.extend(std::iter::repeat_n(s as u8, f as usize));
                 }
                 assert_eq!(c, PROB_SCALE, "rANS table rows must sum to 4096");
                 Model {
                     freq,
                     cum,
-                    slot_sym,
+                    slots,
                     cost_bits,
                 }
             })
@@ -61,7 +80,8 @@ fn models() -> &'static [Model] {
     })
 }
 
-/// Best table for the histogram and the estimated stream size in bytes.
+/// Best table for the histogram and the estimated stream size in bytes (the first value
+/// usually rides free in state A, so it is not counted).
 pub(crate) fn choose_table(hist: &[u32; ALPHABET]) -> (usize, usize) {
     let mut best = (0, f64::INFINITY);
     for (t, m) in models().iter().enumerate() {
@@ -74,64 +94,145 @@ pub(crate) fn choose_table(hist: &[u32; ALPHABET]) -> (usize, usize) {
             best = (t, bits);
         }
     }
-    (best.0, 1 + 4 + (best.1 / 8.0).ceil() as usize)
+    (best.0, 1 + 8 + (best.1 / 8.0).ceil() as usize)
 }
 
-/// Appends the stream for `symbols` (each `< ALPHABET`) with table `table`.
-pub(crate) fn encode(symbols: &[u8], table: usize, out: &mut Vec<u8>) {
+/// Symbols of state B's tail that ride raw in its initial state (5 bits each, 20 < 23 bits).
+const RAW_TAIL: usize = 4;
+const FIRST_IN_STATE: u8 = 0x80;
+
+/// Appends the stream for `symbols` (each `< ALPHABET`) with table `table`; `first_zz` is the
+/// block's first value, zig-zagged, which rides in state A when it fits.
+pub(crate) fn encode(symbols: &[u8], first_zz: u64, table: usize, out: &mut Vec<u8>) {
     let m = &models()[table];
-    let mut rev = Vec::with_capacity(symbols.len() / 2 + 8);
-    let mut x = RANS_L;
-    for &s in symbols.iter().rev() {
-        let f = m.freq[s as usize];
-        let x_max = ((RANS_L >> PROB_BITS) << 8) * f;
-        while x >= x_max {
-            rev.push(x as u8);
-            x >>= 8;
-        }
-        x = ((x / f) << PROB_BITS) + (x % f) + m.cum[s as usize];
+    let n = symbols.len();
+    let tail = RAW_TAIL.min(n / 2);
+    let coded_b = n / 2 - tail;
+    let mut p_b = 0u32;
+    for k in 0..tail {
+        p_b |= u32::from(symbols[2 * (coded_b + k) + 1]) << (5 * k);
     }
-    out.push(table as u8);
-    out.extend_from_slice(&x.to_le_bytes());
+    let first_in_state = first_zz < u64::from(RANS_L);
+    let p_a = if first_in_state { first_zz as u32 } else { 0 };
+    let mut x = [RANS_L + p_a, RANS_L + p_b];
+    let mut rev = Vec::with_capacity(n / 2 + 8);
+    for i in (0..n).rev() {
+        if i % 2 == 1 && i > 2 * coded_b {
+            continue; // raw tail of B
+        }
+        let s = symbols[i] as usize;
+        let st = &mut x[i % 2];
+        let f = m.freq[s];
+        let x_max = ((RANS_L >> PROB_BITS) << 8) * f;
+        while *st >= x_max {
+            rev.push(*st as u8);
+            *st >>= 8;
+        }
+        *st = ((*st / f) << PROB_BITS) + (*st % f) + m.cum[s];
+    }
+    out.push(table as u8 | if first_in_state { FIRST_IN_STATE } else { 0 });
+    if !first_in_state {
+        crate::header::put_varint(out, first_zz);
+    }
+    out.extend_from_slice(&x[0].to_le_bytes());
+    out.extend_from_slice(&x[1].to_le_bytes());
     out.extend(rev.iter().rev());
 }
 
-/// Decodes `n` symbols, calling `sink` on each in order.
-#[inline]
-pub(crate) fn decode(
-    r: &mut Reader<'_>,
-    n: usize,
-    mut sink: impl FnMut(u8),
-) -> Result<(), CodecError> {
-    let table = r.byte()? as usize;
+/// One decode step of one state: returns the symbol, advances the state and the input.
+#[inline(always)]
+fn step(
+    x: &mut u32,
+    slots: &[u32; PROB_SCALE as usize],
+    buf: &[u8],
+    pos: &mut usize,
+) -> Result<u8, CodecError> {
+    let e = slots[(*x & (PROB_SCALE - 1)) as usize];
+    let mut y = ((e >> 13) & 0x1fff) * (*x >> PROB_BITS) + (e & 0x1fff);
+    // y >= 2^11 here, so at most two bytes are needed. While four bytes remain, refill
+    // without a data-dependent branch.
+    if let Some(w) = buf.get(*pos..).and_then(<[u8]>::first_chunk::<4>) {
+        let w = u64::from(u32::from_be_bytes(*w));
+        let k = u32::from(y < RANS_L) + u32::from(y < RANS_L >> 8);
+        y = ((u64::from(y) << (8 * k)) | (w >> (32 - 8 * k))) as u32;
+        *pos += k as usize;
+    } else {
+        while y < RANS_L {
+            let b = *buf.get(*pos).ok_or(CodecError::Truncated {
+                offset: *pos,
+                needed: 1,
+            })?;
+            *pos += 1;
+            y = (y << 8) | u32::from(b);
+        }
+    }
+    *x = y;
+    Ok((e >> 26) as u8)
+}
+
+/// Decodes `syms.len()` symbols into `syms` and returns the first value (zig-zagged).
+/// Symbols go to a plain buffer so the two state chains run alone in the loop.
+pub(crate) fn decode(r: &mut Reader<'_>, syms: &mut [u8]) -> Result<u64, CodecError> {
+    let flags = r.byte()?;
+    let table = (flags & !FIRST_IN_STATE) as usize;
     if table >= TABLE_COUNT {
         return Err(r.invalid("rANS table id out of range"));
     }
+    let first_in_state = flags & FIRST_IN_STATE != 0;
+    let first_varint = if first_in_state { 0 } else { r.varint()? };
     let m = &models()[table];
-    let state = r.bytes(4)?;
-    let mut x = u32::from_le_bytes([state[0], state[1], state[2], state[3]]);
-    if !(RANS_L..RANS_L << 8).contains(&x) {
+    let st = r.bytes(8)?;
+    let mut xa = u32::from_le_bytes([st[0], st[1], st[2], st[3]]);
+    let mut xb = u32::from_le_bytes([st[4], st[5], st[6], st[7]]);
+    let range = RANS_L..RANS_L << 8;
+    if !range.contains(&xa) || !range.contains(&xb) {
         return Err(r.invalid("rANS state out of range"));
     }
+    let n = syms.len();
+    let tail = RAW_TAIL.min(n / 2);
+    let coded_b = n / 2 - tail;
     let buf = r.buf;
     let mut pos = r.pos;
-    for _ in 0..n {
-        let slot = x & (PROB_SCALE - 1);
-        let s = m.slot_sym[slot as usize];
-        x = m.freq[s as usize] * (x >> PROB_BITS) + slot - m.cum[s as usize];
-        while x < RANS_L {
-            let b = *buf.get(pos).ok_or(CodecError::Truncated {
-                offset: pos,
-                needed: 1,
-            })?;
-            pos += 1;
-            x = (x << 8) | u32::from(b);
+    let slots = &*m.slots;
+    let (pairs, rest) = syms.split_at_mut(2 * coded_b);
+    for pair in pairs.chunks_exact_mut(2) {
+        // Fast path: one 8-byte window serves both states' refills (at most 2 bytes each),
+        // so the shared input position costs one load per pair instead of one per symbol.
+        if let Some(w) = buf.get(pos..).and_then(<[u8]>::first_chunk::<8>) {
+            let w = u64::from_be_bytes(*w);
+            let ea = slots[(xa & (PROB_SCALE - 1)) as usize];
+            let eb = slots[(xb & (PROB_SCALE - 1)) as usize];
+            let ya = ((ea >> 13) & 0x1fff) * (xa >> PROB_BITS) + (ea & 0x1fff);
+            let yb = ((eb >> 13) & 0x1fff) * (xb >> PROB_BITS) + (eb & 0x1fff);
+            let ka = u32::from(ya < RANS_L) + u32::from(ya < RANS_L >> 8);
+            let kb = u32::from(yb < RANS_L) + u32::from(yb < RANS_L >> 8);
+            // `(w >> (63 - 8k)) >> 1` is `w >> (64 - 8k)`, and 0 when k is 0.
+            xa = ((u64::from(ya) << (8 * ka)) | ((w >> (63 - 8 * ka)) >> 1)) as u32;
+            let w = w << (8 * ka);
+            xb = ((u64::from(yb) << (8 * kb)) | ((w >> (63 - 8 * kb)) >> 1)) as u32;
+            pos += (ka + kb) as usize;
+            pair[0] = (ea >> 26) as u8;
+            pair[1] = (eb >> 26) as u8;
+        } else {
+            pair[0] = step(&mut xa, slots, buf, &mut pos)?;
+            pair[1] = step(&mut xb, slots, buf, &mut pos)?;
         }
-        sink(s);
+    }
+    for s in rest.iter_mut().step_by(2) {
+        *s = step(&mut xa, slots, buf, &mut pos)?;
     }
     r.pos = pos;
-    if x != RANS_L {
-        return Err(r.invalid("rANS stream does not end in the initial state"));
+    let p_b = xb - RANS_L;
+    if p_b >> (5 * tail) != 0 {
+        return Err(r.invalid("rANS state B does not end in its initial state"));
     }
-    Ok(())
+    for (k, s) in rest.iter_mut().skip(1).step_by(2).enumerate() {
+        *s = ((p_b >> (5 * k)) & 31) as u8;
+    }
+    let p_a = xa - RANS_L;
+    match (first_in_state, p_a) {
+        (true, _) if xa < RANS_L << 1 => Ok(u64::from(p_a)),
+        (false, 0) => Ok(first_varint),
+        _ => Err(r.invalid("rANS state A does not end in its initial state")),
+    }
 }

@@ -121,3 +121,44 @@ fn one_element_and_empty_blocks_round_trip() {
         assert_eq!(bits(&out), bits(&v));
     }
 }
+
+/// The rANS stream's edge cases: first value inside state A (< 2^23 zig-zagged) or not,
+/// and every short length, where state B's raw tail covers all or part of its symbols.
+#[test]
+fn rans_first_value_and_tail_edges() {
+    let steps = [0i64, 1, 0, -1, 0, 0, 1, -1, 1, 0, 2, -2];
+    let mut saw_rans = 0;
+    for first in [
+        0i64,
+        1,
+        -1,
+        (1 << 22) - 1,
+        -(1 << 22),
+        1 << 22,
+        i64::MIN,
+        i64::MAX,
+    ] {
+        for n in 0..80 {
+            let v: Vec<i64> = std::iter::once(first)
+                .chain(steps.iter().cycle().take(n.max(1) - 1).scan(first, |a, d| {
+                    *a = a.wrapping_add(*d);
+                    Some(*a)
+                }))
+                .take(n)
+                .collect();
+            let mut b = vec![];
+            integer::encode(&v, &mut b);
+            if b[0] == strata_codec::Encoding::IntegerDeltaRans.tag() {
+                saw_rans += 1;
+            }
+            let mut out = vec![];
+            assert_eq!(
+                integer::decode(&b, &mut out),
+                Ok(b.len()),
+                "first {first} n {n}"
+            );
+            assert_eq!(out, v, "first {first} n {n}");
+        }
+    }
+    assert!(saw_rans > 100, "rANS chosen only {saw_rans} times");
+}
