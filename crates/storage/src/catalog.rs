@@ -14,8 +14,8 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 
+use crate::checked_json;
 use crate::error::StorageError;
-use crate::fsutil::write_atomic;
 use crate::model::{FieldId, FieldType, TableId};
 
 /// File name of the catalog inside the first data directory.
@@ -107,11 +107,11 @@ impl Catalog {
     /// Opens the catalog in `dir`, loading `catalog.json` if it exists.
     pub fn open(dir: &Path) -> Result<Self, StorageError> {
         let path = dir.join(CATALOG_FILE);
-        let state = match std::fs::read(&path) {
-            Ok(bytes) => decode(&path, &bytes)?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => State::default(),
-            Err(e) => return Err(StorageError::io("cannot read catalog", &path, e)),
-        };
+        let state =
+            match checked_json::read::<CatalogFile>(&path, CATALOG_KIND, CATALOG_FORMAT_VERSION)? {
+                Some(file) => decode(&path, file)?,
+                None => State::default(),
+            };
         Ok(Self {
             path,
             state: RwLock::new(state),
@@ -122,12 +122,20 @@ impl Catalog {
     /// The id of `database.table`, if it exists.
     pub fn table_id(&self, database: &str, table: &str) -> Option<TableId> {
         let state = self.state.read();
-        state.by_name.get(&(database.to_string(), table.to_string())).copied()
+        state
+            .by_name
+            .get(&(database.to_string(), table.to_string()))
+            .copied()
     }
 
     /// A snapshot of table `id`'s schema.
     pub fn table(&self, id: TableId) -> Option<Arc<TableSchema>> {
-        self.state.read().tables.get(id as usize).cloned().map(Arc::new)
+        self.state
+            .read()
+            .tables
+            .get(id as usize)
+            .cloned()
+            .map(Arc::new)
     }
 
     /// Every table of `database`, sorted by name.
@@ -243,15 +251,14 @@ impl Catalog {
     /// Writes the catalog if it changed since the last write; returns once it is durable.
     pub fn persist(&self) -> Result<(), StorageError> {
         let mut persisted = self.persisted_version.lock();
-        let (version, bytes) = {
+        let (version, file) = {
             let state = self.state.read();
             if state.version == *persisted {
                 return Ok(());
             }
             (state.version, encode(&state))
         };
-        write_atomic(&self.path, &bytes)
-            .map_err(|e| StorageError::io("cannot write catalog", &self.path, e))?;
+        checked_json::write(&self.path, CATALOG_KIND, CATALOG_FORMAT_VERSION, &file)?;
         *persisted = version;
         Ok(())
     }
@@ -275,7 +282,11 @@ fn lookup_field(
     })
 }
 
-fn check_column_name(schema: &TableSchema, name: &str, other: &'static str) -> Result<(), SchemaError> {
+fn check_column_name(
+    schema: &TableSchema,
+    name: &str,
+    other: &'static str,
+) -> Result<(), SchemaError> {
     if name == TIME_COLUMN {
         return Err(column_error(schema, name, "is reserved for the timestamp"));
     }
@@ -301,8 +312,6 @@ fn column_error(schema: &TableSchema, name: &str, reason: &'static str) -> Schem
 /// the file.
 #[derive(Serialize, Deserialize)]
 struct CatalogFile {
-    format: String,
-    version: u32,
     tables: Vec<TableFile>,
 }
 
@@ -315,12 +324,11 @@ struct TableFile {
     fields: Vec<FieldDef>,
 }
 
-const CATALOG_FORMAT_NAME: &str = "strata-catalog";
+/// Kind named in the file header.
+const CATALOG_KIND: &str = "catalog";
 
-fn encode(state: &State) -> Vec<u8> {
-    let file = CatalogFile {
-        format: CATALOG_FORMAT_NAME.to_string(),
-        version: CATALOG_FORMAT_VERSION,
+fn encode(state: &State) -> CatalogFile {
+    CatalogFile {
         tables: state
             .tables
             .iter()
@@ -332,32 +340,26 @@ fn encode(state: &State) -> Vec<u8> {
                 fields: t.fields.clone(),
             })
             .collect(),
-    };
-    let mut bytes = serde_json::to_vec_pretty(&file).unwrap_or_default();
-    bytes.push(b'\n');
-    bytes
+    }
 }
 
-fn decode(path: &Path, bytes: &[u8]) -> Result<State, StorageError> {
+fn decode(path: &Path, file: CatalogFile) -> Result<State, StorageError> {
     let corrupt = |reason: String| StorageError::Corrupt {
         path: path.to_path_buf(),
         offset: 0,
         reason,
     };
-    let file: CatalogFile =
-        serde_json::from_slice(bytes).map_err(|e| corrupt(format!("not a catalog: {e}")))?;
-    if file.format != CATALOG_FORMAT_NAME || file.version != CATALOG_FORMAT_VERSION {
-        return Err(corrupt(format!(
-            "unsupported catalog format {:?} version {}",
-            file.format, file.version
-        )));
-    }
     let mut state = State::default();
     for (index, table) in file.tables.into_iter().enumerate() {
         if table.id as usize != index {
             return Err(corrupt(format!("table ids out of order at {}", table.name)));
         }
-        if table.fields.iter().enumerate().any(|(i, f)| f.id as usize != i) {
+        if table
+            .fields
+            .iter()
+            .enumerate()
+            .any(|(i, f)| f.id as usize != i)
+        {
             return Err(corrupt(format!("field ids out of order in {}", table.name)));
         }
         state
@@ -374,23 +376,48 @@ fn decode(path: &Path, bytes: &[u8]) -> Result<State, StorageError> {
     Ok(state)
 }
 
-/// Per-request cache of table and field ids, so the hot path takes no catalog lock per row.
-/// Valid for as long as ids are never reused (they are not).
-#[derive(Debug, Default)]
+/// Per-request cache of one database's table and field ids, so the hot path takes no catalog
+/// lock and allocates nothing per row. Valid as long as ids are never reused (they are not).
+#[derive(Debug)]
 pub struct SchemaCache {
-    tables: HashMap<(String, String), TableId>,
-    fields: HashMap<(TableId, String), (FieldId, FieldType)>,
+    database: String,
+    tables: HashMap<String, TableId>,
+    /// Per table: field name → id and type.
+    fields: HashMap<TableId, HashMap<String, (FieldId, FieldType)>>,
+    /// Per table: tag keys known to the catalog.
     tags_known: HashMap<TableId, Vec<String>>,
+    /// The last table looked up, for runs of lines of one measurement.
+    last_table: Option<(String, TableId)>,
 }
 
 impl SchemaCache {
-    /// The table id, created in `catalog` if needed.
-    pub fn table(&mut self, catalog: &Catalog, database: &str, table: &str) -> TableId {
-        if let Some(id) = self.tables.get(&(database.to_string(), table.to_string())) {
-            return *id;
+    /// An empty cache for `database`.
+    pub fn new(database: &str) -> Self {
+        Self {
+            database: database.to_string(),
+            tables: HashMap::new(),
+            fields: HashMap::new(),
+            tags_known: HashMap::new(),
+            last_table: None,
         }
-        let id = catalog.get_or_create_table(database, table);
-        self.tables.insert((database.to_string(), table.to_string()), id);
+    }
+
+    /// The id of `table`, created in `catalog` if needed.
+    pub fn table(&mut self, catalog: &Catalog, table: &str) -> TableId {
+        if let Some((name, id)) = &self.last_table {
+            if name == table {
+                return *id;
+            }
+        }
+        let id = match self.tables.get(table) {
+            Some(id) => *id,
+            None => {
+                let id = catalog.get_or_create_table(&self.database, table);
+                self.tables.insert(table.to_string(), id);
+                id
+            }
+        };
+        self.last_table = Some((table.to_string(), id));
         id
     }
 
@@ -402,13 +429,14 @@ impl SchemaCache {
         name: &str,
         field_type: FieldType,
     ) -> Result<FieldId, SchemaError> {
-        if let Some((id, known_type)) = self.fields.get(&(table, name.to_string())) {
+        let fields = self.fields.entry(table).or_default();
+        if let Some((id, known_type)) = fields.get(name) {
             if *known_type == field_type {
                 return Ok(*id);
             }
         }
         let id = catalog.get_or_create_field(table, name, field_type)?;
-        self.fields.insert((table, name.to_string()), (id, field_type));
+        fields.insert(name.to_string(), (id, field_type));
         Ok(id)
     }
 

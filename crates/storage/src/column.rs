@@ -105,8 +105,7 @@ impl Values {
             Self::Unsigned(v) => v.capacity() * 8,
             Self::Boolean(v) => v.capacity(),
             Self::String(v) => {
-                v.capacity() * size_of::<String>()
-                    + v.iter().map(String::capacity).sum::<usize>()
+                v.capacity() * size_of::<String>() + v.iter().map(String::capacity).sum::<usize>()
             }
         }
     }
@@ -228,7 +227,9 @@ impl SeriesData {
         for (field, field_type) in field_types {
             let mut source: Vec<Option<(usize, usize)>> = vec![None; times.len()];
             for (run_index, run) in runs.iter().enumerate() {
-                let Some(column) = run.column(field) else { continue };
+                let Some(column) = run.column(field) else {
+                    continue;
+                };
                 if column.values.field_type() != field_type {
                     continue; // a conflicting type never reaches storage; skip defensively
                 }
@@ -253,6 +254,14 @@ impl SeriesData {
             });
         }
         SeriesData { times, columns }
+    }
+
+    /// Keeps only the columns of `fields` (all when `None`).
+    pub fn project(mut self, fields: Option<&[FieldId]>) -> SeriesData {
+        if let Some(fields) = fields {
+            self.columns.retain(|c| fields.contains(&c.field));
+        }
+        self
     }
 
     /// The rows with `start <= time < end`.

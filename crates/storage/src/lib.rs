@@ -11,10 +11,22 @@
 //! memtable → flush → part → merge`.
 
 pub mod catalog;
+#[allow(dead_code)] // TEMP: used by the engine, being wired in
+mod checked_json;
 pub mod column;
 pub mod error;
 mod fsutil;
+#[allow(dead_code)] // TEMP: used by the engine, being wired in
+pub mod ingest;
+#[allow(dead_code)] // TEMP: used by the engine, being wired in
+mod layout;
+pub mod manifest;
 pub mod memtable;
 pub mod model;
+pub mod options;
 pub mod series;
+#[allow(dead_code)] // TEMP: used by the engine, being wired in
+mod varint;
 pub mod wal;
+#[allow(dead_code)] // TEMP: used by the engine, being wired in
+mod wal_record;

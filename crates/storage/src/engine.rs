@@ -1,0 +1,424 @@
+//! The engine: catalog plus shards, the write entry points, reads, and background upkeep.
+//!
+//! `open → write_lines → read / latest → flush → close`. Writers parse and group rows by
+//! shard on their own thread ([`crate::ingest`]), then hand each shard its batch; shards
+//! never wait on each other. One maintenance thread per shard flushes frozen memtables,
+//! flushes memtables that grew old, runs merges, applies retention and syncs the WAL on
+//! its interval.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use strata_lineproto::{ParseOptions, Precision};
+
+use crate::catalog::{Catalog, SchemaCache, TableSchema};
+use crate::checked_json;
+use crate::error::StorageError;
+use crate::ingest::{LineError, ShardBatch, group_lines};
+use crate::layout;
+use crate::model::{FieldId, TableId, Timestamp};
+use crate::options::{EngineOptions, available_cores};
+use crate::series::TagPredicate;
+use crate::shard::{SeriesRows, Shard, ShardConfig, ShardOpenReport, ShardReadRequest};
+
+/// Engine meta file kind/version.
+const ENGINE_KIND: &str = "engine";
+const ENGINE_VERSION: u32 = 1;
+/// How often a maintenance thread wakes when nothing asks it to: bounds the delay of WAL
+/// interval syncs (the default interval is 1 s) and of age-based flushes.
+const MAINTENANCE_TICK: Duration = Duration::from_millis(100);
+
+#[derive(Debug, Serialize, Deserialize)]
+struct EngineMeta {
+    shards: usize,
+}
+
+/// Outcome of a write.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct WriteReport {
+    /// Rows stored.
+    pub rows: u64,
+    /// Field values stored.
+    pub points: u64,
+    /// Rejected lines, in line order.
+    pub errors: Vec<LineError>,
+}
+
+/// What opening the engine found.
+#[derive(Debug, Default, Clone)]
+pub struct OpenReport {
+    /// Shards in use.
+    pub shards: usize,
+    /// WAL records replayed over all shards.
+    pub replayed_records: u64,
+    /// Rows recovered from the WAL.
+    pub replayed_rows: u64,
+    /// Torn WAL tails that were cut, one description per shard that had one.
+    pub torn_wal_tails: Vec<String>,
+    /// Part files removed because no manifest named them (an interrupted flush or merge).
+    pub orphan_parts_removed: usize,
+    /// Set when the options asked for another shard count than the data directory has.
+    pub shard_count_note: Option<String>,
+}
+
+/// A read of one table.
+#[derive(Debug, Clone)]
+pub struct ReadRequest {
+    /// Table to read.
+    pub table: TableId,
+    /// Series filter on tags; every series when `None`.
+    pub predicate: Option<TagPredicate>,
+    /// Inclusive start of the time range.
+    pub start: Timestamp,
+    /// Exclusive end of the time range.
+    pub end: Timestamp,
+    /// Fields to decode; all when `None`.
+    pub fields: Option<Vec<FieldId>>,
+}
+
+impl ReadRequest {
+    /// Every row of `table`.
+    pub fn all(table: TableId) -> Self {
+        Self {
+            table,
+            predicate: None,
+            start: i64::MIN,
+            end: i64::MAX,
+            fields: None,
+        }
+    }
+
+    fn for_shard(&self) -> ShardReadRequest<'_> {
+        ShardReadRequest {
+            table: self.table,
+            predicate: self.predicate.as_ref(),
+            start: self.start,
+            end: self.end,
+            fields: self.fields.as_deref(),
+        }
+    }
+}
+
+struct Inner {
+    options: EngineOptions,
+    catalog: Catalog,
+    shards: Vec<Shard>,
+    stop: AtomicBool,
+}
+
+/// The storage engine.
+pub struct Engine {
+    inner: Arc<Inner>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("data_dirs", &self.inner.options.data_dirs)
+            .field("shards", &self.inner.shards.len())
+            .finish()
+    }
+}
+
+impl Engine {
+    /// Opens the engine: creates the data directories if new, loads the catalog, opens every
+    /// shard (parts, series index, WAL replay), and starts the maintenance threads.
+    pub fn open(options: EngineOptions) -> Result<(Engine, OpenReport), StorageError> {
+        if options.data_dirs.is_empty() {
+            return Err(StorageError::Invalid("at least one data directory is needed".into()));
+        }
+        if options.partition_duration.is_zero() {
+            return Err(StorageError::Invalid("the partition duration must be positive".into()));
+        }
+        for dir in &options.data_dirs {
+            std::fs::create_dir_all(dir).map_err(|e| StorageError::io("cannot create data directory", dir, e))?;
+        }
+        let first = options.data_dirs[0].clone();
+        let meta_path = first.join(layout::ENGINE_FILE);
+        let wanted = if options.shards == 0 { available_cores() } else { options.shards };
+        let mut report = OpenReport::default();
+        let shard_count = match checked_json::read::<EngineMeta>(&meta_path, ENGINE_KIND, ENGINE_VERSION)? {
+            Some(meta) => {
+                if options.shards != 0 && meta.shards != options.shards {
+                    report.shard_count_note = Some(format!(
+                        "the data directory has {} shards; {} were asked for. Series are placed by \
+                         shard, so the count is fixed when the directory is created",
+                        meta.shards, options.shards
+                    ));
+                }
+                meta.shards
+            }
+            None => {
+                checked_json::write(&meta_path, ENGINE_KIND, ENGINE_VERSION, &EngineMeta { shards: wanted })?;
+                wanted
+            }
+        };
+        let catalog = Catalog::open(&first)?;
+        let data_dirs: Arc<Vec<PathBuf>> = Arc::new(options.data_dirs.clone());
+        let partition_ns = i64::try_from(options.partition_duration.as_nanos()).unwrap_or(i64::MAX);
+        let mut shards = Vec::with_capacity(shard_count);
+        for id in 0..shard_count {
+            let config = ShardConfig {
+                id,
+                data_dirs: Arc::clone(&data_dirs),
+                wal_sync: options.wal_sync,
+                memtable_bytes_max: options.memtable_bytes_max.max(1),
+                frozen_memtables_max: options.frozen_memtables_max.max(1),
+                partition_ns,
+                merge_min_parts: options.merge_min_parts,
+                background: options.background,
+            };
+            let (shard, shard_report): (Shard, ShardOpenReport) = Shard::open(config)?;
+            report.replayed_records += shard_report.replayed_records;
+            report.replayed_rows += shard_report.replayed_rows;
+            report.orphan_parts_removed += shard_report.orphan_parts_removed;
+            report.torn_wal_tails.extend(shard_report.torn_wal_tail);
+            shards.push(shard);
+        }
+        report.shards = shard_count;
+        let inner = Arc::new(Inner {
+            options,
+            catalog,
+            shards,
+            stop: AtomicBool::new(false),
+        });
+        let mut threads = Vec::new();
+        if inner.options.background {
+            for shard in 0..inner.shards.len() {
+                let inner = Arc::clone(&inner);
+                let handle = std::thread::Builder::new()
+                    .name(format!("strata-shard-{shard}"))
+                    .spawn(move || maintenance_loop(&inner, shard))
+                    .map_err(|e| StorageError::Unavailable(format!("cannot start maintenance thread: {e}")))?;
+                threads.push(handle);
+            }
+        }
+        Ok((Engine { inner, threads }, report))
+    }
+
+    /// The catalog.
+    pub fn catalog(&self) -> &Catalog {
+        &self.inner.catalog
+    }
+
+    /// Number of shards.
+    pub fn shard_count(&self) -> usize {
+        self.inner.shards.len()
+    }
+
+    /// Writes line protocol into `database`. Good lines are stored even when others are
+    /// bad; bad lines are in the report. Returns once every stored row is in the WAL.
+    pub fn write_lines(&self, database: &str, body: &[u8], precision: Precision) -> Result<WriteReport, StorageError> {
+        if database.is_empty() {
+            return Err(StorageError::Invalid("a database name is needed".into()));
+        }
+        let options = ParseOptions {
+            precision,
+            ..ParseOptions::default()
+        };
+        let now = self.inner.options.clock.now_ns();
+        let mut cache = SchemaCache::new(database);
+        let mut batches: Vec<ShardBatch<'_>> = (0..self.inner.shards.len()).map(|_| ShardBatch::default()).collect();
+        let mut errors = Vec::new();
+        let grouped = group_lines(body, &options, &self.inner.catalog, &mut cache, now, &mut batches, &mut errors);
+        // New tables, tags or fields must be durable before rows that use them are.
+        self.inner.catalog.persist()?;
+        let mut shard_errors = Vec::new();
+        for (shard, batch) in self.inner.shards.iter().zip(&batches) {
+            shard.write(batch, now, &mut shard_errors)?;
+        }
+        let rejected_late = shard_errors.len() as u64;
+        errors.extend(shard_errors);
+        errors.sort_by_key(|e| e.line);
+        Ok(WriteReport {
+            rows: grouped.rows - rejected_late,
+            points: grouped.points,
+            errors,
+        })
+    }
+
+    /// Rows of a table (see [`ReadRequest`]), one entry per series with rows, over all shards.
+    pub fn read(&self, request: &ReadRequest) -> Result<Vec<SeriesRows>, StorageError> {
+        let mut out = Vec::new();
+        for shard in &self.inner.shards {
+            out.extend(shard.read(&request.for_shard())?);
+        }
+        Ok(out)
+    }
+
+    /// Rows of one shard (for parallel scans: call from several threads).
+    pub fn read_shard(&self, shard: usize, request: &ReadRequest) -> Result<Vec<SeriesRows>, StorageError> {
+        let shard = self
+            .inner
+            .shards
+            .get(shard)
+            .ok_or_else(|| StorageError::Invalid(format!("no shard {shard}")))?;
+        shard.read(&request.for_shard())
+    }
+
+    /// The latest row of each series of the request, without a scan.
+    pub fn latest(&self, request: &ReadRequest) -> Result<Vec<SeriesRows>, StorageError> {
+        let mut out = Vec::new();
+        for shard in &self.inner.shards {
+            out.extend(shard.latest(&request.for_shard())?);
+        }
+        Ok(out)
+    }
+
+    /// The schema of `database.table`.
+    pub fn table(&self, database: &str, table: &str) -> Option<Arc<TableSchema>> {
+        let id = self.inner.catalog.table_id(database, table)?;
+        self.inner.catalog.table(id)
+    }
+
+    /// Makes every acknowledged row durable in parts: freezes and flushes all memtables.
+    pub fn flush(&self) -> Result<(), StorageError> {
+        for shard in &self.inner.shards {
+            shard.flush_all()?;
+        }
+        Ok(())
+    }
+
+    /// Merges each partition down to one part.
+    pub fn compact(&self) -> Result<usize, StorageError> {
+        let mut merges = 0;
+        for shard in &self.inner.shards {
+            merges += shard.compact()?;
+        }
+        Ok(merges)
+    }
+
+    /// One round of upkeep on every shard (what the maintenance threads do); for tests and
+    /// for callers that run with `background: false`.
+    pub fn maintain(&self) -> Result<(), StorageError> {
+        for shard in 0..self.inner.shards.len() {
+            maintain_shard(&self.inner, shard)?;
+        }
+        Ok(())
+    }
+
+    /// Totals for metrics and reports.
+    pub fn stats(&self) -> EngineStats {
+        let mut stats = EngineStats::default();
+        for shard in &self.inner.shards {
+            let s = &shard.stats;
+            stats.rows_written += s.rows_written.load(Ordering::Relaxed);
+            stats.points_written += s.points_written.load(Ordering::Relaxed);
+            stats.flushes += s.flushes.load(Ordering::Relaxed);
+            stats.merges += s.merges.load(Ordering::Relaxed);
+            stats.backpressure_waits += s.backpressure_waits.load(Ordering::Relaxed);
+            stats.series += shard.series_count() as u64;
+            stats.memtable_bytes += shard.memtable_bytes() as u64;
+            let parts = shard.parts();
+            stats.parts += parts.len() as u64;
+            stats.part_bytes += parts.iter().map(|p| p.entry.bytes).sum::<u64>();
+            stats.wal_bytes_written += shard.wal.bytes_written();
+            stats.wal_syncs += shard.wal.syncs();
+        }
+        stats
+    }
+
+    /// Stops the maintenance threads, flushes pending WAL bytes and fsyncs them. Memtables
+    /// stay in the WAL (replayed at the next open); call [`Engine::flush`] first to write
+    /// them to parts.
+    pub fn close(mut self) -> Result<(), StorageError> {
+        self.stop_threads();
+        for shard in &self.inner.shards {
+            shard.wal.sync()?;
+        }
+        Ok(())
+    }
+
+    fn stop_threads(&mut self) {
+        self.inner.stop.store(true, Ordering::SeqCst);
+        for shard in &self.inner.shards {
+            shard.request_work();
+            shard.flushed.notify_all();
+        }
+        for handle in self.threads.drain(..) {
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.stop_threads();
+    }
+}
+
+/// Engine-wide counters.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct EngineStats {
+    /// Rows written since open.
+    pub rows_written: u64,
+    /// Field values written since open.
+    pub points_written: u64,
+    /// Memtable flushes since open.
+    pub flushes: u64,
+    /// Merges since open.
+    pub merges: u64,
+    /// Times a writer waited for a flush (back-pressure).
+    pub backpressure_waits: u64,
+    /// Series over all shards.
+    pub series: u64,
+    /// Bytes in memtables.
+    pub memtable_bytes: u64,
+    /// Live parts.
+    pub parts: u64,
+    /// Bytes of live part files.
+    pub part_bytes: u64,
+    /// WAL bytes written since open.
+    pub wal_bytes_written: u64,
+    /// WAL fsyncs since open.
+    pub wal_syncs: u64,
+}
+
+fn maintenance_loop(inner: &Inner, shard_index: usize) {
+    let shard = &inner.shards[shard_index];
+    while !inner.stop.load(Ordering::SeqCst) {
+        {
+            let mut requested = shard.work_requested.lock();
+            if !*requested {
+                shard.work.wait_for(&mut requested, MAINTENANCE_TICK);
+            }
+            *requested = false;
+        }
+        if inner.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        // An error here (disk full, I/O) must not kill the thread: the next round retries,
+        // and writers see errors of their own from the WAL.
+        if let Err(e) = maintain_shard(inner, shard_index) {
+            eprintln!("strata: shard {shard_index} maintenance failed: {e}");
+            std::thread::sleep(MAINTENANCE_TICK);
+        }
+    }
+}
+
+fn maintain_shard(inner: &Inner, shard_index: usize) -> Result<(), StorageError> {
+    let shard = &inner.shards[shard_index];
+    let options = &inner.options;
+    shard.wal.sync_if_due(Instant::now())?;
+    let now = options.clock.now_ns();
+    let max_age = i64::try_from(options.flush_interval.as_nanos()).unwrap_or(i64::MAX);
+    shard.freeze_if_old(now, max_age);
+    while shard.flush_one()? {}
+    if let Some(retention) = options.retention {
+        let horizon = now.saturating_sub(i64::try_from(retention.as_nanos()).unwrap_or(i64::MAX));
+        shard.drop_partitions_before(horizon)?;
+    }
+    while shard.merge_one()? {
+        // Flushes come first: a long run of merges must not starve writers under
+        // back-pressure.
+        if !shard.state.lock().frozen.is_empty() {
+            break;
+        }
+    }
+    Ok(())
+}

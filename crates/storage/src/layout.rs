@@ -1,0 +1,58 @@
+//! Every file and directory name the engine uses, declared in one place.
+//!
+//! ```text
+//! <data_dirs[0]>/ENGINE                      engine meta: shard count (checked JSON)
+//! <data_dirs[0]>/catalog.json                 tables, tags, fields (checked JSON)
+//! <data_dirs[k % n]>/shard-<k>/MANIFEST       live parts of shard k (checked JSON)
+//! <data_dirs[k % n]>/shard-<k>/wal/           WAL segments of shard k
+//! <data_dirs[k % n]>/shard-<k>/series/        series index log of shard k
+//! <data_dirs[d]>/shard-<k>/p<partition>/<id>.part   parts; d = (k + partition) mod n
+//! ```
+//!
+//! A shard's WAL, series log and manifest live on its "home" directory; its partitions are
+//! spread over all directories so that the write bandwidth of several disks adds up.
+
+use std::path::{Path, PathBuf};
+
+/// Engine meta file in the first data directory.
+pub const ENGINE_FILE: &str = "ENGINE";
+/// Manifest file in a shard's home directory.
+pub const MANIFEST_FILE: &str = "MANIFEST";
+/// Suffix of part files.
+pub const PART_SUFFIX: &str = "part";
+
+/// Index of the data directory that holds shard `shard`'s WAL, series log and manifest.
+pub fn home_dir_index(shard: usize, dirs: usize) -> usize {
+    shard % dirs.max(1)
+}
+
+/// A shard's directory under one data directory.
+pub fn shard_dir(data_dir: &Path, shard: usize) -> PathBuf {
+    data_dir.join(format!("shard-{shard}"))
+}
+
+/// Index of the data directory holding `partition` of `shard`.
+pub fn partition_dir_index(shard: usize, partition: i64, dirs: usize) -> usize {
+    let dirs = dirs.max(1) as i64;
+    ((shard as i64 + partition.rem_euclid(dirs)) % dirs) as usize
+}
+
+/// The directory of one partition of one shard.
+pub fn partition_dir(data_dir: &Path, shard: usize, partition: i64) -> PathBuf {
+    shard_dir(data_dir, shard).join(format!("p{partition}"))
+}
+
+/// A part file.
+pub fn part_path(data_dir: &Path, shard: usize, partition: i64, id: u64) -> PathBuf {
+    partition_dir(data_dir, shard, partition).join(format!("{id:016}.{PART_SUFFIX}"))
+}
+
+/// Parses `<id>.part`.
+pub fn parse_part_file_name(name: &str) -> Option<u64> {
+    name.strip_suffix(".part")?.parse().ok()
+}
+
+/// Parses `p<partition>`.
+pub fn parse_partition_dir_name(name: &str) -> Option<i64> {
+    name.strip_prefix('p')?.parse().ok()
+}

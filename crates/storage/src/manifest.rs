@@ -1,0 +1,88 @@
+//! A shard's manifest: the list of its live parts, replaced atomically on every change.
+//!
+//! Flushes and merges write their part first (fsynced), then a new manifest naming it, and
+//! only then delete what it replaced; a crash at any point leaves a manifest that names only
+//! complete parts. Part files not named by the manifest are leftovers of such a crash and are
+//! deleted at start-up.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::checked_json;
+use crate::error::StorageError;
+use crate::model::Timestamp;
+
+/// Kind and version written in the manifest's header.
+const MANIFEST_KIND: &str = "manifest";
+const MANIFEST_VERSION: u32 = 1;
+
+/// One live part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartEntry {
+    /// File id, unique within the shard.
+    pub id: u64,
+    /// Precedence: where the same (series, time) is in several parts, the highest order wins.
+    /// A flush gets a new, highest order; a merge of a contiguous run takes the run's highest.
+    pub order: u64,
+    /// Time partition (time divided by the partition width, floored).
+    pub partition: i64,
+    /// Index of the data directory holding the file.
+    pub dir: usize,
+    /// Series in the part.
+    pub series: u64,
+    /// Rows in the part.
+    pub rows: u64,
+    /// Present field values in the part.
+    pub points: u64,
+    /// File size.
+    pub bytes: u64,
+    /// Smallest row time.
+    pub min_time: Timestamp,
+    /// Largest row time.
+    pub max_time: Timestamp,
+    /// How many merges produced it (0 = straight from a flush).
+    pub level: u32,
+}
+
+/// The manifest of one shard.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Next part file id.
+    pub next_part_id: u64,
+    /// Next precedence order for a flush.
+    pub next_order: u64,
+    /// Live parts, in no particular order.
+    pub parts: Vec<PartEntry>,
+}
+
+impl Manifest {
+    /// Loads the manifest at `path`; an absent file is an empty manifest.
+    pub fn load(path: &Path) -> Result<Self, StorageError> {
+        Ok(checked_json::read(path, MANIFEST_KIND, MANIFEST_VERSION)?.unwrap_or_default())
+    }
+
+    /// Replaces the manifest at `path` atomically and durably.
+    pub fn store(&self, path: &Path) -> Result<(), StorageError> {
+        checked_json::write(path, MANIFEST_KIND, MANIFEST_VERSION, self)
+    }
+
+    /// Live parts of `partition`, oldest precedence first.
+    pub fn partition_parts(&self, partition: i64) -> Vec<&PartEntry> {
+        let mut parts: Vec<&PartEntry> = self
+            .parts
+            .iter()
+            .filter(|p| p.partition == partition)
+            .collect();
+        parts.sort_by_key(|p| p.order);
+        parts
+    }
+
+    /// Distinct partitions with parts, ascending.
+    pub fn partitions(&self) -> Vec<i64> {
+        let mut partitions: Vec<i64> = self.parts.iter().map(|p| p.partition).collect();
+        partitions.sort_unstable();
+        partitions.dedup();
+        partitions
+    }
+}

@@ -1,0 +1,197 @@
+//! Flushing frozen memtables into parts, and start-up clean-up of unreferenced part files.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::{Frozen, LivePart, Shard, ShardConfig};
+use crate::error::StorageError;
+use crate::layout;
+use crate::manifest::{Manifest, PartEntry};
+use crate::part::{PartReader, PartSummary, PartWriter};
+use crate::model::Timestamp;
+
+impl Shard {
+    /// Freezes the active memtable if it is older than `max_age_ns` (clock `now_ns`).
+    pub fn freeze_if_old(&self, now_ns: i64, max_age_ns: i64) -> bool {
+        let mut state = self.state.lock();
+        let old = state
+            .active_since_ns
+            .is_some_and(|since| now_ns.saturating_sub(since) >= max_age_ns);
+        if old {
+            Self::freeze_locked(&mut state);
+        }
+        old
+    }
+
+    /// Freezes whatever the active memtable holds, then flushes every frozen memtable.
+    pub fn flush_all(&self) -> Result<(), StorageError> {
+        Self::freeze_locked(&mut self.state.lock());
+        while self.flush_one()? {}
+        Ok(())
+    }
+
+    /// Flushes the oldest frozen memtable, if any, into one part per time partition it
+    /// touches; returns whether it flushed. Order of durability: series log, parts (each
+    /// fsynced), manifest (atomic swap); only then are the memtable dropped and the WAL
+    /// segments it covered deleted.
+    pub fn flush_one(&self) -> Result<bool, StorageError> {
+        let mut manifest = self.manifest.lock();
+        let Some(frozen) = self.state.lock().frozen.first().cloned() else {
+            return Ok(false);
+        };
+        // New writes go to a fresh segment, so the segments this memtable covered become
+        // removable once it is in parts.
+        self.wal.rotate()?;
+        // Series ids in the new parts must be in the series log before the manifest names
+        // the parts.
+        self.state.lock().index.persist()?;
+
+        let written = self.write_frozen(&frozen, &mut manifest)?;
+        let mut next = manifest.clone();
+        let order = next.next_order;
+        next.next_order += 1;
+        let mut new_parts = Vec::with_capacity(written.len());
+        for (partition, id, summary) in written {
+            let entry = entry_from_summary(&self.config, id, order, partition, &summary, 0);
+            let reader = PartReader::open(&summary.path)?;
+            next.parts.push(entry.clone());
+            new_parts.push(LivePart {
+                entry,
+                reader: Arc::new(reader),
+            });
+        }
+        next.store(&self.config.home().join(layout::MANIFEST_FILE))?;
+        *manifest = next;
+        {
+            let mut state = self.state.lock();
+            let mut parts: Vec<LivePart> = state.parts.as_ref().clone();
+            parts.extend(new_parts);
+            state.parts = Arc::new(parts);
+            state.frozen.retain(|f| !Arc::ptr_eq(f, &frozen));
+        }
+        self.flushed.notify_all();
+        self.stats.flushes.fetch_add(1, Ordering::Relaxed);
+        self.wal.remove_segments_covered(frozen.last_seq)?;
+        Ok(true)
+    }
+
+    /// Writes the frozen memtable's series, partition by partition; returns
+    /// (partition, part id, summary) for each part written. Part ids are taken from the
+    /// manifest (the caller stores it).
+    fn write_frozen(
+        &self,
+        frozen: &Frozen,
+        manifest: &mut Manifest,
+    ) -> Result<Vec<(i64, u64, PartSummary)>, StorageError> {
+        let mut writers: BTreeMap<i64, (u64, PartWriter)> = BTreeMap::new();
+        let dirs = self.config.data_dirs.len();
+        for (series, table) in frozen.memtable.series() {
+            let Some(data) = frozen.memtable.series_data(series) else {
+                continue;
+            };
+            for (partition, range) in partition_runs(&data.times, &self.config) {
+                let slice = data.slice_rows(range.start, range.end);
+                if !writers.contains_key(&partition) {
+                    let id = manifest.next_part_id;
+                    manifest.next_part_id += 1;
+                    let dir = &self.config.data_dirs[layout::partition_dir_index(self.config.id, partition, dirs)];
+                    let path = layout::part_path(dir, self.config.id, partition, id);
+                    if let Some(parent) = path.parent() {
+                        std::fs::create_dir_all(parent)
+                            .map_err(|e| StorageError::io("cannot create partition directory", parent, e))?;
+                    }
+                    writers.insert(partition, (id, PartWriter::create(&path)?));
+                }
+                if let Some((_, writer)) = writers.get_mut(&partition) {
+                    writer.write_series(series, table, &slice)?;
+                }
+            }
+        }
+        let mut written = Vec::with_capacity(writers.len());
+        for (partition, (id, writer)) in writers {
+            let summary = writer.finish()?;
+            // The part's directory entry must be durable before the manifest names it.
+            if let Some(parent) = summary.path.parent() {
+                crate::fsutil::sync_dir(parent).map_err(|e| StorageError::io("cannot sync directory", parent, e))?;
+            }
+            written.push((partition, id, summary));
+        }
+        Ok(written)
+    }
+}
+
+/// Runs of consecutive rows (sorted times) that fall in one partition.
+pub(crate) fn partition_runs(times: &[Timestamp], config: &ShardConfig) -> Vec<(i64, std::ops::Range<usize>)> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    while start < times.len() {
+        let partition = config.partition_of(times[start]);
+        let end_time = (partition + 1).saturating_mul(config.partition_ns);
+        let end = start + times[start..].partition_point(|t| *t < end_time);
+        runs.push((partition, start..end));
+        start = end;
+    }
+    runs
+}
+
+/// A manifest entry for a part just written.
+pub(crate) fn entry_from_summary(
+    config: &ShardConfig,
+    id: u64,
+    order: u64,
+    partition: i64,
+    summary: &PartSummary,
+    level: u32,
+) -> PartEntry {
+    PartEntry {
+        id,
+        order,
+        partition,
+        dir: layout::partition_dir_index(config.id, partition, config.data_dirs.len()),
+        series: summary.series as u64,
+        rows: summary.rows,
+        points: summary.points,
+        bytes: summary.file_bytes,
+        min_time: summary.min_time,
+        max_time: summary.max_time,
+        level,
+    }
+}
+
+/// Deletes part files (and temporary files) of this shard that the manifest does not name:
+/// leftovers of a flush or merge cut short by a crash. Returns how many were removed.
+pub(crate) fn remove_orphan_parts(config: &ShardConfig, manifest: &Manifest) -> Result<usize, StorageError> {
+    let mut removed = 0;
+    for data_dir in config.data_dirs.iter() {
+        let shard_dir = layout::shard_dir(data_dir, config.id);
+        let Ok(partitions) = std::fs::read_dir(&shard_dir) else { continue };
+        for partition_entry in partitions.flatten() {
+            let name = partition_entry.file_name();
+            let Some(partition) = name.to_str().and_then(layout::parse_partition_dir_name) else {
+                continue;
+            };
+            let dir = partition_entry.path();
+            let files = std::fs::read_dir(&dir).map_err(|e| StorageError::io("cannot list partition", &dir, e))?;
+            let mut kept = 0;
+            for file in files.flatten() {
+                let file_name = file.file_name();
+                let live = file_name.to_str().and_then(layout::parse_part_file_name).is_some_and(|id| {
+                    manifest.parts.iter().any(|p| p.id == id && p.partition == partition)
+                });
+                if live {
+                    kept += 1;
+                    continue;
+                }
+                let path = file.path();
+                std::fs::remove_file(&path).map_err(|e| StorageError::io("cannot remove orphan part", &path, e))?;
+                removed += 1;
+            }
+            if kept == 0 {
+                // Ignore failure: another file may have appeared; the directory is harmless.
+                let _ = std::fs::remove_dir(&dir);
+            }
+        }
+    }
+    Ok(removed)
+}

@@ -1,0 +1,177 @@
+//! Size-tiered merges of a partition's parts, and retention (dropping old partitions).
+//!
+//! A merge takes a run of parts that are adjacent in precedence order within one partition
+//! and of similar size, and writes one part in their place. Taking only adjacent runs keeps
+//! "last write wins" exact: the merged part takes the run's highest order, and every other
+//! part of the partition is older or newer than the whole run. Crash safety: the new part
+//! is written and fsynced, then the manifest is swapped atomically, then the old files are
+//! deleted; a crash in between leaves orphans that start-up removes.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::flush::entry_from_summary;
+use super::{LivePart, Shard};
+use crate::column::SeriesData;
+use crate::error::StorageError;
+use crate::layout;
+use crate::part::{PartReader, PartWriter};
+
+/// Most parts merged at once: bounds a merge's open files and memory per series.
+const MERGE_PARTS_MAX: usize = 16;
+/// Parts within this factor of each other's row count count as "similar size".
+const SIZE_RATIO_MAX: u64 = 4;
+
+impl Shard {
+    /// Runs one size-tiered merge if some partition has enough similar parts; returns
+    /// whether it did.
+    pub fn merge_one(&self) -> Result<bool, StorageError> {
+        self.merge_with(self.config.merge_min_parts.max(2), Some(SIZE_RATIO_MAX))
+    }
+
+    /// Merges every partition down to one part (up to [`MERGE_PARTS_MAX`] parts a step);
+    /// returns how many merges ran. For explicit compaction and cold partitions.
+    pub fn compact(&self) -> Result<usize, StorageError> {
+        let mut merges = 0;
+        while self.merge_with(2, None)? {
+            merges += 1;
+        }
+        Ok(merges)
+    }
+
+    fn merge_with(&self, min_parts: usize, size_ratio_max: Option<u64>) -> Result<bool, StorageError> {
+        let mut manifest = self.manifest.lock();
+        let parts = self.parts();
+        let Some(run) = pick_run(&parts, min_parts, size_ratio_max) else {
+            return Ok(false);
+        };
+        let partition = run[0].entry.partition;
+        let id = manifest.next_part_id;
+        let mut next = manifest.clone();
+        next.next_part_id += 1;
+
+        let dirs = self.config.data_dirs.len();
+        let dir = &self.config.data_dirs[layout::partition_dir_index(self.config.id, partition, dirs)];
+        let path = layout::part_path(dir, self.config.id, partition, id);
+        let mut writer = PartWriter::create(&path)?;
+        let series: BTreeSet<(u32, u32)> = run
+            .iter()
+            .flat_map(|p| p.reader.series_ids().collect::<Vec<_>>())
+            .collect();
+        for (series_id, table) in series {
+            let mut runs: Vec<SeriesData> = Vec::with_capacity(run.len());
+            for part in &run {
+                if let Some(data) = part.reader.read_series(series_id, i64::MIN, i64::MAX, None)? {
+                    runs.push(data);
+                }
+            }
+            let merged = match runs.len() {
+                1 => runs.pop().unwrap_or_default(),
+                _ => SeriesData::merge(&runs.iter().collect::<Vec<_>>()),
+            };
+            writer.write_series(series_id, table, &merged)?;
+        }
+        let summary = writer.finish()?;
+        if let Some(parent) = summary.path.parent() {
+            crate::fsutil::sync_dir(parent).map_err(|e| StorageError::io("cannot sync directory", parent, e))?;
+        }
+        let order = run.iter().map(|p| p.entry.order).max().unwrap_or(0);
+        let level = run.iter().map(|p| p.entry.level).max().unwrap_or(0) + 1;
+        let entry = entry_from_summary(&self.config, id, order, partition, &summary, level);
+        let replaced: Vec<u64> = run.iter().map(|p| p.entry.id).collect();
+        next.parts.retain(|p| !replaced.contains(&p.id));
+        next.parts.push(entry.clone());
+        next.store(&self.config.home().join(layout::MANIFEST_FILE))?;
+        *manifest = next;
+        let reader = Arc::new(PartReader::open(&summary.path)?);
+        {
+            let mut state = self.state.lock();
+            let mut parts: Vec<LivePart> = state
+                .parts
+                .iter()
+                .filter(|p| !replaced.contains(&p.entry.id))
+                .cloned()
+                .collect();
+            parts.push(LivePart { entry, reader });
+            state.parts = Arc::new(parts);
+        }
+        // Readers that still hold the old parts keep reading them: an open file outlives
+        // its unlink.
+        for part in &run {
+            remove_part_file(&self.config.data_dirs[part.entry.dir], self.config.id, &part.entry)?;
+        }
+        self.stats.merges.fetch_add(1, Ordering::Relaxed);
+        Ok(true)
+    }
+
+    /// Drops every partition that ends at or before `horizon_ns`; returns parts dropped.
+    pub fn drop_partitions_before(&self, horizon_ns: i64) -> Result<usize, StorageError> {
+        let mut manifest = self.manifest.lock();
+        let partition_ns = self.config.partition_ns;
+        let expired = |partition: i64| (partition + 1).saturating_mul(partition_ns) <= horizon_ns;
+        if !manifest.parts.iter().any(|p| expired(p.partition)) {
+            return Ok(0);
+        }
+        let mut next = manifest.clone();
+        let dropped: Vec<_> = next.parts.iter().filter(|p| expired(p.partition)).cloned().collect();
+        next.parts.retain(|p| !expired(p.partition));
+        next.store(&self.config.home().join(layout::MANIFEST_FILE))?;
+        *manifest = next;
+        {
+            let mut state = self.state.lock();
+            let parts: Vec<LivePart> = state.parts.iter().filter(|p| !expired(p.entry.partition)).cloned().collect();
+            state.parts = Arc::new(parts);
+        }
+        for entry in &dropped {
+            let data_dir = &self.config.data_dirs[entry.dir];
+            remove_part_file(data_dir, self.config.id, entry)?;
+            // The partition directory is empty now unless a crash left something; ignore.
+            let _ = std::fs::remove_dir(layout::partition_dir(data_dir, self.config.id, entry.partition));
+        }
+        self.stats.parts_dropped.fetch_add(dropped.len() as u64, Ordering::Relaxed);
+        Ok(dropped.len())
+    }
+}
+
+fn remove_part_file(data_dir: &std::path::Path, shard: usize, entry: &crate::manifest::PartEntry) -> Result<(), StorageError> {
+    let path = layout::part_path(data_dir, shard, entry.partition, entry.id);
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(StorageError::io("cannot remove part", &path, e)),
+    }
+}
+
+/// The first run (by partition, then order) of at least `min_parts` adjacent parts whose
+/// row counts are within `size_ratio_max` of each other (any sizes when `None`), at most
+/// [`MERGE_PARTS_MAX`] long.
+fn pick_run(parts: &[LivePart], min_parts: usize, size_ratio_max: Option<u64>) -> Option<Vec<LivePart>> {
+    let mut partitions: Vec<i64> = parts.iter().map(|p| p.entry.partition).collect();
+    partitions.sort_unstable();
+    partitions.dedup();
+    for partition in partitions {
+        let mut in_partition: Vec<&LivePart> = parts.iter().filter(|p| p.entry.partition == partition).collect();
+        if in_partition.len() < min_parts {
+            continue;
+        }
+        in_partition.sort_by_key(|p| p.entry.order);
+        for start in 0..in_partition.len() {
+            let mut end = start;
+            let (mut low, mut high) = (u64::MAX, 0u64);
+            while end < in_partition.len() && end - start < MERGE_PARTS_MAX {
+                let rows = in_partition[end].entry.rows.max(1);
+                let (new_low, new_high) = (low.min(rows), high.max(rows));
+                if size_ratio_max.is_some_and(|ratio| new_high > new_low.saturating_mul(ratio)) {
+                    break;
+                }
+                (low, high) = (new_low, new_high);
+                end += 1;
+            }
+            if end - start >= min_parts {
+                return Some(in_partition[start..end].iter().map(|p| (*p).clone()).collect());
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,309 @@
+//! A shard: the series, WAL, memtable and parts of one slice of the series space.
+//!
+//! Shards never wait on each other. Inside a shard, a write's critical section is the
+//! append: series ids looked up (allocation-free for known series), rows pushed onto the
+//! memtable, the WAL record framed into the WAL's pending buffer. WAL I/O happens after the
+//! lock is released (group commit), and flushes and merges run on the shard's maintenance
+//! thread with no lock held during I/O or compression.
+//!
+//! Files: `flush.rs` (memtable → parts), `merge.rs` (size-tiered merges and retention),
+//! `read.rs` (scans and latest rows), this file (open, replay, write).
+
+mod flush;
+mod merge;
+mod read;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::error::StorageError;
+use crate::ingest::{LineError, ShardBatch};
+use crate::layout;
+use crate::manifest::{Manifest, PartEntry};
+use crate::memtable::Memtable;
+use crate::model::{FieldId, SeriesId, TableId, Timestamp, Value};
+use crate::part::PartReader;
+use crate::series::SeriesIndex;
+use crate::wal::{Wal, WalOptions, WalSync};
+use crate::wal_record::{BatchEncoder, BatchVisitor, decode_batch};
+
+pub(crate) use read::{SeriesRows, ShardReadRequest};
+
+/// What a shard needs to know from the engine's options.
+#[derive(Debug, Clone)]
+pub(crate) struct ShardConfig {
+    pub id: usize,
+    pub data_dirs: Arc<Vec<PathBuf>>,
+    pub wal_sync: WalSync,
+    pub memtable_bytes_max: usize,
+    pub frozen_memtables_max: usize,
+    pub partition_ns: i64,
+    pub merge_min_parts: usize,
+    /// Whether a maintenance thread flushes frozen memtables (writers may then wait for it).
+    pub background: bool,
+}
+
+impl ShardConfig {
+    /// This shard's directory on its home data directory.
+    pub fn home(&self) -> PathBuf {
+        let dirs = self.data_dirs.len();
+        layout::shard_dir(&self.data_dirs[layout::home_dir_index(self.id, dirs)], self.id)
+    }
+
+    /// Partition of a time.
+    pub fn partition_of(&self, time: Timestamp) -> i64 {
+        time.div_euclid(self.partition_ns)
+    }
+}
+
+/// A memtable that no longer takes writes and waits for its flush.
+#[derive(Debug)]
+pub(crate) struct Frozen {
+    pub memtable: Memtable,
+    /// WAL sequence number of the last record whose rows are in `memtable`.
+    pub last_seq: u64,
+}
+
+/// A part readers can use.
+#[derive(Debug, Clone)]
+pub(crate) struct LivePart {
+    pub entry: PartEntry,
+    pub reader: Arc<PartReader>,
+}
+
+/// Mutable state behind the shard lock.
+pub(crate) struct ShardState {
+    pub index: SeriesIndex,
+    pub active: Memtable,
+    /// When the first row of `active` arrived (clock ns), for age-based flushes.
+    pub active_since_ns: Option<i64>,
+    /// WAL sequence of the last record applied to `active`.
+    pub last_seq: u64,
+    /// Oldest first.
+    pub frozen: Vec<Arc<Frozen>>,
+    /// Live parts, replaced as a whole when flushes, merges or retention change them.
+    pub parts: Arc<Vec<LivePart>>,
+}
+
+/// Counters for metrics.
+#[derive(Debug, Default)]
+pub(crate) struct ShardStats {
+    pub rows_written: AtomicU64,
+    pub points_written: AtomicU64,
+    pub flushes: AtomicU64,
+    pub merges: AtomicU64,
+    pub parts_dropped: AtomicU64,
+    pub backpressure_waits: AtomicU64,
+}
+
+/// One shard.
+pub(crate) struct Shard {
+    pub config: ShardConfig,
+    pub wal: Wal,
+    pub state: Mutex<ShardState>,
+    /// Signalled whenever a frozen memtable has been flushed (writers under back-pressure
+    /// wait on it) and when maintenance work is requested.
+    pub flushed: Condvar,
+    pub work_requested: Mutex<bool>,
+    pub work: Condvar,
+    /// Held by whoever changes the part set (flush, merge, retention): one at a time.
+    pub manifest: Mutex<Manifest>,
+    pub stats: ShardStats,
+}
+
+/// What opening a shard found.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct ShardOpenReport {
+    pub replayed_records: u64,
+    pub replayed_rows: u64,
+    pub torn_wal_tail: Option<String>,
+    pub orphan_parts_removed: usize,
+}
+
+impl Shard {
+    /// Opens (or creates) the shard: manifest and parts, series index, then WAL replay.
+    pub fn open(config: ShardConfig) -> Result<(Shard, ShardOpenReport), StorageError> {
+        let home = config.home();
+        std::fs::create_dir_all(&home).map_err(|e| StorageError::io("cannot create shard directory", &home, e))?;
+        let manifest_path = home.join(layout::MANIFEST_FILE);
+        let manifest = Manifest::load(&manifest_path)?;
+        let mut report = ShardOpenReport {
+            orphan_parts_removed: flush::remove_orphan_parts(&config, &manifest)?,
+            ..ShardOpenReport::default()
+        };
+        let mut parts = Vec::with_capacity(manifest.parts.len());
+        for entry in &manifest.parts {
+            let path = layout::part_path(&config.data_dirs[entry.dir], config.id, entry.partition, entry.id);
+            let reader = PartReader::open(&path)?;
+            parts.push(LivePart {
+                entry: entry.clone(),
+                reader: Arc::new(reader),
+            });
+        }
+        let mut index = SeriesIndex::open(home.join("series"))?;
+        let mut active = Memtable::new();
+        let mut replay = Replayer {
+            index: &mut index,
+            memtable: &mut active,
+            rows: 0,
+        };
+        let (wal, wal_report) = Wal::open(&home.join("wal"), WalOptions::with_sync(config.wal_sync), |_segment, payload| {
+            decode_batch(payload, &mut replay)
+        })?;
+        report.replayed_records = wal_report.records;
+        report.replayed_rows = replay.rows;
+        report.torn_wal_tail = wal_report.torn_tail.as_ref().map(|t| format!("{t:?}"));
+        // Replayed records have sequence numbers 1..=records; rows in `active` are covered by
+        // them, so the flush of `active` may drop the replayed segments.
+        let replayed_seq = wal_report.records;
+        let shard = Shard {
+            config,
+            wal,
+            state: Mutex::new(ShardState {
+                index,
+                active,
+                active_since_ns: None,
+                last_seq: replayed_seq,
+                frozen: Vec::new(),
+                parts: Arc::new(parts),
+            }),
+            flushed: Condvar::new(),
+            work_requested: Mutex::new(false),
+            work: Condvar::new(),
+            manifest: Mutex::new(manifest),
+            stats: ShardStats::default(),
+        };
+        Ok((shard, report))
+    }
+
+    /// Applies one write's rows for this shard; returns once they are in the WAL (and
+    /// fsynced for `WalSync::Always`). Rows the series index refuses (limits) are reported in
+    /// `errors` by line and skipped.
+    pub fn write(&self, batch: &ShardBatch<'_>, now_ns: i64, errors: &mut Vec<LineError>) -> Result<(), StorageError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut encoder = BatchEncoder::new();
+        let mut points = 0u64;
+        let mut rows = 0u64;
+        let mut tags_buf: Vec<(String, String)> = Vec::new();
+        let (seq, freeze) = {
+            let mut state = self.state.lock();
+            if self.config.background {
+                while state.frozen.len() >= self.config.frozen_memtables_max {
+                    self.stats.backpressure_waits.fetch_add(1, Ordering::Relaxed);
+                    self.request_work();
+                    self.flushed.wait(&mut state);
+                }
+            }
+            for row in &batch.rows {
+                let id = match state.index.lookup_raw(row.table, row.raw_key) {
+                    Some(id) => id,
+                    None => match state.index.get_or_create(row.table, row.raw_key, batch.tags_of(row)) {
+                        Ok((id, created)) => {
+                            if created {
+                                tags_buf.clear();
+                                if let Some(tags) = state.index.tags_of(id) {
+                                    tags_buf.extend(tags.map(|(k, v)| (k.to_string(), v.to_string())));
+                                }
+                                encoder.new_series(id, row.table, tags_buf.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+                            }
+                            id
+                        }
+                        Err(e) => {
+                            errors.push(LineError {
+                                line: row.line,
+                                column: None,
+                                message: e.to_string(),
+                            });
+                            continue;
+                        }
+                    },
+                };
+                let fields = batch.fields_of(row);
+                encoder.row(id, row.time, fields);
+                state.active.append(id, row.table, row.time, fields.iter().cloned());
+                rows += 1;
+                points += fields.len() as u64;
+            }
+            if encoder.rows() == 0 {
+                return Ok(());
+            }
+            let seq = self.wal.enqueue(&encoder.finish())?;
+            state.last_seq = seq;
+            state.active_since_ns.get_or_insert(now_ns);
+            let freeze = state.active.bytes() >= self.config.memtable_bytes_max;
+            if freeze {
+                Self::freeze_locked(&mut state);
+            }
+            (seq, freeze)
+        };
+        self.stats.rows_written.fetch_add(rows, Ordering::Relaxed);
+        self.stats.points_written.fetch_add(points, Ordering::Relaxed);
+        if freeze {
+            self.request_work();
+        }
+        self.wal.commit(seq)?;
+        Ok(())
+    }
+
+    /// Moves the active memtable to the frozen list (no I/O).
+    pub fn freeze_locked(state: &mut ShardState) {
+        if state.active.is_empty() {
+            return;
+        }
+        let memtable = std::mem::take(&mut state.active);
+        state.frozen.push(Arc::new(Frozen {
+            memtable,
+            last_seq: state.last_seq,
+        }));
+        state.active_since_ns = None;
+    }
+
+    /// Wakes the maintenance thread.
+    pub fn request_work(&self) {
+        *self.work_requested.lock() = true;
+        self.work.notify_one();
+    }
+
+    /// Series known to this shard.
+    pub fn series_count(&self) -> usize {
+        self.state.lock().index.series_count()
+    }
+
+    /// Bytes held by memtables (active and frozen).
+    pub fn memtable_bytes(&self) -> usize {
+        let state = self.state.lock();
+        state.active.bytes() + state.frozen.iter().map(|f| f.memtable.bytes()).sum::<usize>()
+    }
+
+    /// The live parts.
+    pub fn parts(&self) -> Arc<Vec<LivePart>> {
+        Arc::clone(&self.state.lock().parts)
+    }
+}
+
+/// Applies replayed WAL batches to the series index and memtable.
+struct Replayer<'a> {
+    index: &'a mut SeriesIndex,
+    memtable: &'a mut Memtable,
+    rows: u64,
+}
+
+impl BatchVisitor for Replayer<'_> {
+    fn series(&mut self, id: SeriesId, table: TableId, tags: &[(&str, &str)]) -> Result<(), String> {
+        self.index.insert_replayed(id, table, tags).map_err(|e| e.to_string())
+    }
+
+    fn row(&mut self, series: SeriesId, time: Timestamp, fields: Vec<(FieldId, Value)>) -> Result<(), String> {
+        let Some(table) = self.index.table_of(series) else {
+            return Err(format!("row of unknown series {series}"));
+        };
+        self.memtable.append(series, table, time, fields);
+        self.rows += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,184 @@
+//! Reading a shard: the rows of chosen series over a time range, memtables included, and
+//! the latest row of each series.
+//!
+//! A read takes a consistent snapshot under the shard lock (series ids, the part list, the
+//! frozen memtables, and a copy of the active memtable's rows for those series), releases
+//! the lock, and does all decoding outside it. Where the same (series, time) is in several
+//! places, parts (by order), then frozen memtables (oldest first), then the active memtable
+//! are applied in that order: the last write wins.
+
+use std::sync::Arc;
+
+use super::{Frozen, LivePart, Shard};
+use crate::column::SeriesData;
+use crate::error::StorageError;
+use crate::model::{FieldId, SeriesId, TableId, Timestamp};
+use crate::series::TagPredicate;
+
+/// What to read from one shard.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ShardReadRequest<'a> {
+    pub table: TableId,
+    /// Series filter; all series of the table when `None`.
+    pub predicate: Option<&'a TagPredicate>,
+    /// Inclusive start.
+    pub start: Timestamp,
+    /// Exclusive end.
+    pub end: Timestamp,
+    /// Columns to decode; all when `None`.
+    pub fields: Option<&'a [FieldId]>,
+}
+
+/// The rows of one series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeriesRows {
+    /// Series id within its shard.
+    pub series: SeriesId,
+    /// Tags in canonical order (sorted by key).
+    pub tags: Vec<(String, String)>,
+    /// The rows.
+    pub data: SeriesData,
+}
+
+struct Snapshot {
+    series: Vec<(SeriesId, Vec<(String, String)>, Option<SeriesData>)>,
+    parts: Arc<Vec<LivePart>>,
+    frozen: Vec<Arc<Frozen>>,
+}
+
+impl Shard {
+    fn snapshot(&self, request: &ShardReadRequest<'_>) -> Snapshot {
+        let state = self.state.lock();
+        let ids = match request.predicate {
+            Some(predicate) => state.index.matching(request.table, predicate),
+            None => state.index.series_of_table(request.table),
+        };
+        let series = ids
+            .iter()
+            .map(|id| {
+                let tags = state
+                    .index
+                    .tags_of(id)
+                    .map(|t| t.map(|(k, v)| (k.to_string(), v.to_string())).collect())
+                    .unwrap_or_default();
+                let active = state
+                    .active
+                    .series_data(id)
+                    .map(|d| d.slice_time(request.start, request.end).project(request.fields))
+                    .filter(|d| d.rows() > 0);
+                (id, tags, active)
+            })
+            .collect();
+        Snapshot {
+            series,
+            parts: Arc::clone(&state.parts),
+            frozen: state.frozen.clone(),
+        }
+    }
+
+    /// The rows of every series of the request with at least one row in the range.
+    pub(crate) fn read(&self, request: &ShardReadRequest<'_>) -> Result<Vec<SeriesRows>, StorageError> {
+        let snapshot = self.snapshot(request);
+        let mut parts: Vec<&LivePart> = snapshot
+            .parts
+            .iter()
+            .filter(|p| p.entry.max_time >= request.start && p.entry.min_time < request.end)
+            .collect();
+        parts.sort_by_key(|p| p.entry.order);
+        let mut out = Vec::new();
+        for (series, tags, active) in snapshot.series {
+            let mut runs: Vec<SeriesData> = Vec::new();
+            for part in &parts {
+                if let Some(data) = part.reader.read_series(series, request.start, request.end, request.fields)? {
+                    runs.push(data);
+                }
+            }
+            for frozen in &snapshot.frozen {
+                if let Some(data) = frozen.memtable.series_data(series) {
+                    let data = data.slice_time(request.start, request.end).project(request.fields);
+                    if data.rows() > 0 {
+                        runs.push(data);
+                    }
+                }
+            }
+            runs.extend(active);
+            let data = match runs.len() {
+                0 => continue,
+                1 => runs.pop().unwrap_or_default(),
+                _ => SeriesData::merge(&runs.iter().collect::<Vec<_>>()),
+            };
+            out.push(SeriesRows { series, tags, data });
+        }
+        Ok(out)
+    }
+
+    /// The latest row of each series of the request (time range applies). Reads the newest
+    /// data first and stops per series as soon as the latest time is known, so it decodes
+    /// at most the last chunk of a series per part instead of scanning.
+    pub(crate) fn latest(&self, request: &ShardReadRequest<'_>) -> Result<Vec<SeriesRows>, StorageError> {
+        let rows = self.read_latest_candidates(request)?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|mut series| {
+                let rows = series.data.rows();
+                (rows > 0).then(|| {
+                    series.data = series.data.slice_rows(rows - 1, rows);
+                    series
+                })
+            })
+            .collect())
+    }
+
+    fn read_latest_candidates(&self, request: &ShardReadRequest<'_>) -> Result<Vec<SeriesRows>, StorageError> {
+        let snapshot = self.snapshot(request);
+        let mut parts: Vec<&LivePart> = snapshot
+            .parts
+            .iter()
+            .filter(|p| p.entry.max_time >= request.start && p.entry.min_time < request.end)
+            .collect();
+        parts.sort_by_key(|p| p.entry.order);
+        let mut out = Vec::new();
+        for (series, tags, active) in snapshot.series {
+            let mut runs: Vec<SeriesData> = Vec::new();
+            for part in &parts {
+                // Only the newest chunk within the range can hold the series' latest row in
+                // this part.
+                let chunks = part.reader.chunks(series)?;
+                let Some(chunk) = chunks
+                    .iter()
+                    .rev()
+                    .find(|c| c.min_time < request.end && c.max_time >= request.start)
+                else {
+                    continue;
+                };
+                let data = part.reader.read_chunk(chunk, request.fields)?;
+                let data = data.slice_time(request.start, request.end);
+                if data.rows() > 0 {
+                    let rows = data.rows();
+                    runs.push(data.slice_rows(rows - 1, rows));
+                }
+            }
+            for frozen in &snapshot.frozen {
+                if let Some(data) = frozen.memtable.series_data(series) {
+                    let data = data.slice_time(request.start, request.end).project(request.fields);
+                    let rows = data.rows();
+                    if rows > 0 {
+                        runs.push(data.slice_rows(rows - 1, rows));
+                    }
+                }
+            }
+            if let Some(active) = active {
+                let rows = active.rows();
+                runs.push(active.slice_rows(rows - 1, rows));
+            }
+            // The latest time wins; among runs with that time, merge applies precedence.
+            let Some(latest) = runs.iter().filter_map(|r| r.times.last().copied()).max() else {
+                continue;
+            };
+            let at_latest: Vec<&SeriesData> = runs.iter().filter(|r| r.times.last() == Some(&latest)).collect();
+            let data = SeriesData::merge(&at_latest);
+            out.push(SeriesRows { series, tags, data });
+        }
+        Ok(out)
+    }
+}
