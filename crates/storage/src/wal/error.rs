@@ -1,5 +1,6 @@
 //! Errors of the write-ahead log.
 
+use std::io;
 use std::path::PathBuf;
 
 /// What went wrong in the WAL. Every variant names the file (or directory) involved.
@@ -20,7 +21,7 @@ pub enum WalError {
         path: PathBuf,
         /// The error from the operating system.
         #[source]
-        source: std::io::Error,
+        source: io::Error,
     },
     /// The bytes on disk are not what the WAL wrote: a bad segment header, a bad record in
     /// a segment that is not the last one, a bad record in the last segment that is
@@ -60,11 +61,54 @@ pub enum WalError {
 
 impl WalError {
     /// Builds an [`WalError::Io`].
-    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
         WalError::Io {
             op,
             path: path.into(),
             source,
         }
+    }
+}
+
+/// The first I/O error on a WAL's write path, kept so that every later write fails with
+/// it (see [`WalError::Io`]).
+pub(crate) struct Failure {
+    op: &'static str,
+    path: PathBuf,
+    kind: io::ErrorKind,
+    message: String,
+}
+
+impl Failure {
+    /// Remembers `error`, the one that made the WAL unusable.
+    pub(crate) fn from_error(error: &WalError) -> Self {
+        match error {
+            WalError::Io { op, path, source } => Failure {
+                op,
+                path: path.clone(),
+                kind: source.kind(),
+                message: source.to_string(),
+            },
+            other => Failure {
+                op: "rotate WAL",
+                path: PathBuf::new(),
+                kind: io::ErrorKind::Other,
+                message: other.to_string(),
+            },
+        }
+    }
+
+    pub(crate) fn error(&self) -> WalError {
+        WalError::io(
+            self.op,
+            self.path.clone(),
+            io::Error::new(
+                self.kind,
+                format!(
+                    "an earlier error made this WAL unusable, reopen it: {}",
+                    self.message
+                ),
+            ),
+        )
     }
 }

@@ -78,6 +78,7 @@
 //! see [`WalError::Io`]); reopen it to recover.
 
 mod error;
+mod files;
 mod format;
 mod replay;
 mod writer;

@@ -1,13 +1,13 @@
 //! Reading segments back at open: listing, validation, torn-tail repair.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use super::WalError;
 use super::format::{
-    FRAME_HEADER_LEN, RECORD_BYTES_MAX, SEGMENT_HEADER_LEN, SEGMENT_TMP_SUFFIX,
-    check_segment_header, frame_crc, parse_segment_file_name, read_u32,
+    FRAME_HEADER_LEN, RECORD_BYTES_MAX, SEGMENT_HEADER_LEN, check_segment_header, frame_crc,
+    read_u32,
 };
 
 /// What [`super::Wal::open`] found and did while replaying.
@@ -75,27 +75,6 @@ pub(crate) struct SegmentReplay {
     pub records: u64,
     pub payload_bytes: u64,
     pub torn_tail: Option<TornTail>,
-}
-
-/// Lists the segment ids in `dir`, sorted, after deleting leftovers of interrupted segment
-/// creations (`*.wal.tmp`). Other files are left alone.
-pub(crate) fn list_segments(dir: &Path) -> Result<Vec<u64>, WalError> {
-    let entries = fs::read_dir(dir).map_err(|e| WalError::io("list WAL directory", dir, e))?;
-    let mut ids = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| WalError::io("list WAL directory", dir, e))?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if let Some(id) = parse_segment_file_name(name) {
-            ids.push(id);
-        } else if name.ends_with(SEGMENT_TMP_SUFFIX) {
-            let path = entry.path();
-            fs::remove_file(&path)
-                .map_err(|e| WalError::io("remove unfinished WAL segment", path, e))?;
-        }
-    }
-    ids.sort_unstable();
-    Ok(ids)
 }
 
 /// Replays segment `id` at `path`, handing each valid record to `on_record`.

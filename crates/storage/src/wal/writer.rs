@@ -1,18 +1,18 @@
 //! The [`Wal`]: opening with replay, group-committed appends, rotation, removal.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::fs::{self, File};
+use std::io::Write;
 use std::mem;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use super::format::{
-    RECORD_BYTES_MAX, encode_frame_header, encode_segment_header, segment_path, segment_tmp_path,
-};
-use super::replay::{Replay, list_segments, replay_segment};
+use super::error::Failure;
+use super::files::{create_segment, open_dir, sync_dir};
+use super::format::{RECORD_BYTES_MAX, encode_frame_header, segment_path};
+use super::replay::Replay;
 use super::{WalError, WalOptions, WalSync};
 
 /// Above this capacity the spare write buffer is shrunk after use, so that one burst of
@@ -24,78 +24,60 @@ const SPARE_BUFFER_BYTES_MAX: usize = 8 << 20;
 ///
 /// All methods take `&self`; a `Wal` is `Send + Sync` and meant to be shared by the
 /// shard's writer threads (e.g. in an `Arc`).
+///
+/// Group commit: `state` holds the pending bytes and is locked only to copy a record in,
+/// to check a ticket, or to hand the pending bytes to the one thread doing I/O (the
+/// leader, `state.busy`). The leader writes them all with one `write` (and one fsync for
+/// `Always`) under the `io` lock, then wakes every waiting appender at once.
 pub struct Wal {
     dir: PathBuf,
     sync: WalSync,
-    /// Framed records not yet handed to the file. Held only to copy bytes in or to swap
-    /// the buffer out, never during I/O.
-    pending: Mutex<Pending>,
-    /// The active segment. Whoever holds this lock writes everything pending at once.
+    state: Mutex<State>,
+    /// Signalled whenever a leader finishes, so waiting appenders re-check their ticket.
+    leader_done: Condvar,
+    /// The active segment; locked only by the leader, never while holding `state`.
     io: Mutex<IoState>,
     /// Ids of the segment files that exist, oldest first; the last one is the active one.
-    /// Separate from `io` so that metrics never wait behind an fsync.
+    /// Separate so that metrics never wait behind an fsync.
     segments: Mutex<Vec<u64>>,
     bytes_written: AtomicU64,
     syncs: AtomicU64,
 }
 
-struct Pending {
+struct State {
+    /// Framed records not yet handed to the file.
     buf: Vec<u8>,
+    /// The buffer the leader takes `buf`'s bytes into, so no allocation per batch.
+    spare: Vec<u8>,
     /// Sequence number the next appended record gets.
     next_seq: u64,
-}
-
-struct IoState {
-    file: File,
-    path: PathBuf,
-    segment_id: u64,
     /// Highest sequence number whose bytes have been written to the file.
     written_seq: u64,
     /// Highest sequence number that has been fsynced.
     synced_seq: u64,
-    /// The buffer swapped with `Pending::buf`, so no allocation per batch.
-    spare: Vec<u8>,
+    /// A leader is doing I/O; others wait on `leader_done`.
+    busy: bool,
     /// When `sync_if_due` last synced (by the caller's clock); `None` until it first does.
     last_timed_sync: Option<Instant>,
     /// Set by the first I/O error on the write path; every later write fails with it.
     failed: Option<Failure>,
 }
 
-struct Failure {
-    op: &'static str,
+struct IoState {
+    file: File,
     path: PathBuf,
-    kind: io::ErrorKind,
-    message: String,
+    segment_id: u64,
 }
 
-impl IoState {
-    /// Records an I/O error as fatal for this `Wal` and returns it.
-    fn fail(&mut self, op: &'static str, source: io::Error) -> WalError {
-        self.failed = Some(Failure {
-            op,
-            path: self.path.clone(),
-            kind: source.kind(),
-            message: source.to_string(),
-        });
-        WalError::io(op, self.path.clone(), source)
-    }
-
-    fn check_failed(&self) -> Result<(), WalError> {
-        match &self.failed {
-            None => Ok(()),
-            Some(f) => Err(WalError::io(
-                f.op,
-                f.path.clone(),
-                io::Error::new(
-                    f.kind,
-                    format!(
-                        "an earlier error made this WAL unusable, reopen it: {}",
-                        f.message
-                    ),
-                ),
-            )),
-        }
-    }
+/// What a leader should do besides writing the pending bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lead {
+    /// Write only.
+    Write,
+    /// Write, then fsync if anything is unsynced.
+    Sync,
+    /// Write, fsync, and start the next segment.
+    Rotate,
 }
 
 impl Wal {
@@ -120,58 +102,26 @@ impl Wal {
         F: FnMut(u64, &[u8]) -> Result<(), E>,
         E: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        fs::create_dir_all(dir).map_err(|e| WalError::io("create WAL directory", dir, e))?;
-        let mut ids = list_segments(dir)?;
-        if let Some(pair) = ids.windows(2).find(|w| w[1] != w[0] + 1) {
-            return Err(WalError::Corrupt {
-                path: segment_path(dir, pair[0] + 1),
-                offset: 0,
-                reason: format!(
-                    "segment is missing: segments {} and {} exist, nothing in between",
-                    pair[0], pair[1]
-                ),
-            });
-        }
-        let mut replay = Replay {
-            segments: ids.clone(),
-            records: 0,
-            payload_bytes: 0,
-            torn_tail: None,
-            active_segment: 0,
-        };
-        for (i, &id) in ids.iter().enumerate() {
-            let is_last = i + 1 == ids.len();
-            let seg = replay_segment(&segment_path(dir, id), id, is_last, &mut on_record)?;
-            replay.records += seg.records;
-            replay.payload_bytes += seg.payload_bytes;
-            replay.torn_tail = seg.torn_tail;
-        }
-        let last = ids.last().copied().unwrap_or(0);
-        let active = last.checked_add(1).ok_or_else(|| WalError::Corrupt {
-            path: segment_path(dir, last),
-            offset: 0,
-            reason: "segment ids are exhausted".to_string(),
-        })?;
-        let file = create_segment(dir, active)?;
-        ids.push(active);
-        replay.active_segment = active;
-
+        let (replay, file, ids) = open_dir(dir, &mut on_record)?;
+        let active = replay.active_segment;
         let wal = Wal {
             dir: dir.to_path_buf(),
             sync: options.sync,
-            pending: Mutex::new(Pending {
+            state: Mutex::new(State {
                 buf: Vec::new(),
+                spare: Vec::new(),
                 next_seq: replay.records + 1,
+                written_seq: replay.records,
+                synced_seq: replay.records,
+                busy: false,
+                last_timed_sync: None,
+                failed: None,
             }),
+            leader_done: Condvar::new(),
             io: Mutex::new(IoState {
                 file,
                 path: segment_path(dir, active),
                 segment_id: active,
-                written_seq: replay.records,
-                synced_seq: replay.records,
-                spare: Vec::new(),
-                last_timed_sync: None,
-                failed: None,
             }),
             segments: Mutex::new(ids),
             bytes_written: AtomicU64::new(0),
@@ -190,10 +140,10 @@ impl Wal {
     ///
     /// When this returns, the record is in the file (page cache) for
     /// [`WalSync::Interval`] and [`WalSync::None`], and fsynced for [`WalSync::Always`].
-    /// Group commit: the record is framed into a shared buffer under a short lock; then
-    /// whichever appender gets the file lock first writes every pending record in one
-    /// `write` and, for `Always`, one fsync covers them all. An appender whose record was
-    /// already written (and synced) by another returns without any I/O.
+    /// Group commit: the record is framed into a shared buffer under a short lock; if no
+    /// other thread is doing I/O, this one writes every pending record in one `write`
+    /// (and, for `Always`, one fsync covers them all); otherwise it waits, and returns
+    /// without any I/O if the thread that was doing it covered this record.
     pub fn append(&self, payload: &[u8]) -> Result<u64, WalError> {
         if payload.len() > RECORD_BYTES_MAX {
             return Err(WalError::RecordTooLarge {
@@ -203,39 +153,38 @@ impl Wal {
             });
         }
         let frame_header = encode_frame_header(payload);
-        let seq = {
-            let mut pending = self.pending.lock();
-            pending.buf.extend_from_slice(&frame_header);
-            pending.buf.extend_from_slice(payload);
-            let seq = pending.next_seq;
-            pending.next_seq += 1;
-            seq
-        };
         let always = self.sync == WalSync::Always;
-        let mut io = self.io.lock();
-        let done = if always {
-            io.synced_seq
-        } else {
-            io.written_seq
-        };
-        if done >= seq {
-            return Ok(seq);
+        let mut state = self.state.lock();
+        state.buf.extend_from_slice(&frame_header);
+        state.buf.extend_from_slice(payload);
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        loop {
+            let done = if always {
+                state.synced_seq
+            } else {
+                state.written_seq
+            };
+            if done >= seq {
+                return Ok(seq);
+            }
+            if let Some(failed) = &state.failed {
+                return Err(failed.error());
+            }
+            if state.busy {
+                self.leader_done.wait(&mut state);
+                continue;
+            }
+            let lead = if always { Lead::Sync } else { Lead::Write };
+            state = self.lead(state, lead)?.0;
         }
-        io.check_failed()?;
-        self.write_pending(&mut io)?;
-        if always {
-            self.sync_written(&mut io)?;
-        }
-        Ok(seq)
     }
 
     /// Writes everything pending and fsyncs the active segment if anything is unsynced,
     /// whatever the [`WalSync`] mode.
     pub fn sync(&self) -> Result<(), WalError> {
-        let mut io = self.io.lock();
-        io.check_failed()?;
-        self.write_pending(&mut io)?;
-        self.sync_written(&mut io)
+        let state = self.wait_for_leadership()?;
+        self.lead(state, Lead::Sync).map(|_| ())
     }
 
     /// For [`WalSync::Interval`]: syncs like [`Wal::sync`] if there is unsynced data and
@@ -247,55 +196,27 @@ impl Wal {
         let WalSync::Interval(interval) = self.sync else {
             return Ok(false);
         };
-        let mut io = self.io.lock();
-        io.check_failed()?;
-        let due = io
+        let state = self.wait_for_leadership()?;
+        let due = state
             .last_timed_sync
             .is_none_or(|last| now.saturating_duration_since(last) >= interval);
         if !due {
             return Ok(false);
         }
-        self.write_pending(&mut io)?;
-        if io.synced_seq >= io.written_seq {
-            return Ok(false);
+        let (mut state, synced) = self.lead(state, Lead::Sync)?;
+        if synced {
+            state.last_timed_sync = Some(now);
         }
-        self.sync_written(&mut io)?;
-        io.last_timed_sync = Some(now);
-        Ok(true)
+        Ok(synced)
     }
 
     /// Writes and fsyncs everything pending, closes the active segment and starts segment
     /// id + 1; returns the new id. Every record whose `append` returned before this call
     /// lies in a segment with a smaller id.
     pub fn rotate(&self) -> Result<u64, WalError> {
-        let mut io = self.io.lock();
-        io.check_failed()?;
-        self.write_pending(&mut io)?;
-        self.sync_written(&mut io)?;
-        let Some(next) = io.segment_id.checked_add(1) else {
-            return Err(WalError::Corrupt {
-                path: io.path.clone(),
-                offset: 0,
-                reason: "segment ids are exhausted".to_string(),
-            });
-        };
-        let file = match create_segment(&self.dir, next) {
-            Ok(file) => file,
-            Err(err) => {
-                io.failed = Some(Failure {
-                    op: "rotate WAL",
-                    path: segment_path(&self.dir, next),
-                    kind: io::ErrorKind::Other,
-                    message: err.to_string(),
-                });
-                return Err(err);
-            }
-        };
-        io.file = file;
-        io.path = segment_path(&self.dir, next);
-        io.segment_id = next;
-        self.segments.lock().push(next);
-        Ok(next)
+        let state = self.wait_for_leadership()?;
+        drop(self.lead(state, Lead::Rotate)?);
+        Ok(self.active_segment())
     }
 
     /// Deletes the segment files with an id smaller than `id`, oldest first, then fsyncs
@@ -355,40 +276,104 @@ impl Wal {
         self.syncs.load(Ordering::Relaxed)
     }
 
-    /// Writes every pending record to the active segment in one call. Takes the pending
-    /// lock only to swap buffers.
-    fn write_pending(&self, io: &mut IoState) -> Result<(), WalError> {
-        let last_seq = {
-            let mut pending = self.pending.lock();
-            if pending.buf.is_empty() {
-                return Ok(());
+    /// Waits until no thread is doing I/O; fails if an earlier error poisoned the WAL.
+    fn wait_for_leadership(&self) -> Result<MutexGuard<'_, State>, WalError> {
+        let mut state = self.state.lock();
+        loop {
+            if let Some(failed) = &state.failed {
+                return Err(failed.error());
             }
-            mem::swap(&mut pending.buf, &mut io.spare);
-            pending.next_seq - 1
-        };
-        if let Err(e) = io.file.write_all(&io.spare) {
-            return Err(io.fail("write WAL segment", e));
+            if !state.busy {
+                return Ok(state);
+            }
+            self.leader_done.wait(&mut state);
         }
-        self.bytes_written
-            .fetch_add(io.spare.len() as u64, Ordering::Relaxed);
-        io.written_seq = last_seq;
-        io.spare.clear();
-        if io.spare.capacity() > SPARE_BUFFER_BYTES_MAX {
-            io.spare.shrink_to(SPARE_BUFFER_BYTES_MAX / 8);
-        }
-        Ok(())
     }
 
-    /// Fsyncs the active segment if something written is not yet synced.
-    fn sync_written(&self, io: &mut IoState) -> Result<(), WalError> {
-        if io.synced_seq >= io.written_seq {
-            return Ok(());
+    /// Does the I/O as leader: takes every pending byte, releases `state`, writes the
+    /// bytes in one call, fsyncs if `lead` asks and something is unsynced, rotates if asked,
+    /// then re-locks `state`, publishes the result and wakes every waiter. Returns the
+    /// re-locked state and whether it fsynced. The caller checked that no leader is busy.
+    fn lead<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+        lead: Lead,
+    ) -> Result<(MutexGuard<'a, State>, bool), WalError> {
+        assert!(!state.busy, "one leader at a time");
+        state.busy = true;
+        let mut batch = mem::take(&mut state.spare);
+        mem::swap(&mut batch, &mut state.buf);
+        let last_seq = state.next_seq - 1;
+        let unsynced = state.synced_seq < last_seq;
+        drop(state);
+
+        let result = self.write_batch(&mut self.io.lock(), &batch, lead, unsynced);
+
+        let mut state = self.state.lock();
+        state.busy = false;
+        batch.clear();
+        if batch.capacity() > SPARE_BUFFER_BYTES_MAX {
+            batch.shrink_to(SPARE_BUFFER_BYTES_MAX / 8);
         }
-        if let Err(e) = io.file.sync_data() {
-            return Err(io.fail("sync WAL segment", e));
+        state.spare = batch;
+        match &result {
+            // Records whose fate is unknown (written but perhaps not synced, or synced but
+            // the rotation failed) are reported as failed: the caller reopens and replays.
+            Err(e) => state.failed = Some(Failure::from_error(e)),
+            Ok(synced) => {
+                state.written_seq = last_seq;
+                if *synced || (lead != Lead::Write && !unsynced) {
+                    state.synced_seq = last_seq;
+                }
+            }
         }
-        self.syncs.fetch_add(1, Ordering::Relaxed);
-        io.synced_seq = io.written_seq;
+        self.leader_done.notify_all();
+        result.map(|synced| (state, synced))
+    }
+
+    /// The leader's I/O: one write of `batch`, an fsync if `lead` asks and `unsynced`,
+    /// a new segment for [`Lead::Rotate`]. Returns whether it fsynced.
+    fn write_batch(
+        &self,
+        io: &mut IoState,
+        batch: &[u8],
+        lead: Lead,
+        unsynced: bool,
+    ) -> Result<bool, WalError> {
+        if !batch.is_empty() {
+            io.file
+                .write_all(batch)
+                .map_err(|e| WalError::io("write WAL segment", &io.path, e))?;
+            self.bytes_written
+                .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        }
+        let sync = lead != Lead::Write && unsynced;
+        if sync {
+            io.file
+                .sync_data()
+                .map_err(|e| WalError::io("sync WAL segment", &io.path, e))?;
+            self.syncs.fetch_add(1, Ordering::Relaxed);
+        }
+        if lead == Lead::Rotate {
+            self.start_next_segment(io)?;
+        }
+        Ok(sync)
+    }
+
+    /// Creates segment id + 1 and makes it the active one.
+    fn start_next_segment(&self, io: &mut IoState) -> Result<(), WalError> {
+        let next = io
+            .segment_id
+            .checked_add(1)
+            .ok_or_else(|| WalError::Corrupt {
+                path: io.path.clone(),
+                offset: 0,
+                reason: "segment ids are exhausted".to_string(),
+            })?;
+        io.file = create_segment(&self.dir, next)?;
+        io.path = segment_path(&self.dir, next);
+        io.segment_id = next;
+        self.segments.lock().push(next);
         Ok(())
     }
 }
@@ -398,31 +383,4 @@ impl Drop for Wal {
         // Errors cannot be returned from drop; `close` reports them.
         let _ = self.sync();
     }
-}
-
-/// Creates segment `id` in `dir`: writes the header to `{id}.wal.tmp`, fsyncs it, renames
-/// it into place and fsyncs the directory, so a segment file never exists with a partial
-/// header. Returns the file, positioned after the header.
-fn create_segment(dir: &Path, id: u64) -> Result<File, WalError> {
-    let tmp = segment_tmp_path(dir, id);
-    let path = segment_path(dir, id);
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&tmp)
-        .map_err(|e| WalError::io("create WAL segment", &tmp, e))?;
-    file.write_all(&encode_segment_header(id))
-        .and_then(|()| file.sync_data())
-        .map_err(|e| WalError::io("write WAL segment header", &tmp, e))?;
-    fs::rename(&tmp, &path).map_err(|e| WalError::io("rename WAL segment into place", &path, e))?;
-    sync_dir(dir)?;
-    Ok(file)
-}
-
-/// Fsyncs a directory so that file creations, renames and deletions in it are durable.
-fn sync_dir(dir: &Path) -> Result<(), WalError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| WalError::io("sync WAL directory", dir, e))
 }
