@@ -1,0 +1,272 @@
+//! The series log `series.log`: its bytes (see the table in [`super`]), creation, loading
+//! with torn-tail recovery, and appends.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use super::error::SeriesError;
+use crate::model::{SeriesId, TableId};
+
+/// File name of the series log inside the index directory.
+pub const SERIES_LOG_FILE: &str = "series.log";
+/// First 8 bytes of the series log.
+pub const MAGIC: [u8; 8] = *b"STRASER\0";
+/// Format version written in the header; bump it when the bytes change.
+pub const VERSION: u32 = 1;
+/// Header bytes: magic, version, CRC32 of the 12 bytes before.
+pub const HEADER_LEN: usize = 16;
+/// Record frame bytes before the body: body length, CRC32 of the body.
+pub const FRAME_LEN: usize = 8;
+/// Body bytes before the tags: series id u32, table id u32, tag count u16.
+const BODY_FIXED_LEN: usize = 10;
+/// Longest record body accepted. A series key comes from one line of at most 1 MiB (the
+/// parser's default limit); 4 MiB leaves room for length prefixes and bounds what a
+/// corrupt length field can make the reader believe.
+pub const MAX_BODY_LEN: usize = 4 << 20;
+
+/// What loading found at the end of the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TornTail {
+    /// Offset where the first incomplete or bad record began; the file was cut there.
+    pub offset: u64,
+    /// Bytes cut off.
+    pub bytes_cut: u64,
+}
+
+/// The open log, positioned at its end.
+#[derive(Debug)]
+pub(crate) struct SeriesLog {
+    path: PathBuf,
+    file: File,
+    /// Length of the valid log; appends go here.
+    len: u64,
+}
+
+fn io<'p>(op: &'static str, path: &'p Path) -> impl FnOnce(std::io::Error) -> SeriesError + 'p {
+    move |source| SeriesError::Io {
+        op,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn header() -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[..8].copy_from_slice(&MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    let crc = crc32fast::hash(&h[..12]);
+    h[12..].copy_from_slice(&crc.to_le_bytes());
+    h
+}
+
+impl SeriesLog {
+    /// Opens (or creates, with just a header) `dir/series.log` and reads it whole.
+    pub(crate) fn open(dir: &Path) -> Result<(Self, Vec<u8>), SeriesError> {
+        fs::create_dir_all(dir).map_err(io("create directory for", dir))?;
+        let path = dir.join(SERIES_LOG_FILE);
+        if !path.exists() {
+            // Header written to a temporary file and renamed: a crash leaves no log or a
+            // log with a whole header, never a short one.
+            let tmp = dir.join(format!("{SERIES_LOG_FILE}.tmp"));
+            let mut f = File::create(&tmp).map_err(io("create", &tmp))?;
+            f.write_all(&header()).map_err(io("write", &tmp))?;
+            f.sync_all().map_err(io("sync", &tmp))?;
+            fs::rename(&tmp, &path).map_err(io("rename into", &path))?;
+            File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(io("sync directory of", &path))?;
+        }
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(io("open", &path))?;
+        let mut data = Vec::new();
+        file.read_to_end(&mut data).map_err(io("read", &path))?;
+        if data.len() < HEADER_LEN || data[..HEADER_LEN] != header() {
+            return Err(SeriesError::Corrupt {
+                path,
+                offset: 0,
+                reason: format!("bad header (want magic STRASER\\0, version {VERSION}, valid CRC)"),
+            });
+        }
+        let len = data.len() as u64;
+        Ok((Self { path, file, len }, data))
+    }
+
+    /// The log's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Cuts the log to `len` bytes (a torn tail) and syncs.
+    pub(crate) fn truncate(&mut self, len: u64) -> Result<(), SeriesError> {
+        self.file.set_len(len).map_err(io("truncate", &self.path))?;
+        self.file.sync_all().map_err(io("sync", &self.path))?;
+        self.len = len;
+        Ok(())
+    }
+
+    /// Appends `bytes` (whole records) and fsyncs. On failure the file is cut back to its
+    /// previous length, so a later append never follows a partial record.
+    pub(crate) fn append(&mut self, bytes: &[u8]) -> Result<(), SeriesError> {
+        let result = self
+            .file
+            .seek(SeekFrom::Start(self.len))
+            .and_then(|_| self.file.write_all(bytes))
+            .and_then(|()| self.file.sync_data());
+        match result {
+            Ok(()) => {
+                self.len += bytes.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                // Best effort: if this fails too, the next open cuts the partial tail.
+                let _ = self.file.set_len(self.len);
+                Err(io("append to", &self.path)(e))
+            }
+        }
+    }
+}
+
+/// Appends one record (frame and body) for series `id` to `out`. The caller has checked
+/// the limits (tag count and lengths ≤ `u16::MAX`, body ≤ [`MAX_BODY_LEN`]).
+pub(crate) fn encode_record<'a>(
+    out: &mut Vec<u8>,
+    id: SeriesId,
+    table: TableId,
+    tags: impl ExactSizeIterator<Item = (&'a str, &'a str)>,
+) {
+    let frame_at = out.len();
+    out.extend_from_slice(&[0u8; FRAME_LEN]);
+    out.extend_from_slice(&id.to_le_bytes());
+    out.extend_from_slice(&table.to_le_bytes());
+    out.extend_from_slice(&(tags.len() as u16).to_le_bytes());
+    for (k, v) in tags {
+        out.extend_from_slice(&(k.len() as u16).to_le_bytes());
+        out.extend_from_slice(k.as_bytes());
+        out.extend_from_slice(&(v.len() as u16).to_le_bytes());
+        out.extend_from_slice(v.as_bytes());
+    }
+    let body = &out[frame_at + FRAME_LEN..];
+    let (len, crc) = (body.len() as u32, crc32fast::hash(body));
+    out[frame_at..frame_at + 4].copy_from_slice(&len.to_le_bytes());
+    out[frame_at + 4..frame_at + 8].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Bytes of a record body holding tags of these lengths.
+pub(crate) fn body_len(tags: impl Iterator<Item = (usize, usize)>) -> usize {
+    BODY_FIXED_LEN + tags.map(|(k, v)| 4 + k + v).sum::<usize>()
+}
+
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// Decodes a record body into (id, table) and `tags` (cleared first).
+fn decode_body<'a>(
+    body: &'a [u8],
+    tags: &mut Vec<(&'a str, &'a str)>,
+) -> Result<(SeriesId, TableId), String> {
+    tags.clear();
+    let short = || format!("record body of {} bytes ends inside a tag", body.len());
+    let (Some(id), Some(table), Some(count)) = (u32_at(body, 0), u32_at(body, 4), u16_at(body, 8))
+    else {
+        return Err(format!(
+            "record body of {} bytes is shorter than {BODY_FIXED_LEN}",
+            body.len()
+        ));
+    };
+    let mut at = BODY_FIXED_LEN;
+    let part = |at: &mut usize| -> Result<&'a str, String> {
+        let len = usize::from(u16_at(body, *at).ok_or_else(short)?);
+        let bytes = body.get(*at + 2..*at + 2 + len).ok_or_else(short)?;
+        *at += 2 + len;
+        std::str::from_utf8(bytes).map_err(|e| format!("tag at body offset {at} is not UTF-8: {e}"))
+    };
+    for _ in 0..count {
+        let k = part(&mut at)?;
+        let v = part(&mut at)?;
+        tags.push((k, v));
+    }
+    if at != body.len() {
+        return Err(format!(
+            "record body has {} bytes after its {count} tags",
+            body.len() - at
+        ));
+    }
+    Ok((id, table))
+}
+
+/// The body of the record framed at `at`, if the frame is whole and its CRC matches.
+fn frame_at(data: &[u8], at: usize) -> Option<&[u8]> {
+    let len = u32_at(data, at)? as usize;
+    let crc = u32_at(data, at + 4)?;
+    if !(BODY_FIXED_LEN..=MAX_BODY_LEN).contains(&len) {
+        return None;
+    }
+    let body = data.get(at + FRAME_LEN..at + FRAME_LEN + len)?;
+    (crc32fast::hash(body) == crc).then_some(body)
+}
+
+/// Calls `apply` on every record of `data` (a whole log, header checked) in order.
+///
+/// A record that is incomplete or fails its CRC ends the log if no valid record follows it
+/// (a torn append): the valid length and the [`TornTail`] are returned. If a valid record
+/// (CRC and body) with a later id does follow it, or a record with a good CRC does not
+/// decode, or `apply` refuses it, the log is [`SeriesError::Corrupt`].
+pub(crate) fn replay(
+    path: &Path,
+    data: &[u8],
+    mut apply: impl FnMut(SeriesId, TableId, &[(&str, &str)]) -> Result<(), String>,
+) -> Result<(u64, Option<TornTail>), SeriesError> {
+    let corrupt = |offset: usize, reason: String| SeriesError::Corrupt {
+        path: path.to_path_buf(),
+        offset: offset as u64,
+        reason,
+    };
+    let mut tags = Vec::new();
+    let mut at = HEADER_LEN;
+    let mut last_id: Option<SeriesId> = None;
+    while at < data.len() {
+        let Some(body) = frame_at(data, at) else {
+            if let Some(later) = valid_record_after(data, at + 1, last_id) {
+                return Err(corrupt(
+                    at,
+                    format!(
+                        "bad record (length or CRC) followed by a valid record at offset {later}"
+                    ),
+                ));
+            }
+            let cut = (data.len() - at) as u64;
+            return Ok((
+                at as u64,
+                Some(TornTail {
+                    offset: at as u64,
+                    bytes_cut: cut,
+                }),
+            ));
+        };
+        let (id, table) = decode_body(body, &mut tags).map_err(|r| corrupt(at, r))?;
+        apply(id, table, &tags).map_err(|r| corrupt(at, r))?;
+        last_id = Some(id);
+        at += FRAME_LEN + body.len();
+    }
+    Ok((at as u64, None))
+}
+
+/// Offset of the first valid record (good CRC, decodable body, id after `last_id`) at or
+/// after `from`. Only runs on a bad record, to tell a torn tail from damage in the middle.
+fn valid_record_after(data: &[u8], from: usize, last_id: Option<SeriesId>) -> Option<usize> {
+    let mut tags = Vec::new();
+    (from..data.len().saturating_sub(FRAME_LEN + BODY_FIXED_LEN - 1)).find(|&at| {
+        frame_at(data, at).is_some_and(|body| {
+            matches!(decode_body(body, &mut tags), Ok((id, _)) if last_id.is_none_or(|l| id > l))
+        })
+    })
+}
