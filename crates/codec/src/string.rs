@@ -21,8 +21,9 @@ use crate::{CodecError, ColumnType, Encoding};
 /// can make the decoder allocate. 64 MiB is far above a block of a few thousand strings.
 pub const MAX_STRING_PAYLOAD_BYTES: usize = 64 << 20;
 
-/// zstd level for string payloads. Level 3 (zstd's default) gave the best size per
-/// microsecond in our measurement; higher levels gained under 3 % on tag-like strings.
+/// zstd level for string payloads. Measured on 1,080-string blocks of log-like text
+/// (`cargo run --release -p strata-codec --example ratio`): level 1 ratio 0.354 at 178 MB/s,
+/// 3: 0.344 at 134 MB/s, 6: 0.337 at 48 MB/s, 19: 0.321 at 2 MB/s. Level 3 is the knee.
 pub const ZSTD_LEVEL: i32 = 3;
 
 /// Payloads shorter than this are not worth a zstd frame header (about 10 bytes).
