@@ -195,29 +195,40 @@ pub(crate) fn decode(r: &mut Reader<'_>, syms: &mut [u8]) -> Result<u64, CodecEr
     let mut pos = r.pos;
     let slots = &*m.slots;
     let (pairs, rest) = syms.split_at_mut(2 * coded_b);
-    for pair in pairs.chunks_exact_mut(2) {
+    // The hot loop keeps the states in u64 with no narrowing: with u32 states LLVM split
+    // them into bytes (the refill shifts are multiples of 8) and spilled them each round.
+    let (mut ya64, mut yb64) = (u64::from(xa), u64::from(xb));
+    let mut chunks = pairs.chunks_exact_mut(2);
+    for pair in &mut chunks {
         // Fast path: one 8-byte window serves both states' refills (at most 2 bytes each),
         // so the shared input position costs one load per pair instead of one per symbol.
-        if let Some(w) = buf.get(pos..).and_then(<[u8]>::first_chunk::<8>) {
-            let w = u64::from_be_bytes(*w);
-            let ea = slots[(xa & (PROB_SCALE - 1)) as usize];
-            let eb = slots[(xb & (PROB_SCALE - 1)) as usize];
-            let ya = ((ea >> 13) & 0x1fff) * (xa >> PROB_BITS) + (ea & 0x1fff);
-            let yb = ((eb >> 13) & 0x1fff) * (xb >> PROB_BITS) + (eb & 0x1fff);
-            let ka = u32::from(ya < RANS_L) + u32::from(ya < RANS_L >> 8);
-            let kb = u32::from(yb < RANS_L) + u32::from(yb < RANS_L >> 8);
-            // `(w >> (63 - 8k)) >> 1` is `w >> (64 - 8k)`, and 0 when k is 0.
-            xa = ((u64::from(ya) << (8 * ka)) | ((w >> (63 - 8 * ka)) >> 1)) as u32;
-            let w = w << (8 * ka);
-            xb = ((u64::from(yb) << (8 * kb)) | ((w >> (63 - 8 * kb)) >> 1)) as u32;
-            pos += (ka + kb) as usize;
-            pair[0] = (ea >> 26) as u8;
-            pair[1] = (eb >> 26) as u8;
-        } else {
+        let Some(w) = buf.get(pos..).and_then(<[u8]>::first_chunk::<8>) else {
+            xa = ya64 as u32;
+            xb = yb64 as u32;
             pair[0] = step(&mut xa, slots, buf, &mut pos)?;
             pair[1] = step(&mut xb, slots, buf, &mut pos)?;
-        }
+            ya64 = u64::from(xa);
+            yb64 = u64::from(xb);
+            continue;
+        };
+        let w = u64::from_be_bytes(*w);
+        let ea = u64::from(slots[(ya64 & u64::from(PROB_SCALE - 1)) as usize]);
+        let eb = u64::from(slots[(yb64 & u64::from(PROB_SCALE - 1)) as usize]);
+        let ya = ((ea >> 13) & 0x1fff) * (ya64 >> PROB_BITS) + (ea & 0x1fff);
+        let yb = ((eb >> 13) & 0x1fff) * (yb64 >> PROB_BITS) + (eb & 0x1fff);
+        let l = u64::from(RANS_L);
+        let ka = u64::from(ya < l) + u64::from(ya < l >> 8);
+        let kb = u64::from(yb < l) + u64::from(yb < l >> 8);
+        // `(w >> (63 - 8k)) >> 1` is `w >> (64 - 8k)`, and 0 when k is 0.
+        ya64 = (ya << (8 * ka)) | ((w >> (63 - 8 * ka)) >> 1);
+        let w = w << (8 * ka);
+        yb64 = (yb << (8 * kb)) | ((w >> (63 - 8 * kb)) >> 1);
+        pos += (ka + kb) as usize;
+        pair[0] = (ea >> 26) as u8;
+        pair[1] = (eb >> 26) as u8;
     }
+    xa = ya64 as u32;
+    xb = yb64 as u32;
     for s in rest.iter_mut().step_by(2) {
         *s = step(&mut xa, slots, buf, &mut pos)?;
     }
