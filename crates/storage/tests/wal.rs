@@ -56,7 +56,7 @@ fn files_in(dir: &Path) -> Vec<String> {
 }
 
 #[test]
-fn new_directory_gets_segment_one_with_exact_header() {
+fn wal_new_directory_gets_segment_one_with_exact_header() {
     let tmp = TempDir::new().unwrap();
     let dir = tmp.path().join("shard-0/wal");
     let (wal, replay, records) = open(&dir, WalSync::default());
@@ -73,7 +73,7 @@ fn new_directory_gets_segment_one_with_exact_header() {
 }
 
 #[test]
-fn records_of_many_sizes_round_trip_across_reopens() {
+fn wal_records_of_many_sizes_round_trip_across_reopens() {
     let tmp = TempDir::new().unwrap();
     let mut sizes = vec![0, 1, 2, 7, 8, 9, 100, 4095, 4096, 4097, 65_537, 1 << 20, 0];
     sizes.extend((0..300u64).map(|i| (i * 7919 % 3001) as usize));
@@ -110,7 +110,7 @@ fn records_of_many_sizes_round_trip_across_reopens() {
 }
 
 #[test]
-fn concurrent_appends_are_replayed_once_in_per_thread_order() {
+fn wal_concurrent_appends_are_replayed_once_in_per_thread_order() {
     const THREADS: u32 = 4;
     const PER_THREAD: u32 = 2000;
     let tmp = TempDir::new().unwrap();
@@ -161,7 +161,7 @@ fn concurrent_appends_are_replayed_once_in_per_thread_order() {
 }
 
 #[test]
-fn always_syncs_every_append_alone_and_groups_concurrent_ones() {
+fn wal_always_syncs_every_append_alone_and_groups_concurrent_ones() {
     let tmp = TempDir::new().unwrap();
     let (wal, _, _) = open(&tmp.path().join("single"), WalSync::Always);
     for i in 0..20 {
@@ -207,7 +207,7 @@ fn always_syncs_every_append_alone_and_groups_concurrent_ones() {
 }
 
 #[test]
-fn interval_mode_syncs_only_when_due_by_the_injected_clock() {
+fn wal_interval_mode_syncs_only_when_due_by_the_injected_clock() {
     let tmp = TempDir::new().unwrap();
     let (wal, _, _) = open(tmp.path(), WalSync::Interval(Duration::from_secs(1)));
     let t0 = Instant::now();
@@ -240,7 +240,7 @@ fn interval_mode_syncs_only_when_due_by_the_injected_clock() {
 }
 
 #[test]
-fn none_mode_and_always_mode_never_sync_on_the_timer() {
+fn wal_none_mode_and_always_mode_never_sync_on_the_timer() {
     let tmp = TempDir::new().unwrap();
     let t0 = Instant::now();
     let (wal, _, _) = open(&tmp.path().join("none"), WalSync::None);
@@ -259,7 +259,7 @@ fn none_mode_and_always_mode_never_sync_on_the_timer() {
 }
 
 #[test]
-fn rotate_and_remove_drop_exactly_the_older_segments() {
+fn wal_rotate_and_remove_drop_exactly_the_older_segments() {
     let tmp = TempDir::new().unwrap();
     let (wal, _, _) = open(tmp.path(), WalSync::None);
     for p in [b"a1", b"a2", b"a3"] {
@@ -297,7 +297,7 @@ fn rotate_and_remove_drop_exactly_the_older_segments() {
 }
 
 #[test]
-fn rotate_puts_every_earlier_append_in_an_older_segment_under_concurrency() {
+fn wal_rotate_puts_every_earlier_append_in_an_older_segment_under_concurrency() {
     use std::sync::atomic::{AtomicU32, Ordering};
     const RECORDS: u32 = 3000;
     let tmp = TempDir::new().unwrap();
@@ -349,7 +349,7 @@ fn rotate_puts_every_earlier_append_in_an_older_segment_under_concurrency() {
 }
 
 #[test]
-fn record_over_the_limit_is_rejected_and_the_limit_itself_is_accepted() {
+fn wal_record_over_the_limit_is_rejected_and_the_limit_itself_is_accepted() {
     let tmp = TempDir::new().unwrap();
     let (wal, _, _) = open(tmp.path(), WalSync::default());
     let big = vec![7u8; RECORD_BYTES_MAX + 1];
@@ -377,7 +377,7 @@ fn record_over_the_limit_is_rejected_and_the_limit_itself_is_accepted() {
 }
 
 #[test]
-fn replay_callback_error_stops_open_and_names_the_record() {
+fn wal_replay_callback_error_stops_open_and_names_the_record() {
     let tmp = TempDir::new().unwrap();
     let (wal, _, _) = open(tmp.path(), WalSync::default());
     for p in [b"ok".as_slice(), b"bad", b"never"] {
@@ -407,7 +407,7 @@ fn replay_callback_error_stops_open_and_names_the_record() {
 }
 
 #[test]
-fn io_errors_name_the_file() {
+fn wal_io_errors_name_the_file() {
     let tmp = TempDir::new().unwrap();
     let not_a_dir = tmp.path().join("file");
     std::fs::write(&not_a_dir, b"").unwrap();

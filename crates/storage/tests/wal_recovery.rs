@@ -107,7 +107,7 @@ fn expect_corrupt(result: Result<(Wal, Replay, Vec<Record>), WalError>) -> (Path
 }
 
 #[test]
-fn torn_tail_at_every_byte_of_the_last_record_is_cut_and_appends_continue() {
+fn wal_torn_tail_at_every_byte_of_the_last_record_is_cut_and_appends_continue() {
     let tmp = TempDir::new().unwrap();
     let pristine = tmp.path().join("pristine");
     let payloads: Vec<Vec<u8>> = [0, 5, 17, 300, 40].iter().map(|&n| payload(n, n)).collect();
@@ -147,7 +147,7 @@ fn torn_tail_at_every_byte_of_the_last_record_is_cut_and_appends_continue() {
 }
 
 #[test]
-fn flipped_byte_in_the_last_record_is_cut_as_a_torn_tail() {
+fn wal_flipped_byte_in_the_last_record_is_cut_as_a_torn_tail() {
     let tmp = TempDir::new().unwrap();
     let payloads: Vec<Vec<u8>> = (0..4).map(|i| payload(i, 50)).collect();
     let (offsets, end) = write_segment_one(tmp.path(), &payloads);
@@ -171,7 +171,7 @@ fn flipped_byte_in_the_last_record_is_cut_as_a_torn_tail() {
 }
 
 #[test]
-fn flipped_length_or_crc_byte_in_the_last_record_is_a_torn_tail() {
+fn wal_flipped_length_or_crc_byte_in_the_last_record_is_a_torn_tail() {
     let tmp = TempDir::new().unwrap();
     let payloads: Vec<Vec<u8>> = (0..3).map(|i| payload(i, 20)).collect();
     let (offsets, end) = write_segment_one(&tmp.path().join("pristine"), &payloads);
@@ -200,7 +200,7 @@ fn flipped_length_or_crc_byte_in_the_last_record_is_a_torn_tail() {
 }
 
 #[test]
-fn zero_filled_tail_is_cut_not_read_as_empty_records() {
+fn wal_zero_filled_tail_is_cut_not_read_as_empty_records() {
     let tmp = TempDir::new().unwrap();
     let payloads: Vec<Vec<u8>> = (0..3).map(|i| payload(i, 10)).collect();
     let (_, end) = write_segment_one(tmp.path(), &payloads);
@@ -218,7 +218,7 @@ fn zero_filled_tail_is_cut_not_read_as_empty_records() {
 }
 
 #[test]
-fn bad_record_followed_by_a_valid_one_in_the_last_segment_is_corrupt() {
+fn wal_bad_record_followed_by_a_valid_one_in_the_last_segment_is_corrupt() {
     let tmp = TempDir::new().unwrap();
     let payloads: Vec<Vec<u8>> = (0..4).map(|i| payload(i, 30)).collect();
     let (offsets, _) = write_segment_one(tmp.path(), &payloads);
@@ -238,7 +238,7 @@ fn bad_record_followed_by_a_valid_one_in_the_last_segment_is_corrupt() {
 }
 
 #[test]
-fn flipped_byte_in_a_segment_that_is_not_the_last_is_corrupt() {
+fn wal_flipped_byte_in_a_segment_that_is_not_the_last_is_corrupt() {
     let tmp = TempDir::new().unwrap();
     let (wal, _, _) = open(tmp.path());
     wal.append(b"first segment, record one").unwrap();
@@ -259,7 +259,7 @@ fn flipped_byte_in_a_segment_that_is_not_the_last_is_corrupt() {
 }
 
 #[test]
-fn bad_segment_headers_are_corrupt() {
+fn wal_bad_segment_headers_are_corrupt() {
     let tmp = TempDir::new().unwrap();
     let pristine = tmp.path().join("pristine");
     write_segment_one(&pristine, &[b"x".to_vec()]);
@@ -315,7 +315,7 @@ fn bad_segment_headers_are_corrupt() {
 }
 
 #[test]
-fn missing_middle_segment_is_corrupt_and_leftovers_are_handled() {
+fn wal_missing_middle_segment_is_corrupt_and_leftovers_are_handled() {
     let tmp = TempDir::new().unwrap();
     let (wal, _, _) = open(tmp.path());
     for _ in 0..3 {
@@ -353,7 +353,7 @@ proptest! {
     /// exactly the records that end at or before the cut are replayed, a cut inside a
     /// record is reported as a torn tail, and appends after recovery survive a reopen.
     #[test]
-    fn random_sizes_and_truncation_points(
+    fn wal_random_sizes_and_truncation_points(
         sizes in prop::collection::vec(0usize..600, 1..24),
         cut_fraction in 0.0f64..=1.0,
     ) {

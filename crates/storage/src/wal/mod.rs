@@ -23,7 +23,7 @@
 //! |-------:|-----:|------------|----------------------------------------------------|
 //! | 0      | 8    | magic      | `53 54 52 41 57 41 4C 00` (`b"STRAWAL\0"`)         |
 //! | 8      | 4    | version    | u32, format version, `1`                           |
-//! | 12     | 4+4  | segment id | u64, equal to the id in the file name              |
+//! | 12     | 8    | segment id | u64, equal to the id in the file name              |
 //! | 20     | 4    | header CRC | u32, CRC-32 of bytes 0..20                         |
 //!
 //! Record frame (8 + `len` bytes), repeated:

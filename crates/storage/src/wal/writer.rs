@@ -215,8 +215,11 @@ impl Wal {
     /// lies in a segment with a smaller id.
     pub fn rotate(&self) -> Result<u64, WalError> {
         let state = self.wait_for_leadership()?;
-        drop(self.lead(state, Lead::Rotate)?);
-        Ok(self.active_segment())
+        let (state, _) = self.lead(state, Lead::Rotate)?;
+        // Read the id while still holding `state`, so no other rotation can slip in.
+        let id = self.active_segment();
+        drop(state);
+        Ok(id)
     }
 
     /// Deletes the segment files with an id smaller than `id`, oldest first, then fsyncs
