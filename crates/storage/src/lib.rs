@@ -4,6 +4,7 @@
 //! - [`model`]: ids, field types and values shared by every module.
 //! - [`wal`]: per-shard write-ahead log: segments of length- and CRC-framed records, group
 //!   commit, torn-tail recovery.
+//! - [`part`]: immutable columnar part files: checksummed codec blocks, pre-aggregates, index.
 //! - [`series`]: per-shard series index: raw series key → id without allocating, tag
 //!   postings for filters, persisted as a log of new series.
 //!
@@ -24,6 +25,7 @@ pub mod manifest;
 pub mod memtable;
 pub mod model;
 pub mod options;
+pub mod part;
 pub mod series;
 #[allow(dead_code)] // TEMP: used by the engine, being wired in
 mod varint;

@@ -1,0 +1,321 @@
+//! The fixed parts of the file (header, footer) and the byte-level helpers the index is made
+//! of (LEB128 varints, zig-zag, raw f64, CRC32). Kept apart from [`super::writer`] and
+//! [`super::reader`] so that both sides of every field are in one file.
+
+use std::path::Path;
+
+use crate::error::StorageError;
+use crate::model::Timestamp;
+
+/// First bytes of every part file.
+pub const HEADER_MAGIC: [u8; 8] = *b"STRAPART";
+/// Last bytes of every part file: a file that does not end with them was not finished.
+pub const FOOTER_MAGIC: [u8; 8] = *b"STRAPEND";
+/// The format version written in the header and the footer. Bump it (and keep a reader for
+/// the old one) on any change to the bytes.
+pub const FORMAT_VERSION: u32 = 1;
+/// Header: magic (8), version (4), CRC32 of the 12 preceding bytes (4).
+pub const HEADER_LEN: u64 = 16;
+/// Footer: see the table in the module docs.
+pub const FOOTER_LEN: u64 = 72;
+
+/// Most rows in one chunk (one block per column). Blocks of a few thousand rows let the
+/// timestamp and integer codecs reach their steady-state ratio (frames of bit-packed deltas
+/// amortise their headers), while a query that needs one row decodes at most 4,096 values
+/// per column; the per-chunk index entry (~20 bytes per column) stays under 0.01 byte per
+/// point. A day of 10 s samples (8,640 rows) becomes 3 chunks of 2,880.
+pub const MAX_ROWS_PER_CHUNK: usize = 4096;
+
+/// Largest decompressed index a reader accepts, so a corrupt length cannot make it allocate
+/// without bound. 1 GiB is ~10x the index of a part holding 1M series of one day of data.
+pub const MAX_INDEX_RAW_BYTES: u64 = 1 << 30;
+
+/// zstd level for the index: level 3 is zstd's default, fast enough that compressing the
+/// index is a small fraction of writing the part.
+pub const INDEX_ZSTD_LEVEL: i32 = 3;
+
+/// The 16-byte file header.
+pub fn encode_header() -> [u8; HEADER_LEN as usize] {
+    let mut out = [0u8; HEADER_LEN as usize];
+    out[..8].copy_from_slice(&HEADER_MAGIC);
+    out[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    let crc = crc32fast::hash(&out[..12]);
+    out[12..16].copy_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// Checks the 16-byte header.
+pub fn check_header(path: &Path, bytes: &[u8; HEADER_LEN as usize]) -> Result<(), StorageError> {
+    if bytes[..8] != HEADER_MAGIC {
+        return Err(corrupt(path, 0, "bad header magic: not a Strata part"));
+    }
+    if crc32fast::hash(&bytes[..12]) != le_u32(&bytes[12..16]) {
+        return Err(corrupt(path, 12, "header checksum mismatch"));
+    }
+    let version = le_u32(&bytes[8..12]);
+    if version != FORMAT_VERSION {
+        return Err(corrupt(
+            path,
+            8,
+            format!("unsupported format version {version} (this build reads {FORMAT_VERSION})"),
+        ));
+    }
+    Ok(())
+}
+
+/// The fixed-size footer: where the index is and what the part holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footer {
+    /// File offset of the index (= end of the data blocks).
+    pub index_offset: u64,
+    /// Index bytes as stored (compressed or not).
+    pub index_stored_len: u64,
+    /// Index bytes after decompression; equal to the stored length when it is not compressed.
+    pub index_raw_len: u64,
+    /// CRC32 of the stored index bytes.
+    pub index_crc: u32,
+    /// Number of series.
+    pub series: u32,
+    /// Number of rows, all series.
+    pub rows: u64,
+    /// Smallest timestamp (`i64::MAX` when the part is empty).
+    pub min_time: Timestamp,
+    /// Largest timestamp (`i64::MIN` when the part is empty).
+    pub max_time: Timestamp,
+}
+
+impl Footer {
+    /// The footer's bytes.
+    pub fn encode(&self) -> [u8; FOOTER_LEN as usize] {
+        let mut out = [0u8; FOOTER_LEN as usize];
+        out[0..8].copy_from_slice(&self.index_offset.to_le_bytes());
+        out[8..16].copy_from_slice(&self.index_stored_len.to_le_bytes());
+        out[16..24].copy_from_slice(&self.index_raw_len.to_le_bytes());
+        out[24..28].copy_from_slice(&self.index_crc.to_le_bytes());
+        out[28..32].copy_from_slice(&self.series.to_le_bytes());
+        out[32..40].copy_from_slice(&self.rows.to_le_bytes());
+        out[40..48].copy_from_slice(&self.min_time.to_le_bytes());
+        out[48..56].copy_from_slice(&self.max_time.to_le_bytes());
+        out[56..60].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        let crc = crc32fast::hash(&out[..60]);
+        out[60..64].copy_from_slice(&crc.to_le_bytes());
+        out[64..72].copy_from_slice(&FOOTER_MAGIC);
+        out
+    }
+
+    /// Parses and checks the footer found at file offset `at`.
+    pub fn decode(
+        path: &Path,
+        at: u64,
+        b: &[u8; FOOTER_LEN as usize],
+    ) -> Result<Self, StorageError> {
+        if b[64..72] != FOOTER_MAGIC {
+            return Err(corrupt(
+                path,
+                at + 64,
+                "bad footer magic: part not finished or truncated",
+            ));
+        }
+        if crc32fast::hash(&b[..60]) != le_u32(&b[60..64]) {
+            return Err(corrupt(path, at + 60, "footer checksum mismatch"));
+        }
+        let version = le_u32(&b[56..60]);
+        if version != FORMAT_VERSION {
+            return Err(corrupt(
+                path,
+                at + 56,
+                format!("unsupported footer version {version}"),
+            ));
+        }
+        Ok(Self {
+            index_offset: le_u64(&b[0..8]),
+            index_stored_len: le_u64(&b[8..16]),
+            index_raw_len: le_u64(&b[16..24]),
+            index_crc: le_u32(&b[24..28]),
+            series: le_u32(&b[28..32]),
+            rows: le_u64(&b[32..40]),
+            min_time: le_u64(&b[40..48]) as i64,
+            max_time: le_u64(&b[48..56]) as i64,
+        })
+    }
+}
+
+/// A [`StorageError::Corrupt`].
+pub fn corrupt(path: &Path, offset: u64, reason: impl Into<String>) -> StorageError {
+    StorageError::Corrupt {
+        path: path.to_path_buf(),
+        offset,
+        reason: reason.into(),
+    }
+}
+
+fn le_u32(b: &[u8]) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(&b[..4]);
+    u32::from_le_bytes(a)
+}
+
+fn le_u64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    u64::from_le_bytes(a)
+}
+
+/// Appends `v` as an LEB128 varint (7 bits a byte, low group first).
+pub fn put_varint(out: &mut Vec<u8>, mut v: u128) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Appends a u64 varint.
+pub fn put_u64(out: &mut Vec<u8>, v: u64) {
+    put_varint(out, u128::from(v));
+}
+
+/// Appends a zig-zag varint of a signed value (0, -1, 1, -2 → 0, 1, 2, 3).
+pub fn put_i128(out: &mut Vec<u8>, v: i128) {
+    put_varint(out, ((v << 1) ^ (v >> 127)) as u128);
+}
+
+/// Appends a zig-zag varint of an i64.
+pub fn put_i64(out: &mut Vec<u8>, v: i64) {
+    put_i128(out, i128::from(v));
+}
+
+/// A cursor over the decompressed index. Every read checks bounds and reports the offset
+/// (within the index) of what was wrong, so that a corrupt index is an error, never a panic.
+pub struct IndexCursor<'a> {
+    bytes: &'a [u8],
+    /// Position in `bytes`.
+    pub pos: usize,
+}
+
+impl<'a> IndexCursor<'a> {
+    /// A cursor at `pos`.
+    pub fn new(bytes: &'a [u8], pos: usize) -> Self {
+        Self { bytes, pos }
+    }
+
+    /// Whether every byte has been read.
+    pub fn at_end(&self) -> bool {
+        self.pos >= self.bytes.len()
+    }
+
+    /// One byte.
+    pub fn byte(&mut self) -> Result<u8, String> {
+        let b = *self
+            .bytes
+            .get(self.pos)
+            .ok_or("index ends inside an entry")?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    /// Four raw little-endian bytes.
+    pub fn u32_le(&mut self) -> Result<u32, String> {
+        let b = self
+            .bytes
+            .get(self.pos..self.pos + 4)
+            .ok_or("index ends inside an entry")?;
+        self.pos += 4;
+        Ok(le_u32(b))
+    }
+
+    /// Eight raw little-endian bytes as an f64.
+    pub fn f64_le(&mut self) -> Result<f64, String> {
+        let b = self
+            .bytes
+            .get(self.pos..self.pos + 8)
+            .ok_or("index ends inside an entry")?;
+        self.pos += 8;
+        Ok(f64::from_bits(le_u64(b)))
+    }
+
+    /// An LEB128 varint of at most 128 bits.
+    pub fn varint(&mut self) -> Result<u128, String> {
+        let mut v = 0u128;
+        for shift in (0..128).step_by(7) {
+            let b = self.byte()?;
+            let part = u128::from(b & 0x7f);
+            if shift == 126 && part > 3 {
+                return Err("varint overflows 128 bits".into());
+            }
+            v |= part << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err("varint longer than 19 bytes".into())
+    }
+
+    /// A varint that must fit in a u64.
+    pub fn u64(&mut self) -> Result<u64, String> {
+        u64::try_from(self.varint()?).map_err(|_| "varint over u64".to_string())
+    }
+
+    /// A varint that must fit in a u32.
+    pub fn u32(&mut self) -> Result<u32, String> {
+        u32::try_from(self.varint()?).map_err(|_| "varint over u32".to_string())
+    }
+
+    /// A zig-zag varint.
+    pub fn i128(&mut self) -> Result<i128, String> {
+        let z = self.varint()?;
+        Ok((z >> 1) as i128 ^ -((z & 1) as i128))
+    }
+
+    /// A zig-zag varint that must fit in an i64.
+    pub fn i64(&mut self) -> Result<i64, String> {
+        i64::try_from(self.i128()?).map_err(|_| "signed varint over i64".to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip_at_the_limits() {
+        let mut out = Vec::new();
+        let unsigned = [0u128, 1, 127, 128, u128::from(u64::MAX), u128::MAX];
+        let signed = [0i128, -1, 1, i128::from(i64::MIN), i128::MIN, i128::MAX];
+        for v in unsigned {
+            put_varint(&mut out, v);
+        }
+        for v in signed {
+            put_i128(&mut out, v);
+        }
+        let mut c = IndexCursor::new(&out, 0);
+        for v in unsigned {
+            assert_eq!(c.varint().unwrap(), v);
+        }
+        for v in signed {
+            assert_eq!(c.i128().unwrap(), v);
+        }
+        assert!(c.at_end());
+        // One bit past u128 is rejected.
+        let mut over = vec![0xffu8; 18];
+        over.push(0x04);
+        assert!(IndexCursor::new(&over, 0).varint().is_err());
+    }
+
+    #[test]
+    fn header_and_footer_round_trip() {
+        let path = Path::new("x");
+        check_header(path, &encode_header()).unwrap();
+        let footer = Footer {
+            index_offset: 16,
+            index_stored_len: 3,
+            index_raw_len: 9,
+            index_crc: 7,
+            series: 2,
+            rows: 5,
+            min_time: -4,
+            max_time: i64::MAX,
+        };
+        assert_eq!(Footer::decode(path, 0, &footer.encode()).unwrap(), footer);
+    }
+}

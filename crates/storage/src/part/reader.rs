@@ -1,0 +1,326 @@
+//! Reads a part: checks header, footer and index once at open, keeps the raw index and a
+//! small directory (one entry per series), and parses chunk entries and reads blocks on
+//! demand with positional reads, so one reader serves many threads.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::column::SeriesData;
+use crate::error::StorageError;
+use crate::model::{FieldId, FieldType, SeriesId, TableId, Timestamp};
+
+use super::chunk::{BlockRef, ChunkMeta, ColumnMeta, concat};
+use super::format::{
+    FOOTER_LEN, Footer, HEADER_LEN, IndexCursor, MAX_INDEX_RAW_BYTES, check_header, corrupt,
+};
+use super::writer::PartSummary;
+
+/// Where one series' entries are: 24 bytes a series, so 100k series cost 2.4 MB.
+#[derive(Debug, Clone, Copy)]
+struct DirEntry {
+    series: SeriesId,
+    table: TableId,
+    /// Offset in the decompressed index of the series' chunk count.
+    index_offset: usize,
+    /// File offset of the series' first block.
+    data_offset: u64,
+}
+
+/// An open part file. `Send + Sync`: reads go through `read_exact_at` on a shared file.
+#[derive(Debug)]
+pub struct PartReader {
+    path: PathBuf,
+    file: File,
+    summary: PartSummary,
+    /// The decompressed index.
+    index: Vec<u8>,
+    /// File offset of the index: also the end of the data blocks.
+    index_offset: u64,
+    /// Sorted by series id.
+    directory: Vec<DirEntry>,
+}
+
+impl PartReader {
+    /// Opens and checks the part at `path`: header, footer, index checksum, and every entry
+    /// of the index (ids, counts, time ranges, block positions) against the footer. A part
+    /// that opens has a consistent index; its blocks are checked as they are read.
+    pub fn open(path: &Path) -> Result<Self, StorageError> {
+        let file = File::open(path).map_err(|e| StorageError::io("cannot open part", path, e))?;
+        let file_len = file
+            .metadata()
+            .map_err(|e| StorageError::io("cannot stat part", path, e))?
+            .len();
+        if file_len < HEADER_LEN + FOOTER_LEN {
+            return Err(corrupt(
+                path,
+                0,
+                format!("{file_len} bytes is too short for a part"),
+            ));
+        }
+        let read = |offset: u64, buf: &mut [u8]| {
+            file.read_exact_at(buf, offset)
+                .map_err(|e| StorageError::io("cannot read part", path, e))
+        };
+        let mut header = [0u8; HEADER_LEN as usize];
+        read(0, &mut header)?;
+        check_header(path, &header)?;
+        let footer_at = file_len - FOOTER_LEN;
+        let mut footer = [0u8; FOOTER_LEN as usize];
+        read(footer_at, &mut footer)?;
+        let footer = Footer::decode(path, footer_at, &footer)?;
+        let index_at = footer.index_offset;
+        if index_at < HEADER_LEN
+            || index_at.checked_add(footer.index_stored_len) != Some(footer_at)
+            || footer.index_raw_len > MAX_INDEX_RAW_BYTES
+            || footer.index_stored_len > footer.index_raw_len
+        {
+            return Err(corrupt(
+                path,
+                footer_at,
+                "footer index position or lengths are impossible",
+            ));
+        }
+        let mut stored = vec![0u8; footer.index_stored_len as usize];
+        read(index_at, &mut stored)?;
+        if crc32fast::hash(&stored) != footer.index_crc {
+            return Err(corrupt(path, index_at, "index checksum mismatch"));
+        }
+        // The writer compresses only when that is strictly smaller.
+        let index = if footer.index_stored_len == footer.index_raw_len {
+            stored
+        } else {
+            zstd::bulk::decompress(&stored, footer.index_raw_len as usize)
+                .ok()
+                .filter(|raw| raw.len() as u64 == footer.index_raw_len)
+                .ok_or_else(|| corrupt(path, index_at, "index does not decompress to its length"))?
+        };
+        let mut reader = Self {
+            path: path.to_path_buf(),
+            file,
+            summary: PartSummary {
+                path: path.to_path_buf(),
+                file_bytes: file_len,
+                series: footer.series,
+                rows: footer.rows,
+                points: 0,
+                min_time: footer.min_time,
+                max_time: footer.max_time,
+            },
+            index,
+            index_offset: index_at,
+            directory: Vec::new(),
+        };
+        let mut cursor = IndexCursor::new(&reader.index, 0);
+        let directory =
+            check_index(&mut cursor, &footer, &mut reader.summary.points).map_err(|reason| {
+                corrupt(
+                    path,
+                    index_at,
+                    format!("index byte {}: {reason}", cursor.pos),
+                )
+            })?;
+        reader.directory = directory;
+        Ok(reader)
+    }
+
+    /// What the part holds.
+    pub fn summary(&self) -> &PartSummary {
+        &self.summary
+    }
+
+    /// Every series with its table, by increasing series id.
+    pub fn series_ids(&self) -> impl Iterator<Item = (SeriesId, TableId)> + '_ {
+        self.directory.iter().map(|d| (d.series, d.table))
+    }
+
+    /// Whether the part holds rows of `series`.
+    pub fn has_series(&self, series: SeriesId) -> bool {
+        self.entry(series).is_some()
+    }
+
+    fn entry(&self, series: SeriesId) -> Option<&DirEntry> {
+        self.directory
+            .binary_search_by_key(&series, |d| d.series)
+            .ok()
+            .map(|i| &self.directory[i])
+    }
+
+    /// The chunks of `series` in time order (empty when the part does not hold it).
+    pub fn chunks(&self, series: SeriesId) -> Result<Vec<ChunkMeta>, StorageError> {
+        let Some(entry) = self.entry(series) else {
+            return Ok(Vec::new());
+        };
+        let mut c = IndexCursor::new(&self.index, entry.index_offset);
+        let mut data_offset = entry.data_offset;
+        let parse = |c: &mut IndexCursor<'_>, data_offset: &mut u64| {
+            let n = c.u64()?;
+            (0..n)
+                .map(|_| ChunkMeta::parse(c, data_offset))
+                .collect::<Result<Vec<_>, String>>()
+        };
+        parse(&mut c, &mut data_offset).map_err(|reason| {
+            corrupt(
+                &self.path,
+                self.index_offset,
+                format!("index byte {}: {reason}", c.pos),
+            )
+        })
+    }
+
+    /// Decodes `fields` of `chunk` (`None` = every column; fields the chunk lacks are
+    /// skipped), checking each block's CRC32 right after reading it.
+    pub fn read_chunk(
+        &self,
+        chunk: &ChunkMeta,
+        fields: Option<&[FieldId]>,
+    ) -> Result<SeriesData, StorageError> {
+        let columns: Vec<&ColumnMeta> = chunk
+            .columns
+            .iter()
+            .filter(|c| fields.is_none_or(|f| f.contains(&c.field)))
+            .collect();
+        // Blocks are in file order; adjacent ones are read with one system call.
+        let mut blocks = vec![chunk.time_block];
+        for c in &columns {
+            blocks.extend(c.presence);
+            blocks.push(c.values);
+        }
+        let mut runs: Vec<(u64, Vec<u8>)> = Vec::new();
+        let mut start = 0;
+        for i in 0..blocks.len() {
+            if i + 1 == blocks.len() || blocks[i + 1].offset != blocks[i].end() {
+                let (from, to) = (blocks[start].offset, blocks[i].end());
+                if to > self.index_offset || from > to {
+                    return Err(corrupt(
+                        &self.path,
+                        from,
+                        "block lies outside the data region",
+                    ));
+                }
+                let mut buf = vec![0u8; (to - from) as usize];
+                self.file
+                    .read_exact_at(&mut buf, from)
+                    .map_err(|e| StorageError::io("cannot read part", &self.path, e))?;
+                runs.push((from, buf));
+                start = i + 1;
+            }
+        }
+        let bytes = |b: &BlockRef| -> &[u8] {
+            runs.iter()
+                .find(|(from, buf)| *from <= b.offset && b.end() <= from + buf.len() as u64)
+                .map_or(&[][..], |(from, buf)| {
+                    &buf[(b.offset - from) as usize..(b.end() - from) as usize]
+                })
+        };
+        for b in &blocks {
+            if crc32fast::hash(bytes(b)) != b.crc {
+                return Err(corrupt(&self.path, b.offset, "block checksum mismatch"));
+            }
+        }
+        let data = chunk
+            .decode(&columns, bytes)
+            .map_err(|(offset, reason)| corrupt(&self.path, offset, reason))?;
+        // Validate right after reading.
+        data.check()
+            .map_err(|e| corrupt(&self.path, chunk.time_block.offset, e))?;
+        Ok(data)
+    }
+
+    /// The rows of `series` with `start <= time < end`, `fields` only (`None` = all);
+    /// `None` when the part has no such rows. Chunks outside the range are not read.
+    pub fn read_series(
+        &self,
+        series: SeriesId,
+        start: Timestamp,
+        end: Timestamp,
+        fields: Option<&[FieldId]>,
+    ) -> Result<Option<SeriesData>, StorageError> {
+        let mut parts = Vec::new();
+        for chunk in self.chunks(series)? {
+            if chunk.max_time < start || chunk.min_time >= end {
+                continue;
+            }
+            let data = self.read_chunk(&chunk, fields)?;
+            if chunk.min_time >= start && chunk.max_time < end {
+                parts.push(data);
+            } else {
+                parts.push(data.slice_time(start, end));
+            }
+        }
+        if parts.iter().all(|p| p.rows() == 0) {
+            return Ok(None);
+        }
+        let data = concat(parts)
+            .ok_or_else(|| corrupt(&self.path, self.index_offset, "field changes type"))?;
+        data.check()
+            .map_err(|e| corrupt(&self.path, self.index_offset, e))?;
+        Ok(Some(data))
+    }
+}
+
+/// Walks the whole index once: every entry must parse, ids increase, chunks of a series
+/// increase in time and keep each field's type, blocks tile the data region exactly, and
+/// the totals match the footer. Returns the directory; adds the value count to `points`.
+fn check_index(
+    c: &mut IndexCursor<'_>,
+    footer: &Footer,
+    points: &mut u64,
+) -> Result<Vec<DirEntry>, String> {
+    let mut directory: Vec<DirEntry> = Vec::new();
+    let mut data_offset = HEADER_LEN;
+    let (mut rows, mut min_time, mut max_time) = (0u64, i64::MAX, i64::MIN);
+    let mut types: Vec<(FieldId, FieldType)> = Vec::new();
+    while !c.at_end() {
+        let series = c.u32()?;
+        if directory.last().is_some_and(|d| d.series >= series) {
+            return Err(format!("series {series} out of order"));
+        }
+        let table = c.u32()?;
+        directory.push(DirEntry {
+            series,
+            table,
+            index_offset: c.pos,
+            data_offset,
+        });
+        let chunks = c.u64()?;
+        if chunks == 0 {
+            return Err(format!("series {series} has no chunks"));
+        }
+        let mut last_time: Option<Timestamp> = None;
+        types.clear();
+        for _ in 0..chunks {
+            let chunk = ChunkMeta::parse(c, &mut data_offset)?;
+            if last_time.is_some_and(|t| t >= chunk.min_time) {
+                return Err(format!("series {series}: chunks overlap in time"));
+            }
+            last_time = Some(chunk.max_time);
+            rows += u64::from(chunk.rows);
+            min_time = min_time.min(chunk.min_time);
+            max_time = max_time.max(chunk.max_time);
+            for col in &chunk.columns {
+                *points += u64::from(col.preagg.count());
+                match types.binary_search_by_key(&col.field, |t| t.0) {
+                    Ok(i) if types[i].1 != col.field_type => {
+                        return Err(format!("series {series}: field {} changes type", col.field));
+                    }
+                    Ok(_) => {}
+                    Err(i) => types.insert(i, (col.field, col.field_type)),
+                }
+            }
+        }
+    }
+    if directory.len() as u64 != u64::from(footer.series)
+        || rows != footer.rows
+        || (min_time, max_time) != (footer.min_time, footer.max_time)
+    {
+        return Err("index totals disagree with the footer".into());
+    }
+    if data_offset != footer.index_offset {
+        return Err(format!(
+            "blocks end at {data_offset}, index starts at {}",
+            footer.index_offset
+        ));
+    }
+    Ok(directory)
+}

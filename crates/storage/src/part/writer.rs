@@ -1,0 +1,278 @@
+//! Writes a part: series in id order, each cut into chunks, each chunk's blocks back to back,
+//! the index kept in memory and written at the end with the footer.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use strata_codec as codec;
+
+use crate::column::{SeriesData, Values};
+use crate::error::StorageError;
+use crate::model::{SeriesId, TableId, Timestamp};
+
+use super::format::{
+    FOOTER_LEN, Footer, INDEX_ZSTD_LEVEL, MAX_ROWS_PER_CHUNK, encode_header, put_i64, put_u64,
+};
+use super::preagg::PreAgg;
+
+/// What a finished part holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartSummary {
+    /// The part file.
+    pub path: PathBuf,
+    /// Size of the file in bytes.
+    pub file_bytes: u64,
+    /// Number of series.
+    pub series: u32,
+    /// Number of rows, all series.
+    pub rows: u64,
+    /// Number of present field values, all series and columns.
+    pub points: u64,
+    /// Smallest timestamp (`i64::MAX` for an empty part, so that `min_time > max_time`).
+    pub min_time: Timestamp,
+    /// Largest timestamp (`i64::MIN` for an empty part).
+    pub max_time: Timestamp,
+}
+
+/// Writes one part file. Call [`PartWriter::write_series`] in increasing series id order,
+/// then [`PartWriter::finish`]; a writer dropped before `finish` leaves a file without a
+/// footer, which [`super::PartReader::open`] rejects.
+pub struct PartWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+    /// Bytes written so far = file offset of the next block.
+    offset: u64,
+    index: Vec<u8>,
+    last_series: Option<SeriesId>,
+    series: u32,
+    rows: u64,
+    points: u64,
+    min_time: Timestamp,
+    max_time: Timestamp,
+    /// Set while a series is half written and left set if that fails: the file's blocks
+    /// and the index no longer agree, so every later call is refused.
+    broken: bool,
+    block: Vec<u8>,
+}
+
+/// Buffer size of the file writer: large enough that blocks of a few KiB go out in few
+/// system calls.
+const WRITE_BUFFER_BYTES: usize = 1 << 20;
+
+impl PartWriter {
+    /// Creates the part file at `path`, which must not exist (parts are immutable: an
+    /// existing file is never overwritten), and writes the header.
+    pub fn create(path: &Path) -> Result<Self, StorageError> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| StorageError::io("cannot create part", path, e))?;
+        let mut writer = Self {
+            path: path.to_path_buf(),
+            out: BufWriter::with_capacity(WRITE_BUFFER_BYTES, file),
+            offset: 0,
+            index: Vec::new(),
+            last_series: None,
+            series: 0,
+            rows: 0,
+            points: 0,
+            min_time: i64::MAX,
+            max_time: i64::MIN,
+            broken: false,
+            block: Vec::new(),
+        };
+        writer.write(&encode_header())?;
+        Ok(writer)
+    }
+
+    /// Appends the rows of `series` (of table `table`). Series ids must be strictly
+    /// increasing across calls and `data` must hold at least one row and pass
+    /// [`SeriesData::check`]; otherwise [`StorageError::Invalid`] and nothing is written.
+    pub fn write_series(
+        &mut self,
+        series: SeriesId,
+        table: TableId,
+        data: &SeriesData,
+    ) -> Result<(), StorageError> {
+        if self.broken {
+            return Err(StorageError::Invalid(format!(
+                "part \"{}\": an earlier write failed",
+                self.path.display()
+            )));
+        }
+        if self.last_series.is_some_and(|last| series <= last) {
+            return Err(StorageError::Invalid(format!(
+                "part \"{}\": series {series} written after series {:?}: ids must increase",
+                self.path.display(),
+                self.last_series
+            )));
+        }
+        // Validate right before writing: a bad SeriesData must not become a bad file.
+        data.check().map_err(|e| {
+            StorageError::Invalid(format!(
+                "part \"{}\": series {series}: {e}",
+                self.path.display()
+            ))
+        })?;
+        let (Some(&first), Some(&last)) = (data.times.first(), data.times.last()) else {
+            return Err(StorageError::Invalid(format!(
+                "part \"{}\": series {series} has no rows",
+                self.path.display()
+            )));
+        };
+        self.broken = true;
+        let rows = data.rows();
+        let chunks = rows.div_ceil(MAX_ROWS_PER_CHUNK);
+        put_u64(&mut self.index, u64::from(series));
+        put_u64(&mut self.index, u64::from(table));
+        put_u64(&mut self.index, chunks as u64);
+        // Value index where each column's next chunk starts.
+        let mut value_at = vec![0usize; data.columns.len()];
+        let mut from = 0;
+        for chunk in 0..chunks {
+            // Even split: the first `rows % chunks` chunks get one row more, no tiny tail.
+            let to = from + rows / chunks + usize::from(chunk < rows % chunks);
+            self.write_chunk(data, from, to, &mut value_at)?;
+            from = to;
+        }
+        self.last_series = Some(series);
+        self.series += 1;
+        self.rows += rows as u64;
+        self.min_time = self.min_time.min(first);
+        self.max_time = self.max_time.max(last);
+        self.broken = false;
+        Ok(())
+    }
+
+    /// Writes the blocks of rows `from..to` and appends their index entry.
+    fn write_chunk(
+        &mut self,
+        data: &SeriesData,
+        from: usize,
+        to: usize,
+        value_at: &mut [usize],
+    ) -> Result<(), StorageError> {
+        let times = &data.times[from..to];
+        put_u64(&mut self.index, times.len() as u64);
+        put_i64(&mut self.index, times[0]);
+        put_u64(
+            &mut self.index,
+            times[times.len() - 1].wrapping_sub(times[0]) as u64,
+        );
+        self.block.clear();
+        codec::timestamp::encode(times, &mut self.block);
+        self.write_block()?;
+
+        let present: Vec<usize> = data
+            .columns
+            .iter()
+            .map(|c| {
+                c.present
+                    .as_ref()
+                    .map_or(to - from, |p| p[from..to].iter().filter(|x| **x).count())
+            })
+            .collect();
+        put_u64(
+            &mut self.index,
+            present.iter().filter(|n| **n > 0).count() as u64,
+        );
+        for ((column, &count), at) in data.columns.iter().zip(&present).zip(value_at.iter_mut()) {
+            // A column without values in this chunk is left out, as slice_rows does.
+            let Some(agg) = PreAgg::compute(&column.values, *at, *at + count) else {
+                continue;
+            };
+            put_u64(&mut self.index, u64::from(column.field));
+            self.index.push(column.values.field_type() as u8);
+            self.block.clear();
+            if let Some(p) = column.present.as_ref().filter(|_| count < to - from) {
+                codec::boolean::encode(&p[from..to], &mut self.block);
+                self.write_block()?;
+            } else {
+                put_u64(&mut self.index, 0);
+            }
+            self.block.clear();
+            let range = *at..*at + count;
+            match &column.values {
+                Values::Float(v) => codec::float::encode(&v[range], &mut self.block),
+                Values::Integer(v) => codec::integer::encode(&v[range], &mut self.block),
+                Values::Unsigned(v) => codec::unsigned::encode(&v[range], &mut self.block),
+                Values::Boolean(v) => codec::boolean::encode(&v[range], &mut self.block),
+                Values::String(v) => codec::string::encode(&v[range], &mut self.block),
+            }
+            self.write_block()?;
+            agg.encode(&mut self.index);
+            *at += count;
+            self.points += count as u64;
+        }
+        Ok(())
+    }
+
+    /// Writes `self.block` and appends its length and CRC32 to the index.
+    fn write_block(&mut self) -> Result<(), StorageError> {
+        put_u64(&mut self.index, self.block.len() as u64);
+        self.index
+            .extend_from_slice(&crc32fast::hash(&self.block).to_le_bytes());
+        let block = std::mem::take(&mut self.block);
+        let result = self.write(&block);
+        self.block = block;
+        result
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), StorageError> {
+        self.out
+            .write_all(bytes)
+            .map_err(|e| StorageError::io("cannot write part", &self.path, e))?;
+        self.offset += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Writes the index (zstd-compressed when that is smaller) and the footer, and fsyncs the
+    /// file. Making the part visible (rename, manifest, directory fsync) is the caller's step.
+    pub fn finish(mut self) -> Result<PartSummary, StorageError> {
+        if self.broken {
+            return Err(StorageError::Invalid(format!(
+                "part \"{}\": an earlier write failed",
+                self.path.display()
+            )));
+        }
+        let index = std::mem::take(&mut self.index);
+        let stored = match zstd::bulk::compress(&index, INDEX_ZSTD_LEVEL) {
+            // Strictly smaller, so that "stored length == raw length" means "not compressed".
+            Ok(compressed) if compressed.len() < index.len() => compressed,
+            _ => index.clone(),
+        };
+        let footer = Footer {
+            index_offset: self.offset,
+            index_stored_len: stored.len() as u64,
+            index_raw_len: index.len() as u64,
+            index_crc: crc32fast::hash(&stored),
+            series: self.series,
+            rows: self.rows,
+            min_time: self.min_time,
+            max_time: self.max_time,
+        };
+        self.write(&stored)?;
+        self.write(&footer.encode())?;
+        let file = self
+            .out
+            .into_inner()
+            .map_err(|e| StorageError::io("cannot write part", &self.path, e.into_error()))?;
+        file.sync_all()
+            .map_err(|e| StorageError::io("cannot fsync part", &self.path, e))?;
+        debug_assert_eq!(
+            self.offset,
+            footer.index_offset + footer.index_stored_len + FOOTER_LEN
+        );
+        Ok(PartSummary {
+            path: self.path,
+            file_bytes: self.offset,
+            series: self.series,
+            rows: self.rows,
+            points: self.points,
+            min_time: self.min_time,
+            max_time: self.max_time,
+        })
+    }
+}
