@@ -20,10 +20,16 @@
 //!   decoder shifts in bytes (`x = x << 8 | byte`) while its state is under `2^23`.
 //!
 //! The last `t = min(4, m / 2)` odd-index symbols are not coded: they are packed 5 bits each
-//! (the earliest in the low bits) into `pB`. Decoding symbol by symbol (`s[0]` by A, `s[1]`
-//! by B, ...; slot = `x mod 4096`, `x = freq * (x >> 12) + slot - cum`), A must end at
-//! `2^23 + pA` and B at `2^23 + pB`, where `pA` is `zigzag(first)` if the flag is set
-//! (it must then be `< 2^23`) and 0 otherwise. Any other end state is an error.
+//! (the earliest in the low bits) into `pB`. The decoder takes the coded symbols in index
+//! order (`s[0]` by A, `s[1]` by B, `s[2]` by A, ..., skipping the raw tail), each as:
+//! `slot = x mod 4096`, `s` = the symbol with `cum[s] <= slot < cum[s] + freq[s]`,
+//! `x = freq[s] * (x >> 12) + slot - cum[s]`, then refill. At the end A must hold
+//! `2^23 + pA` and B `2^23 + pB`, where `pA` is `zigzag(first)` if the flag is set (it must
+//! then be `< 2^23`) and 0 otherwise; any other end state is an error. The encoder walks
+//! the same symbols in reverse from those start states: before coding `s` into state `x`
+//! it emits `x mod 256` and shifts `x >>= 8` while `x >= 2^19 * freq[s]`, then sets
+//! `x = (x / freq[s]) * 4096 + x mod freq[s] + cum[s]`; the emitted bytes, reversed, are the
+//! renormalisation bytes. `freq`/`cum` come from row `table_id` of [`crate::rans_tables`].
 
 use std::sync::OnceLock;
 
@@ -40,7 +46,7 @@ const RANS_L: u32 = 1 << 23;
 struct Model {
     freq: [u32; ALPHABET],
     cum: [u32; ALPHABET],
-    /// Per slot of `[0, M)`: `sym << 26 | freq << 13 | (slot - cum[sym])`, so a decode step
+    /// Per slot of `[0, M)`: `freq << 19 | sym << 13 | (slot - cum[sym])`, so a decode step
     /// is one load (the step's latency is the decoder's speed limit).
     slots: Box<[u32; PROB_SCALE as usize]>,
     /// Cost in bits of each symbol, for choosing a table.
@@ -63,7 +69,7 @@ fn models() -> &'static [Model] {
                     freq[s] = f;
                     cum[s] = c;
                     for (i, slot) in slots[c as usize..(c + f) as usize].iter_mut().enumerate() {
-                        *slot = (s as u32) << 26 | f << 13 | i as u32;
+                        *slot = f << 19 | (s as u32) << 13 | i as u32;
                     }
                     c += f;
                     cost_bits[s] = f64::from(PROB_BITS) - f64::from(f).log2();
@@ -148,7 +154,7 @@ fn step(
     pos: &mut usize,
 ) -> Result<u8, CodecError> {
     let e = slots[(*x & (PROB_SCALE - 1)) as usize];
-    let mut y = ((e >> 13) & 0x1fff) * (*x >> PROB_BITS) + (e & 0x1fff);
+    let mut y = (e >> 19) * (*x >> PROB_BITS) + (e & 0x1fff);
     // y >= 2^11 here, so at most two bytes are needed. While four bytes remain, refill
     // without a data-dependent branch.
     if let Some(w) = buf.get(*pos..).and_then(<[u8]>::first_chunk::<4>) {
@@ -167,7 +173,7 @@ fn step(
         }
     }
     *x = y;
-    Ok((e >> 26) as u8)
+    Ok(((e >> 13) & 31) as u8)
 }
 
 /// Decodes `syms.len()` symbols into `syms` and returns the first value (zig-zagged).
@@ -214,8 +220,8 @@ pub(crate) fn decode(r: &mut Reader<'_>, syms: &mut [u8]) -> Result<u64, CodecEr
         let w = u64::from_be_bytes(*w);
         let ea = u64::from(slots[(ya64 & u64::from(PROB_SCALE - 1)) as usize]);
         let eb = u64::from(slots[(yb64 & u64::from(PROB_SCALE - 1)) as usize]);
-        let ya = ((ea >> 13) & 0x1fff) * (ya64 >> PROB_BITS) + (ea & 0x1fff);
-        let yb = ((eb >> 13) & 0x1fff) * (yb64 >> PROB_BITS) + (eb & 0x1fff);
+        let ya = (ea >> 19) * (ya64 >> PROB_BITS) + (ea & 0x1fff);
+        let yb = (eb >> 19) * (yb64 >> PROB_BITS) + (eb & 0x1fff);
         let l = u64::from(RANS_L);
         let ka = u64::from(ya < l) + u64::from(ya < l >> 8);
         let kb = u64::from(yb < l) + u64::from(yb < l >> 8);
@@ -224,8 +230,8 @@ pub(crate) fn decode(r: &mut Reader<'_>, syms: &mut [u8]) -> Result<u64, CodecEr
         let w = w << (8 * ka);
         yb64 = (yb << (8 * kb)) | ((w >> (63 - 8 * kb)) >> 1);
         pos += (ka + kb) as usize;
-        pair[0] = (ea >> 26) as u8;
-        pair[1] = (eb >> 26) as u8;
+        pair[0] = ((ea >> 13) & 31) as u8;
+        pair[1] = ((eb >> 13) & 31) as u8;
     }
     xa = ya64 as u32;
     xb = yb64 as u32;
