@@ -1,4 +1,10 @@
-//! Integer core shared by the integer, unsigned, float-decimal and timestamp columns.
+//! Integer core shared by the integer, unsigned and float-decimal columns.
+//!
+//! Why hand-written rather than pco: on 1,080-value blocks of the TSBS-like integer walk,
+//! pco 1.1 (default level) took 0.352 bytes/point, encoded ~20M and decoded ~150-200M
+//! points/s here; its per-chunk metadata (bins, ANS table) is large next to a 300-byte
+//! block. Static-table rANS takes 0.279 bytes/point, encodes >80M and decodes ~230-290M
+//! points/s on the same (shared, loaded) machine. `examples/ratio.rs` prints both sizes.
 //! Values are handled as `u64` with wrapping arithmetic, so i64 (cast bit-for-bit) and u64
 //! share one implementation and every delta is exact, including across i64::MIN/MAX.
 //!
