@@ -79,3 +79,6 @@ pub use format::{FORMAT_VERSION, MAX_ROWS_PER_CHUNK};
 pub use preagg::PreAgg;
 pub use reader::PartReader;
 pub use writer::{PartSummary, PartWriter};
+
+#[cfg(test)]
+mod tests;
