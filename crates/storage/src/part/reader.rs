@@ -12,7 +12,8 @@ use crate::model::{FieldId, FieldType, SeriesId, TableId, Timestamp};
 
 use super::chunk::{BlockRef, ChunkMeta, ColumnMeta, concat};
 use super::format::{
-    FOOTER_LEN, Footer, HEADER_LEN, IndexCursor, MAX_INDEX_RAW_BYTES, check_header, corrupt,
+    FOOTER_LEN, Footer, HEADER_LEN, IndexCursor, MAX_INDEX_RAW_BYTES, MAX_ROWS_PER_CHUNK,
+    check_header, corrupt,
 };
 use super::writer::PartSummary;
 
@@ -175,6 +176,14 @@ impl PartReader {
         chunk: &ChunkMeta,
         fields: Option<&[FieldId]>,
     ) -> Result<SeriesData, StorageError> {
+        // Chunk metas come from `chunks`, but their fields are public: bound what a
+        // hand-edited one can make us allocate.
+        if chunk.rows == 0 || chunk.rows as usize > MAX_ROWS_PER_CHUNK {
+            return Err(StorageError::Invalid(format!(
+                "chunk of {} rows: not from this part's index",
+                chunk.rows
+            )));
+        }
         let columns: Vec<&ColumnMeta> = chunk
             .columns
             .iter()
