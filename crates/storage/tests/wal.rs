@@ -264,6 +264,60 @@ fn wal_interval_mode_syncs_only_when_due_by_the_injected_clock() {
 }
 
 #[test]
+fn wal_timer_syncs_while_appenders_write_lose_nothing() {
+    let tmp = TempDir::new().unwrap();
+    let (wal, _, _) = open(tmp.path(), WalSync::Interval(Duration::from_millis(1)));
+    let wal = Arc::new(wal);
+    let appenders: Vec<_> = (0..4u32)
+        .map(|t| {
+            let wal = Arc::clone(&wal);
+            std::thread::spawn(move || {
+                for i in 0..1000u32 {
+                    wal.append(&[t.to_le_bytes(), i.to_le_bytes()].concat())
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    // The timer: an injected clock that advances 1 ms per tick, so every tick is due.
+    let t0 = Instant::now();
+    let mut timed_syncs = 0u64;
+    let mut tick = 0u64;
+    while !appenders.iter().all(|h| h.is_finished()) {
+        tick += 1;
+        if wal.sync_if_due(t0 + Duration::from_millis(tick)).unwrap() {
+            timed_syncs += 1;
+        }
+    }
+    for h in appenders {
+        h.join().unwrap();
+    }
+    if wal
+        .sync_if_due(t0 + Duration::from_millis(tick + 1))
+        .unwrap()
+    {
+        timed_syncs += 1;
+    }
+    assert!(timed_syncs >= 1);
+    assert_eq!(wal.syncs(), timed_syncs);
+    // Everything written is synced: an explicit sync has nothing left to do.
+    wal.sync().unwrap();
+    assert_eq!(wal.syncs(), timed_syncs);
+    Arc::try_unwrap(wal).ok().unwrap().close().unwrap();
+
+    let (_wal, replay, records) = open(tmp.path(), WalSync::default());
+    assert_eq!(replay.records, 4000);
+    let mut next = [0u32; 4];
+    for (segment, p) in &records {
+        assert_eq!(*segment, 1);
+        let t = u32::from_le_bytes(p[0..4].try_into().unwrap()) as usize;
+        assert_eq!(u32::from_le_bytes(p[4..8].try_into().unwrap()), next[t]);
+        next[t] += 1;
+    }
+    assert_eq!(next, [1000; 4]);
+}
+
+#[test]
 fn wal_none_mode_and_always_mode_never_sync_on_the_timer() {
     let tmp = TempDir::new().unwrap();
     let t0 = Instant::now();

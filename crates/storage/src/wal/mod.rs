@@ -77,6 +77,7 @@
 //! After an I/O error on the write path, the `Wal` refuses further appends (fail-stop,
 //! see [`WalError::Io`]); reopen it to recover.
 
+mod commit;
 mod error;
 mod files;
 mod format;

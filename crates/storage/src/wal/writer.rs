@@ -1,23 +1,17 @@
 //! The [`Wal`]: opening with replay, group-committed appends, rotation, removal.
 
-use std::fs::{self, File};
-use std::io::Write;
-use std::mem;
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use parking_lot::{Condvar, Mutex, MutexGuard};
+use parking_lot::{Condvar, Mutex};
 
-use super::error::Failure;
-use super::files::{create_segment, open_dir, sync_dir};
+use super::commit::{IoState, Lead, State};
+use super::files::{open_dir, sync_dir};
 use super::format::{RECORD_BYTES_MAX, encode_frame_header, segment_path};
 use super::replay::Replay;
 use super::{WalError, WalOptions, WalSync};
-
-/// Above this capacity the spare write buffer is shrunk after use, so that one burst of
-/// large records does not pin memory for the life of the shard.
-const SPARE_BUFFER_BYTES_MAX: usize = 8 << 20;
 
 /// A shard's write-ahead log. See the [module documentation](super) for the file layout
 /// and the recovery rules.
@@ -28,56 +22,24 @@ const SPARE_BUFFER_BYTES_MAX: usize = 8 << 20;
 /// Group commit: `state` holds the pending bytes and is locked only to copy a record in,
 /// to check a ticket, or to hand the pending bytes to the one thread doing I/O (the
 /// leader, `state.busy`). The leader writes them all with one `write` (and one fsync for
-/// `Always`) under the `io` lock, then wakes every waiting appender at once.
+/// `Always`) under the `io` lock, then wakes every waiting appender at once. `sync` and
+/// `sync_if_due` write as leader but fsync after giving leadership back, so in `Interval`
+/// mode appenders never wait for the timer's fsync.
 pub struct Wal {
-    dir: PathBuf,
-    sync: WalSync,
-    state: Mutex<State>,
+    pub(super) dir: PathBuf,
+    pub(super) sync: WalSync,
+    pub(super) state: Mutex<State>,
     /// Signalled whenever a leader finishes, so waiting appenders re-check their ticket.
-    leader_done: Condvar,
+    pub(super) leader_done: Condvar,
     /// The active segment; locked only by the leader, never while holding `state`.
-    io: Mutex<IoState>,
+    pub(super) io: Mutex<IoState>,
     /// Ids of the segment files that exist, oldest first; the last one is the active one.
     /// Separate so that metrics never wait behind an fsync.
-    segments: Mutex<Vec<u64>>,
-    bytes_written: AtomicU64,
-    syncs: AtomicU64,
-}
-
-struct State {
-    /// Framed records not yet handed to the file.
-    buf: Vec<u8>,
-    /// The buffer the leader takes `buf`'s bytes into, so no allocation per batch.
-    spare: Vec<u8>,
-    /// Sequence number the next appended record gets.
-    next_seq: u64,
-    /// Highest sequence number whose bytes have been written to the file.
-    written_seq: u64,
-    /// Highest sequence number that has been fsynced.
-    synced_seq: u64,
-    /// A leader is doing I/O; others wait on `leader_done`.
-    busy: bool,
-    /// When `sync_if_due` last synced (by the caller's clock); `None` until it first does.
-    last_timed_sync: Option<Instant>,
-    /// Set by the first I/O error on the write path; every later write fails with it.
-    failed: Option<Failure>,
-}
-
-struct IoState {
-    file: File,
-    path: PathBuf,
-    segment_id: u64,
-}
-
-/// What a leader should do besides writing the pending bytes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Lead {
-    /// Write only.
-    Write,
-    /// Write, then fsync if anything is unsynced.
-    Sync,
-    /// Write, fsync, and start the next segment.
-    Rotate,
+    pub(super) segments: Mutex<Vec<u64>>,
+    pub(super) bytes_written: AtomicU64,
+    pub(super) syncs: AtomicU64,
+    /// Serializes fsyncs made outside leadership ([`Wal::sync`], [`Wal::sync_if_due`]).
+    pub(super) aside_sync: Mutex<()>,
 }
 
 impl Wal {
@@ -126,6 +88,7 @@ impl Wal {
             segments: Mutex::new(ids),
             bytes_written: AtomicU64::new(0),
             syncs: AtomicU64::new(0),
+            aside_sync: Mutex::new(()),
         };
         Ok((wal, replay))
     }
@@ -184,7 +147,7 @@ impl Wal {
     /// whatever the [`WalSync`] mode.
     pub fn sync(&self) -> Result<(), WalError> {
         let state = self.wait_for_leadership()?;
-        self.lead(state, Lead::Sync).map(|_| ())
+        self.sync_aside(state).map(|_| ())
     }
 
     /// For [`WalSync::Interval`]: syncs like [`Wal::sync`] if there is unsynced data and
@@ -203,7 +166,7 @@ impl Wal {
         if !due {
             return Ok(false);
         }
-        let (mut state, synced) = self.lead(state, Lead::Sync)?;
+        let (mut state, synced) = self.sync_aside(state)?;
         if synced {
             state.last_timed_sync = Some(now);
         }
@@ -277,107 +240,6 @@ impl Wal {
     /// tail are not counted. With group commit, `syncs() < appends` under concurrency.
     pub fn syncs(&self) -> u64 {
         self.syncs.load(Ordering::Relaxed)
-    }
-
-    /// Waits until no thread is doing I/O; fails if an earlier error poisoned the WAL.
-    fn wait_for_leadership(&self) -> Result<MutexGuard<'_, State>, WalError> {
-        let mut state = self.state.lock();
-        loop {
-            if let Some(failed) = &state.failed {
-                return Err(failed.error());
-            }
-            if !state.busy {
-                return Ok(state);
-            }
-            self.leader_done.wait(&mut state);
-        }
-    }
-
-    /// Does the I/O as leader: takes every pending byte, releases `state`, writes the
-    /// bytes in one call, fsyncs if `lead` asks and something is unsynced, rotates if asked,
-    /// then re-locks `state`, publishes the result and wakes every waiter. Returns the
-    /// re-locked state and whether it fsynced. The caller checked that no leader is busy.
-    fn lead<'a>(
-        &'a self,
-        mut state: MutexGuard<'a, State>,
-        lead: Lead,
-    ) -> Result<(MutexGuard<'a, State>, bool), WalError> {
-        assert!(!state.busy, "one leader at a time");
-        state.busy = true;
-        let mut batch = mem::take(&mut state.spare);
-        mem::swap(&mut batch, &mut state.buf);
-        let last_seq = state.next_seq - 1;
-        let unsynced = state.synced_seq < last_seq;
-        drop(state);
-
-        let result = self.write_batch(&mut self.io.lock(), &batch, lead, unsynced);
-
-        let mut state = self.state.lock();
-        state.busy = false;
-        batch.clear();
-        if batch.capacity() > SPARE_BUFFER_BYTES_MAX {
-            batch.shrink_to(SPARE_BUFFER_BYTES_MAX / 8);
-        }
-        state.spare = batch;
-        match &result {
-            // Records whose fate is unknown (written but perhaps not synced, or synced but
-            // the rotation failed) are reported as failed: the caller reopens and replays.
-            Err(e) => state.failed = Some(Failure::from_error(e)),
-            Ok(synced) => {
-                state.written_seq = last_seq;
-                if *synced || (lead != Lead::Write && !unsynced) {
-                    state.synced_seq = last_seq;
-                }
-            }
-        }
-        self.leader_done.notify_all();
-        result.map(|synced| (state, synced))
-    }
-
-    /// The leader's I/O: one write of `batch`, an fsync if `lead` asks and `unsynced`,
-    /// a new segment for [`Lead::Rotate`]. Returns whether it fsynced.
-    fn write_batch(
-        &self,
-        io: &mut IoState,
-        batch: &[u8],
-        lead: Lead,
-        unsynced: bool,
-    ) -> Result<bool, WalError> {
-        if !batch.is_empty() {
-            io.file
-                .write_all(batch)
-                .map_err(|e| WalError::io("write WAL segment", &io.path, e))?;
-            self.bytes_written
-                .fetch_add(batch.len() as u64, Ordering::Relaxed);
-        }
-        let sync = lead != Lead::Write && unsynced;
-        if sync {
-            io.file
-                .sync_data()
-                .map_err(|e| WalError::io("sync WAL segment", &io.path, e))?;
-            self.syncs.fetch_add(1, Ordering::Relaxed);
-        }
-        if lead == Lead::Rotate {
-            self.start_next_segment(io)?;
-        }
-        Ok(sync)
-    }
-
-    /// Creates segment id + 1 and makes it the active one.
-    fn start_next_segment(&self, io: &mut IoState) -> Result<(), WalError> {
-        let next = io
-            .segment_id
-            .checked_add(1)
-            .ok_or_else(|| WalError::Corrupt {
-                path: io.path.clone(),
-                offset: 0,
-                reason: "segment ids are exhausted".to_string(),
-            })?;
-        io.file = create_segment(&self.dir, next)?;
-        io.path = segment_path(&self.dir, next);
-        io.segment_id = next;
-        self.segments.lock().push(next);
-        Ok(())
     }
 }
 

@@ -1,0 +1,196 @@
+//! Group commit: the state shared by appenders and the leader that does the I/O.
+
+use std::fs::File;
+use std::io::Write;
+use std::mem;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use parking_lot::MutexGuard;
+
+use super::error::Failure;
+use super::files::create_segment;
+use super::format::segment_path;
+use super::{Wal, WalError};
+
+/// Above this capacity the spare write buffer is shrunk after use, so that one burst of
+/// large records does not pin memory for the life of the shard.
+const SPARE_BUFFER_BYTES_MAX: usize = 8 << 20;
+
+pub(super) struct State {
+    /// Framed records not yet handed to the file.
+    pub(super) buf: Vec<u8>,
+    /// The buffer the leader takes `buf`'s bytes into, so no allocation per batch.
+    pub(super) spare: Vec<u8>,
+    /// Sequence number the next appended record gets.
+    pub(super) next_seq: u64,
+    /// Highest sequence number whose bytes have been written to the file.
+    pub(super) written_seq: u64,
+    /// Highest sequence number that has been fsynced.
+    pub(super) synced_seq: u64,
+    /// A leader is doing I/O; others wait on `leader_done`.
+    pub(super) busy: bool,
+    /// When `sync_if_due` last synced (by the caller's clock); `None` until it first does.
+    pub(super) last_timed_sync: Option<Instant>,
+    /// Set by the first I/O error on the write path; every later write fails with it.
+    pub(super) failed: Option<Failure>,
+}
+
+pub(super) struct IoState {
+    pub(super) file: File,
+    pub(super) path: PathBuf,
+    pub(super) segment_id: u64,
+}
+
+/// What a leader should do besides writing the pending bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Lead {
+    /// Write only.
+    Write,
+    /// Write, then fsync if anything is unsynced.
+    Sync,
+    /// Write, fsync, and start the next segment.
+    Rotate,
+}
+
+impl Wal {
+    /// Waits until no thread is doing I/O; fails if an earlier error poisoned the WAL.
+    pub(super) fn wait_for_leadership(&self) -> Result<MutexGuard<'_, State>, WalError> {
+        let mut state = self.state.lock();
+        loop {
+            if let Some(failed) = &state.failed {
+                return Err(failed.error());
+            }
+            if !state.busy {
+                return Ok(state);
+            }
+            self.leader_done.wait(&mut state);
+        }
+    }
+
+    /// Does the I/O as leader: takes every pending byte, releases `state`, writes the
+    /// bytes in one call, fsyncs if `lead` asks and something is unsynced, rotates if asked,
+    /// then re-locks `state`, publishes the result and wakes every waiter. Returns the
+    /// re-locked state and whether it fsynced. The caller checked that no leader is busy.
+    pub(super) fn lead<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+        lead: Lead,
+    ) -> Result<(MutexGuard<'a, State>, bool), WalError> {
+        assert!(!state.busy, "one leader at a time");
+        state.busy = true;
+        let mut batch = mem::take(&mut state.spare);
+        mem::swap(&mut batch, &mut state.buf);
+        let last_seq = state.next_seq - 1;
+        let unsynced = state.synced_seq < last_seq;
+        drop(state);
+
+        let result = self.write_batch(&mut self.io.lock(), &batch, lead, unsynced);
+
+        let mut state = self.state.lock();
+        state.busy = false;
+        batch.clear();
+        if batch.capacity() > SPARE_BUFFER_BYTES_MAX {
+            batch.shrink_to(SPARE_BUFFER_BYTES_MAX / 8);
+        }
+        state.spare = batch;
+        match &result {
+            // Records whose fate is unknown (written but perhaps not synced, or synced but
+            // the rotation failed) are reported as failed: the caller reopens and replays.
+            Err(e) => state.failed = Some(Failure::from_error(e)),
+            Ok(synced) => {
+                state.written_seq = last_seq;
+                if *synced || (lead != Lead::Write && !unsynced) {
+                    state.synced_seq = last_seq;
+                }
+            }
+        }
+        self.leader_done.notify_all();
+        result.map(|synced| (state, synced))
+    }
+
+    /// The leader's I/O: one write of `batch`, an fsync if `lead` asks and `unsynced`,
+    /// a new segment for [`Lead::Rotate`]. Returns whether it fsynced.
+    fn write_batch(
+        &self,
+        io: &mut IoState,
+        batch: &[u8],
+        lead: Lead,
+        unsynced: bool,
+    ) -> Result<bool, WalError> {
+        if !batch.is_empty() {
+            io.file
+                .write_all(batch)
+                .map_err(|e| WalError::io("write WAL segment", &io.path, e))?;
+            self.bytes_written
+                .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        }
+        let sync = lead != Lead::Write && unsynced;
+        if sync {
+            io.file
+                .sync_data()
+                .map_err(|e| WalError::io("sync WAL segment", &io.path, e))?;
+            self.syncs.fetch_add(1, Ordering::Relaxed);
+        }
+        if lead == Lead::Rotate {
+            self.start_next_segment(io)?;
+        }
+        Ok(sync)
+    }
+
+    /// Creates segment id + 1 and makes it the active one.
+    fn start_next_segment(&self, io: &mut IoState) -> Result<(), WalError> {
+        let next = io
+            .segment_id
+            .checked_add(1)
+            .ok_or_else(|| WalError::Corrupt {
+                path: io.path.clone(),
+                offset: 0,
+                reason: "segment ids are exhausted".to_string(),
+            })?;
+        io.file = create_segment(&self.dir, next)?;
+        io.path = segment_path(&self.dir, next);
+        io.segment_id = next;
+        self.segments.lock().push(next);
+        Ok(())
+    }
+
+    /// Writes pending records as leader, then fsyncs a duplicate handle of the active
+    /// segment *after* giving leadership back, so appenders keep writing while the disk
+    /// flushes (the timer's fsync of a second of writes can take long). Records up to the
+    /// ones written here are durable afterwards: they are in this segment, or in an older
+    /// one that `rotate` fsynced. Returns the state re-locked and whether it fsynced.
+    pub(super) fn sync_aside<'a>(
+        &'a self,
+        state: MutexGuard<'a, State>,
+    ) -> Result<(MutexGuard<'a, State>, bool), WalError> {
+        let (state, _) = self.lead(state, Lead::Write)?;
+        if state.synced_seq >= state.written_seq {
+            return Ok((state, false));
+        }
+        let target = state.written_seq;
+        drop(state);
+        let one_at_a_time = self.aside_sync.lock();
+        let (path, file) = {
+            let io = self.io.lock();
+            (io.path.clone(), io.file.try_clone())
+        };
+        let result = file.and_then(|file| file.sync_data());
+        drop(one_at_a_time);
+        let mut state = self.state.lock();
+        match result {
+            Ok(()) => {
+                self.syncs.fetch_add(1, Ordering::Relaxed);
+                state.synced_seq = state.synced_seq.max(target);
+                Ok((state, true))
+            }
+            Err(e) => {
+                let err = WalError::io("sync WAL segment", path, e);
+                state.failed = Some(Failure::from_error(&err));
+                self.leader_done.notify_all();
+                Err(err)
+            }
+        }
+    }
+}
