@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::error::SeriesError;
 use super::intern::{Interner, StrId};
-use super::key::{Hash128, KeyMap, Seeds, canonical_order, write_canonical};
+use super::key::{Hash32, Hash128, KeyMap, Seeds, canonical_order, write_canonical};
 use super::log::{self, MAX_BODY_LEN, SeriesLog, TornTail};
 use super::postings::TableIndex;
 use crate::model::{SeriesId, TableId};
@@ -39,16 +39,16 @@ pub struct SeriesIndex {
     pub(super) strings: Interner,
     /// Shape id → `[table, sorted tag key ids...]`.
     pub(super) shapes: Vec<Box<[u32]>>,
-    pub(super) shape_ids: HashMap<Box<[u32]>, u32>,
+    pub(super) shape_ids: KeyMap<Box<[u32]>, u32>,
     /// Series id → shape id.
     pub(super) series_shape: Vec<u32>,
     /// Series id → offset of its first value id in `values`.
     pub(super) series_values: Vec<u32>,
     /// Value ids of every series, in the order of its shape's keys.
     pub(super) values: Vec<StrId>,
-    /// Canonical key hash → series id.
-    pub(super) canonical: KeyMap<Hash128, SeriesId>,
-    /// Canonical key → id, for series whose hash collided with an earlier series'.
+    /// Canonical key hash (32 bits; every hit is checked against the stored tags) → id.
+    pub(super) canonical: KeyMap<Hash32, SeriesId>,
+    /// Canonical key → id, for series whose 32-bit hash is an earlier series' (~n²/2³³).
     pub(super) canonical_overflow: HashMap<Vec<u8>, SeriesId>,
     /// Raw key hash (table mixed in) → series id: the alias cache.
     pub(super) raw: KeyMap<Hash128, SeriesId>,
@@ -80,7 +80,7 @@ impl SeriesIndex {
             seeds,
             strings: Interner::new(seeds),
             shapes: Vec::new(),
-            shape_ids: HashMap::new(),
+            shape_ids: KeyMap::default(),
             series_shape: Vec::new(),
             series_values: Vec::new(),
             values: Vec::new(),
@@ -104,6 +104,8 @@ impl SeriesIndex {
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, SeriesError> {
         let (mut file, data) = SeriesLog::open(dir.as_ref())?;
         let mut index = Self::new();
+        let (records, tags) = log::count(&data);
+        index.reserve(records, tags);
         let (valid_len, torn_tail) = log::replay(file.path(), &data, |id, table, tags| {
             index.insert_loaded(id, table, tags)
         })?;
@@ -118,6 +120,16 @@ impl SeriesIndex {
         };
         index.log = Some(file);
         Ok(index)
+    }
+
+    /// Makes room for `series` more series with `tags` tags in all, so that loading a log
+    /// grows no table (each growth rehashes every entry).
+    fn reserve(&mut self, series: usize, tags: usize) {
+        self.series_shape.reserve(series);
+        self.series_values.reserve(series);
+        self.alias_counts.reserve(series);
+        self.values.reserve(tags);
+        self.canonical.reserve(series);
     }
 
     /// What [`SeriesIndex::open`] found (zeroes for an index made by [`SeriesIndex::new`]).
@@ -253,7 +265,7 @@ impl SeriesIndex {
         &mut self,
         table: TableId,
         tags: &[(K, V)],
-    ) -> Result<Hash128, SeriesError> {
+    ) -> Result<Hash32, SeriesError> {
         canonical_order(tags, &mut self.order);
         if self.order.len() > MAX_TAGS {
             return Err(SeriesError::TooManyTags {
@@ -289,7 +301,7 @@ impl SeriesIndex {
     /// (at `order`), if any.
     fn find_canonical<K: AsRef<str>, V: AsRef<str>>(
         &self,
-        hash: Hash128,
+        hash: Hash32,
         table: TableId,
         tags: &[(K, V)],
     ) -> Option<SeriesId> {
@@ -313,7 +325,7 @@ impl SeriesIndex {
     /// Creates the next series from the canonical form in `order`/`key_buf`.
     fn create<K: AsRef<str>, V: AsRef<str>>(
         &mut self,
-        hash: Hash128,
+        hash: Hash32,
         table: TableId,
         tags: &[(K, V)],
     ) -> Result<SeriesId, SeriesError> {
@@ -321,23 +333,34 @@ impl SeriesIndex {
             SeriesId::try_from(self.series_count()).map_err(|_| SeriesError::Full("series ids"))?;
         let start =
             u32::try_from(self.values.len()).map_err(|_| SeriesError::Full("tag value slots"))?;
+        // Series mostly arrive in runs of one shape (one table, one key set): if the last
+        // series' shape has these keys, reuse its key ids instead of interning the keys.
+        let last = self.series_shape.last().copied().filter(|&s| {
+            let shape = &self.shapes[s as usize];
+            shape[0] == table
+                && shape.len() == self.order.len() + 1
+                && shape[1..]
+                    .iter()
+                    .zip(&self.order)
+                    .all(|(&key, &i)| self.strings.get(key) == tags[i as usize].0.as_ref())
+        });
         self.shape_buf.clear();
         self.shape_buf.push(table);
-        for &i in &self.order {
+        for (j, &i) in self.order.iter().enumerate() {
             let (k, v) = &tags[i as usize];
-            let ids = self
-                .strings
-                .intern(k.as_ref())
-                .zip(self.strings.intern(v.as_ref()));
-            let Some((k, v)) = ids else {
+            let key = match last {
+                Some(s) => Some(self.shapes[s as usize][j + 1]),
+                None => self.strings.intern(k.as_ref()),
+            };
+            let Some((k, v)) = key.zip(self.strings.intern(v.as_ref())) else {
                 self.values.truncate(start as usize);
                 return Err(SeriesError::Full("interned strings"));
             };
             self.shape_buf.push(k);
             self.values.push(v);
         }
-        let shape = match self.shape_ids.get(self.shape_buf.as_slice()) {
-            Some(&s) => s,
+        let shape = match last.or_else(|| self.shape_ids.get(self.shape_buf.as_slice()).copied()) {
+            Some(s) => s,
             None => {
                 let s = self.shapes.len() as u32;
                 self.shapes.push(self.shape_buf.clone().into_boxed_slice());

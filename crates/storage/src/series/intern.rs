@@ -1,22 +1,22 @@
 //! The index's string interner: every distinct tag key and tag value is stored once, in one
 //! arena, and named by a dense `u32` id.
 
-use super::key::{KeyMap, Seeds, map_bytes};
+use super::key::{Hash32, KeyMap, Seeds, map_bytes};
 
 /// Id of an interned string, dense from 0.
 pub(crate) type StrId = u32;
 
 /// Strings stored back to back in one `String`; string `i` is `arena[ends[i-1]..ends[i]]`.
-/// A string costs its bytes, 4 bytes of end offset and one map entry (16 bytes + control).
+/// A string costs its bytes, 4 bytes of end offset and one map entry (8 bytes + control).
 #[derive(Debug)]
 pub(crate) struct Interner {
     arena: String,
     ends: Vec<u32>,
     /// String hash → id of the first string interned with that hash.
-    by_hash: KeyMap<u64, StrId>,
-    /// Further strings whose 64-bit hash equals an earlier, different string's (rare, but
-    /// correctness must not depend on a 64-bit hash being unique).
-    collisions: KeyMap<u64, Vec<StrId>>,
+    by_hash: KeyMap<Hash32, StrId>,
+    /// Further strings whose 32-bit hash equals an earlier, different string's (about
+    /// n²/2³³ of them: ~116 at a million strings).
+    collisions: KeyMap<Hash32, Vec<StrId>>,
     seeds: Seeds,
 }
 
@@ -44,7 +44,7 @@ impl Interner {
         self.find_hashed(self.seeds.string(s), s)
     }
 
-    fn find_hashed(&self, h: u64, s: &str) -> Option<StrId> {
+    fn find_hashed(&self, h: Hash32, s: &str) -> Option<StrId> {
         let first = *self.by_hash.get(&h)?;
         if self.get(first) == s {
             return Some(first);
@@ -78,12 +78,18 @@ impl Interner {
         Some(id)
     }
 
+    /// Strings stored in the collision lists (their hash was an earlier string's).
+    #[cfg(test)]
+    pub(crate) fn collision_count(&self) -> usize {
+        self.collisions.values().map(Vec::len).sum()
+    }
+
     /// Estimated heap bytes, from capacities.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.arena.capacity()
             + self.ends.capacity() * 4
-            + map_bytes::<u64, StrId>(self.by_hash.capacity())
-            + map_bytes::<u64, Vec<StrId>>(self.collisions.capacity())
+            + map_bytes::<Hash32, StrId>(self.by_hash.capacity())
+            + map_bytes::<Hash32, Vec<StrId>>(self.collisions.capacity())
             + self
                 .collisions
                 .values()

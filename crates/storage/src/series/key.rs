@@ -97,9 +97,22 @@ pub(crate) fn write_part(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
-/// A 128-bit hash, split in two words so a map entry needs 8-byte, not 16-byte, alignment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct Hash128(u64, u64);
+/// A 128-bit hash as four words, so that a map entry (hash, `u32` id) is 20 bytes with
+/// 4-byte alignment instead of 32 bytes for a `(u128, u32)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Hash128([u32; 4]);
+
+impl std::hash::Hash for Hash128 {
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // Already uniformly random: 64 of its bits place it in the map, `Eq` compares all 128.
+        state.write_u64(u64::from(self.0[0]) << 32 | u64::from(self.0[1]));
+    }
+}
+
+/// A 32-bit hash, for maps whose every hit is checked against the stored value (the
+/// interner, the canonical map): collisions cost a second look, never a wrong answer.
+pub(crate) type Hash32 = u32;
 
 /// The per-index hash seeds. Nothing hashed is ever written to disk, so every index draws
 /// fresh seeds: a client cannot craft raw keys that collide or that pile into one bucket.
@@ -131,14 +144,14 @@ impl Seeds {
 
     /// Hash of a canonical key (which starts with the table id).
     #[inline]
-    pub(crate) fn canonical(&self, key: &[u8]) -> Hash128 {
-        split(xxh3_128_with_seed(key, self.canonical))
+    pub(crate) fn canonical(&self, key: &[u8]) -> Hash32 {
+        xxh3_64_with_seed(key, self.canonical) as u32
     }
 
     /// Hash of an interned string.
     #[inline]
-    pub(crate) fn string(&self, s: &str) -> u64 {
-        xxh3_64_with_seed(s.as_bytes(), self.string)
+    pub(crate) fn string(&self, s: &str) -> Hash32 {
+        xxh3_64_with_seed(s.as_bytes(), self.string) as u32
     }
 }
 
@@ -149,7 +162,12 @@ fn mix_table(table: TableId) -> u64 {
 
 #[inline]
 fn split(h: u128) -> Hash128 {
-    Hash128((h >> 64) as u64, h as u64)
+    Hash128([
+        (h >> 96) as u32,
+        (h >> 64) as u32,
+        (h >> 32) as u32,
+        h as u32,
+    ])
 }
 
 /// Hasher for map keys that are already hashes (used as they are) or dense small ids

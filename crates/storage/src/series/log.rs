@@ -203,6 +203,21 @@ fn decode_body<'a>(
     Ok((id, table))
 }
 
+/// Records and tags in `data` (a whole log) as far as its frames' lengths lead, without
+/// checking CRCs: a sequential pass so that loading can size its tables once.
+pub(crate) fn count(data: &[u8]) -> (usize, usize) {
+    let (mut records, mut tags, mut at) = (0, 0, HEADER_LEN);
+    while let Some(len) = u32_at(data, at) {
+        let Some(count) = u16_at(data, at + FRAME_LEN + 8) else {
+            break;
+        };
+        records += 1;
+        tags += usize::from(count);
+        at += FRAME_LEN + len as usize;
+    }
+    (records, tags)
+}
+
 /// The body of the record framed at `at`, if the frame is whole and its CRC matches.
 fn frame_at(data: &[u8], at: usize) -> Option<&[u8]> {
     let len = u32_at(data, at)? as usize;

@@ -60,6 +60,8 @@ mod key;
 mod log;
 mod postings;
 mod query;
+#[cfg(test)]
+mod tests;
 
 pub use error::SeriesError;
 pub use index::{MAX_ALIASES_PER_SERIES, OpenReport, SeriesIndex};

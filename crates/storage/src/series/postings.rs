@@ -64,6 +64,8 @@ pub(crate) struct TableIndex {
 impl TableIndex {
     /// Adds series `id`, whose canonical tags are `tags` (interned key, value ids).
     pub(crate) fn add(&mut self, id: SeriesId, tags: impl Iterator<Item = (StrId, StrId)>) {
+        // `insert`, not `try_push`: roaring's push on a bitmap container scans the container
+        // for its maximum (1024 words), which cost 15% of loading a log.
         self.series.insert(id);
         for (k, v) in tags {
             let values = self.keys.entry(k).or_default();

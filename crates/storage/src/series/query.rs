@@ -4,7 +4,7 @@
 use roaring::RoaringBitmap;
 
 use super::index::SeriesIndex;
-use super::key::{Hash128, map_bytes, write_part};
+use super::key::{Hash32, Hash128, map_bytes, write_part};
 use super::postings::{TableIndex, TagPredicate, bitmap_bytes};
 use crate::model::{SeriesId, TableId};
 
@@ -98,7 +98,7 @@ impl SeriesIndex {
             + self.series_shape.capacity() * 4
             + self.series_values.capacity() * 4
             + self.values.capacity() * 4
-            + map_bytes::<Hash128, SeriesId>(self.canonical.capacity())
+            + map_bytes::<Hash32, SeriesId>(self.canonical.capacity())
             + map_bytes::<Vec<u8>, SeriesId>(self.canonical_overflow.capacity())
             + overflow
             + map_bytes::<Hash128, SeriesId>(self.raw.capacity())
