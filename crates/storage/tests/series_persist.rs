@@ -346,3 +346,31 @@ fn in_memory_index_has_no_log() {
     assert!(matches!(index.persist(), Err(SeriesError::NoLog)));
     assert_eq!(index.unpersisted(), 1);
 }
+
+#[test]
+fn garbage_tail_is_cut_without_sizing_tables_by_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, len) = three_series(dir.path());
+    let mut bytes = fs::read(log_path(dir.path())).unwrap();
+    // 64 KiB of frames that each claim 65535 tags in a 12-byte body, with bad CRCs.
+    for _ in 0..(64 << 10) / 20 {
+        bytes.extend_from_slice(&12u32.to_le_bytes());
+        bytes.extend_from_slice(&[0xAB; 4]);
+        bytes.extend_from_slice(&[9, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0, 0]);
+    }
+    fs::write(log_path(dir.path()), &bytes).unwrap();
+    let index = SeriesIndex::open(dir.path()).unwrap();
+    let want = TornTail {
+        offset: len as u64,
+        bytes_cut: (bytes.len() - len) as u64,
+    };
+    assert_eq!(
+        (index.series_count(), index.open_report().torn_tail),
+        (3, Some(want))
+    );
+    assert!(index.memory_bytes() < 1 << 20, "{}", index.memory_bytes());
+    assert_eq!(
+        fs::metadata(log_path(dir.path())).unwrap().len(),
+        len as u64
+    );
+}

@@ -203,17 +203,23 @@ fn decode_body<'a>(
     Ok((id, table))
 }
 
-/// Records and tags in `data` (a whole log) as far as its frames' lengths lead, without
-/// checking CRCs: a sequential pass so that loading can size its tables once.
+/// Records and tags in `data` (a whole log) as far as its frames lead, without checking
+/// CRCs: a sequential pass so that loading can size its tables once. Only frames that fit
+/// in `data` count, and a record counts at most the tags its length can hold, so garbage
+/// cannot make the caller reserve more than `data.len()` allows.
 pub(crate) fn count(data: &[u8]) -> (usize, usize) {
     let (mut records, mut tags, mut at) = (0, 0, HEADER_LEN);
     while let Some(len) = u32_at(data, at) {
-        let Some(count) = u16_at(data, at + FRAME_LEN + 8) else {
+        let len = len as usize;
+        let fits = at + FRAME_LEN + len <= data.len();
+        let Some(count) =
+            u16_at(data, at + FRAME_LEN + 8).filter(|_| fits && len >= BODY_FIXED_LEN)
+        else {
             break;
         };
         records += 1;
-        tags += usize::from(count);
-        at += FRAME_LEN + len as usize;
+        tags += usize::from(count).min((len - BODY_FIXED_LEN) / 4);
+        at += FRAME_LEN + len;
     }
     (records, tags)
 }

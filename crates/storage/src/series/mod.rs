@@ -3,21 +3,28 @@
 //!
 //! # Data path
 //!
-//! `Line::series_key` (raw bytes, as written) ─► [`SeriesIndex::lookup_raw`]: xxh3-128 of
-//! (table, raw bytes) in the **alias map** ─► hit: id. On a miss,
-//! [`SeriesIndex::get_or_create`] builds the [`canonical_key`] (tags sorted by key,
-//! unescaped, last duplicate wins), looks its xxh3-128 up in the **canonical map** (a hit is
-//! checked against the stored tags, so a hash collision cannot merge two series), creates
-//! the next dense id if absent (interned tags, postings), and caches the raw key as an alias.
+//! `Line::series_key` (raw bytes, as written) ─► [`SeriesIndex::lookup_raw`]: seeded
+//! xxh3-128 of (table, raw bytes) in the **alias map** ─► hit: id (trusted: a false hit
+//! needs a 128-bit coincidence). On a miss, [`SeriesIndex::get_or_create`] builds the
+//! [`canonical_key`] (tags sorted by key, unescaped, last duplicate wins), looks its hash up
+//! in the **canonical map**, checks a hit against the stored tags (so the 32-bit hash kept
+//! there can collide without merging series: colliding keys go to an overflow map keyed
+//! by the whole canonical key), creates the next dense id if absent (interned tags,
+//! postings), and caches the raw key as an alias. Hash seeds are drawn per index (nothing
+//! hashed is persisted), so clients cannot aim collisions.
 //!
 //! # Memory
 //!
 //! Per series: a shape id and a value offset (8 bytes), one interned value id per tag
-//! (4 bytes each; the sorted tag keys and the table are stored once per distinct key set,
-//! the "shape"), a canonical map entry (24 bytes + control), up to
-//! [`MAX_ALIASES_PER_SERIES`] alias entries (24 bytes + control each) and an alias counter
-//! (1 byte). Strings are interned once per index. A (key, value) posting holding one series
-//! is inline (8 bytes); only shared values get a `RoaringBitmap`.
+//! (4 bytes; a series' table and sorted tag key ids are stored once per distinct key set,
+//! its "shape"), a canonical map entry (8 bytes + 1 control byte), up to
+//! [`MAX_ALIASES_PER_SERIES`] alias entries (20 bytes + 1 each) and an alias counter (1
+//! byte). Strings are interned once per index (bytes + 4-byte end offset + 9-byte map
+//! entry). A (key, value) posting holding one series is inline (8 bytes); only values shared
+//! by several series get a `RoaringBitmap`. Hash maps run between 44% and 87% full
+//! (power-of-two growth). Measured at 1,000,000 TSBS cpu-only series (10 tags, one alias
+//! each): `memory_bytes()` ≈ 249 B/series, RSS delta ≈ 194 B/series
+//! (`cargo run --release -p strata-storage --example series_memory`).
 //!
 //! **Alias cap**: a series keeps at most [`MAX_ALIASES_PER_SERIES`] raw keys. A client
 //! writing one series in endless tag orders or escapings adds nothing past the cap: those
