@@ -2,7 +2,7 @@
 //! - `FloatDecimal` (30), when every value `v` equals `(m as f64) / 10^e` bit for bit for an
 //!   integer `|m| <= 2^53` and one block exponent `e` (0..=18): payload `e` (1 byte), the
 //!   integer tag (10-13) of the mantissa payload (1 byte), then that integer payload of the
-//!   mantissas (see [`crate::ints`]). Decoding computes `(m as f64) / 10^e` (IEEE division,
+//!   mantissas (see the crate docs, "Integer payloads"). Decoding computes `(m as f64) / 10^e` (IEEE division,
 //!   correctly rounded, so the same on every platform). -0.0, NaN and ±inf never qualify.
 //! - `FloatPco` (31): `varint(len)` then `len` bytes of a pco (pcodec 1.x) standalone file of
 //!   the values, which pco restores bit-exactly.

@@ -1,4 +1,4 @@
-//! i64 columns. Tags 10-13; payloads as in [`crate::ints`]: constant, constant step,
+//! i64 columns. Tags 10-13; payloads as in the crate docs, "Integer payloads": constant, constant step,
 //! zig-zag deltas bit-packed, or zig-zag deltas rANS-coded (the smaller of the last two).
 
 use crate::header::{put_header, read_header};

@@ -6,7 +6,7 @@
 //! - `TimestampDeltaOfDelta` (2): `e` (1 byte, 0..=18, the largest exponent with every value
 //!   divisible by 10^e), then over `u[i] = v[i] / 10^e`: `zigzag_varint(u[0])`; if `n >= 2`
 //!   `zigzag_varint(u[1] - u[0])`; then the `n-2` values
-//!   `zigzag((u[i] - u[i-1]) - (u[i-1] - u[i-2]))` in bit-packed frames ([`crate::bitpack`]).
+//!   `zigzag((u[i] - u[i-1]) - (u[i-1] - u[i-2]))` in bit-packed frames (crate docs, "Bit-packed frames").
 //!   The divisor matters: ns timestamps with ms jitter shrink from ~28 to ~8 bits a point.
 //!   All arithmetic wraps, so out-of-order input and i64::MIN/MAX are exact.
 //!

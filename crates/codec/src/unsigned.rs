@@ -1,4 +1,4 @@
-//! u64 columns. Tags 20-23; the payloads are the integer ones ([`crate::ints`]) applied to
+//! u64 columns. Tags 20-23; the payloads are the integer ones (crate docs, "Integer payloads") applied to
 //! the values with wrapping arithmetic, so u64::MAX next to 0 is a delta of 1.
 
 use crate::header::{put_header, read_header};
