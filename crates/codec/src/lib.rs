@@ -36,7 +36,8 @@
 //! ## Bit-packed frames
 //! `k` unsigned values in frames of 128 (the last one shorter): per frame one byte `w`
 //! (0..=64, the bit width of the frame's largest value) then `ceil(len * w / 8)` bytes
-//! holding the values LSB-first (value 0 in the lowest bits of byte 0; padding bits zero).
+//! holding the values LSB-first (value 0 in the lowest bits of byte 0; padding bits are
+//! written as zero but not checked). A width over 64 is an error.
 //!
 //! ## Integer payloads
 //! Used by tags 10-13, 20-23 and inside `FloatDecimal`. Values are taken as u64 bit
