@@ -23,7 +23,10 @@ pub const FOOTER_LEN: u64 = 72;
 /// timestamp and integer codecs reach their steady-state ratio (frames of bit-packed deltas
 /// amortise their headers), while a query that needs one row decodes at most 4,096 values
 /// per column; the per-chunk index entry (~20 bytes per column) stays under 0.01 byte per
-/// point. A day of 10 s samples (8,640 rows) becomes 3 chunks of 2,880.
+/// point. A day of 10 s samples (8,640 rows) becomes 3 chunks of 2,880. Measured with
+/// `examples/part_size.rs 500 8640` (TSBS-like integer walks), file bytes per point for a
+/// limit of 1,024 / 2,048 / 4,096 / 8,640 rows: 0.214 / 0.202 / 0.197 / 0.191; going past
+/// 4,096 saves 3% of the bytes but doubles what a one-row read decodes.
 pub const MAX_ROWS_PER_CHUNK: usize = 4096;
 
 /// Largest decompressed index a reader accepts, so a corrupt length cannot make it allocate
