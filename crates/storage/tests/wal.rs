@@ -609,3 +609,46 @@ fn wal_after_a_write_path_error_every_write_fails_naming_the_file() {
     assert_eq!(wal.segment_ids(), vec![1]);
     assert!(wal.close().is_err());
 }
+
+#[test]
+fn wal_enqueue_then_commit_orders_records_and_covered_segments_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wal");
+    {
+        let (wal, _) = Wal::open(&path, WalOptions::with_sync(WalSync::None), |_, _| {
+            Ok::<(), String>(())
+        })
+        .unwrap();
+        let a = wal.enqueue(b"a").unwrap();
+        let b = wal.enqueue(b"b").unwrap();
+        assert_eq!(b, a + 1);
+        wal.commit(b).unwrap(); // commits `a` too: one write for both
+        wal.commit(a).unwrap();
+        let first = wal.active_segment();
+        wal.rotate().unwrap();
+        let c = wal.append(b"c").unwrap();
+        wal.rotate().unwrap();
+        wal.append(b"d").unwrap();
+        // Segment `first` holds a and b; the next holds c; the active one holds d.
+        assert_eq!(
+            wal.remove_segments_covered(a).unwrap(),
+            0,
+            "b is not covered yet"
+        );
+        assert_eq!(wal.remove_segments_covered(b).unwrap(), 1);
+        assert!(!wal.segment_ids().contains(&first));
+        assert_eq!(wal.remove_segments_covered(c).unwrap(), 1);
+        assert_eq!(wal.segment_ids(), vec![wal.active_segment()]);
+        wal.close().unwrap();
+    }
+    let mut seen = Vec::new();
+    let (wal, _) = Wal::open(&path, WalOptions::default(), |_, payload| {
+        seen.push(payload.to_vec());
+        Ok::<(), String>(())
+    })
+    .unwrap();
+    assert_eq!(seen, vec![b"d".to_vec()]);
+    // Replayed segments count as covered by the replayed records.
+    wal.rotate().unwrap();
+    assert_eq!(wal.remove_segments_covered(1).unwrap(), 2);
+}

@@ -40,6 +40,9 @@ pub struct Wal {
     pub(super) syncs: AtomicU64,
     /// Serializes fsyncs made outside leadership ([`Wal::sync`], [`Wal::sync_if_due`]).
     pub(super) aside_sync: Mutex<()>,
+    /// Closed segments and the highest sequence number each holds, oldest first; lets
+    /// [`Wal::remove_segments_covered`] drop exactly the segments a flush made redundant.
+    pub(super) closed: Mutex<Vec<(u64, u64)>>,
 }
 
 impl Wal {
@@ -66,6 +69,12 @@ impl Wal {
     {
         let (replay, file, ids) = open_dir(dir, &mut on_record)?;
         let active = replay.active_segment;
+        // Every replayed segment holds records numbered at most `replay.records`.
+        let closed = ids
+            .iter()
+            .filter(|id| **id != active)
+            .map(|id| (*id, replay.records))
+            .collect();
         let wal = Wal {
             dir: dir.to_path_buf(),
             sync: options.sync,
@@ -89,6 +98,7 @@ impl Wal {
             bytes_written: AtomicU64::new(0),
             syncs: AtomicU64::new(0),
             aside_sync: Mutex::new(()),
+            closed: Mutex::new(closed),
         };
         Ok((wal, replay))
     }
@@ -108,6 +118,16 @@ impl Wal {
     /// (and, for `Always`, one fsync covers them all); otherwise it waits, and returns
     /// without any I/O if the thread that was doing it covered this record.
     pub fn append(&self, payload: &[u8]) -> Result<u64, WalError> {
+        let seq = self.enqueue(payload)?;
+        self.commit(seq)?;
+        Ok(seq)
+    }
+
+    /// The first half of [`Wal::append`]: frames the record into the pending buffer and
+    /// returns its sequence number, without any I/O. A shard calls it inside its critical
+    /// section, so records lie in the files in the order the shard applied them, and calls
+    /// [`Wal::commit`] after releasing its lock.
+    pub fn enqueue(&self, payload: &[u8]) -> Result<u64, WalError> {
         if payload.len() > RECORD_BYTES_MAX {
             return Err(WalError::RecordTooLarge {
                 len: payload.len(),
@@ -116,12 +136,23 @@ impl Wal {
             });
         }
         let frame_header = encode_frame_header(payload);
-        let always = self.sync == WalSync::Always;
         let mut state = self.state.lock();
+        if let Some(failed) = &state.failed {
+            return Err(failed.error());
+        }
         state.buf.extend_from_slice(&frame_header);
         state.buf.extend_from_slice(payload);
         let seq = state.next_seq;
         state.next_seq += 1;
+        Ok(seq)
+    }
+
+    /// The second half of [`Wal::append`]: returns once record `seq` is written (and
+    /// fsynced for [`WalSync::Always`]), doing the I/O for every pending record if no other
+    /// thread is (group commit).
+    pub fn commit(&self, seq: u64) -> Result<(), WalError> {
+        let always = self.sync == WalSync::Always;
+        let mut state = self.state.lock();
         loop {
             let done = if always {
                 state.synced_seq
@@ -129,7 +160,7 @@ impl Wal {
                 state.written_seq
             };
             if done >= seq {
-                return Ok(seq);
+                return Ok(());
             }
             if let Some(failed) = &state.failed {
                 return Err(failed.error());
@@ -178,11 +209,32 @@ impl Wal {
     /// lies in a segment with a smaller id.
     pub fn rotate(&self) -> Result<u64, WalError> {
         let state = self.wait_for_leadership()?;
+        let old = self.active_segment();
         let (state, _) = self.lead(state, Lead::Rotate)?;
-        // Read the id while still holding `state`, so no other rotation can slip in.
+        // Read the id and the last sequence while still holding `state`, so no other
+        // rotation or write can slip in: everything written so far is in `old` or before.
         let id = self.active_segment();
+        self.closed.lock().push((old, state.written_seq));
         drop(state);
         Ok(id)
+    }
+
+    /// Deletes the closed segments, oldest first, all of whose records have sequence
+    /// numbers at most `seq` (their rows are durable elsewhere); stops at the first
+    /// segment holding a later record. Returns how many were removed.
+    pub fn remove_segments_covered(&self, seq: u64) -> Result<usize, WalError> {
+        let first_kept = {
+            let closed = self.closed.lock();
+            closed
+                .iter()
+                .find(|(_, last)| *last > seq)
+                .map(|(id, _)| *id)
+                .unwrap_or_else(|| self.active_segment())
+        };
+        let before = self.segment_ids().len();
+        self.remove_segments_before(first_kept)?;
+        self.closed.lock().retain(|(id, _)| *id >= first_kept);
+        Ok(before - self.segment_ids().len())
     }
 
     /// Deletes the segment files with an id smaller than `id`, oldest first, then fsyncs
