@@ -130,19 +130,32 @@ impl Engine {
     /// shard (parts, series index, WAL replay), and starts the maintenance threads.
     pub fn open(options: EngineOptions) -> Result<(Engine, OpenReport), StorageError> {
         if options.data_dirs.is_empty() {
-            return Err(StorageError::Invalid("at least one data directory is needed".into()));
+            return Err(StorageError::Invalid(
+                "at least one data directory is needed".into(),
+            ));
         }
         if options.partition_duration.is_zero() {
-            return Err(StorageError::Invalid("the partition duration must be positive".into()));
+            return Err(StorageError::Invalid(
+                "the partition duration must be positive".into(),
+            ));
         }
         for dir in &options.data_dirs {
-            std::fs::create_dir_all(dir).map_err(|e| StorageError::io("cannot create data directory", dir, e))?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| StorageError::io("cannot create data directory", dir, e))?;
         }
         let first = options.data_dirs[0].clone();
         let meta_path = first.join(layout::ENGINE_FILE);
-        let wanted = if options.shards == 0 { available_cores() } else { options.shards };
+        let wanted = if options.shards == 0 {
+            available_cores()
+        } else {
+            options.shards
+        };
         let mut report = OpenReport::default();
-        let shard_count = match checked_json::read::<EngineMeta>(&meta_path, ENGINE_KIND, ENGINE_VERSION)? {
+        let shard_count = match checked_json::read::<EngineMeta>(
+            &meta_path,
+            ENGINE_KIND,
+            ENGINE_VERSION,
+        )? {
             Some(meta) => {
                 if options.shards != 0 && meta.shards != options.shards {
                     report.shard_count_note = Some(format!(
@@ -154,7 +167,12 @@ impl Engine {
                 meta.shards
             }
             None => {
-                checked_json::write(&meta_path, ENGINE_KIND, ENGINE_VERSION, &EngineMeta { shards: wanted })?;
+                checked_json::write(
+                    &meta_path,
+                    ENGINE_KIND,
+                    ENGINE_VERSION,
+                    &EngineMeta { shards: wanted },
+                )?;
                 wanted
             }
         };
@@ -194,7 +212,9 @@ impl Engine {
                 let handle = std::thread::Builder::new()
                     .name(format!("strata-shard-{shard}"))
                     .spawn(move || maintenance_loop(&inner, shard))
-                    .map_err(|e| StorageError::Unavailable(format!("cannot start maintenance thread: {e}")))?;
+                    .map_err(|e| {
+                        StorageError::Unavailable(format!("cannot start maintenance thread: {e}"))
+                    })?;
                 threads.push(handle);
             }
         }
@@ -213,7 +233,12 @@ impl Engine {
 
     /// Writes line protocol into `database`. Good lines are stored even when others are
     /// bad; bad lines are in the report. Returns once every stored row is in the WAL.
-    pub fn write_lines(&self, database: &str, body: &[u8], precision: Precision) -> Result<WriteReport, StorageError> {
+    pub fn write_lines(
+        &self,
+        database: &str,
+        body: &[u8],
+        precision: Precision,
+    ) -> Result<WriteReport, StorageError> {
         if database.is_empty() {
             return Err(StorageError::Invalid("a database name is needed".into()));
         }
@@ -223,9 +248,19 @@ impl Engine {
         };
         let now = self.inner.options.clock.now_ns();
         let mut cache = SchemaCache::new(database);
-        let mut batches: Vec<ShardBatch<'_>> = (0..self.inner.shards.len()).map(|_| ShardBatch::default()).collect();
+        let mut batches: Vec<ShardBatch<'_>> = (0..self.inner.shards.len())
+            .map(|_| ShardBatch::default())
+            .collect();
         let mut errors = Vec::new();
-        let grouped = group_lines(body, &options, &self.inner.catalog, &mut cache, now, &mut batches, &mut errors);
+        let grouped = group_lines(
+            body,
+            &options,
+            &self.inner.catalog,
+            &mut cache,
+            now,
+            &mut batches,
+            &mut errors,
+        );
         // New tables, tags or fields must be durable before rows that use them are.
         self.inner.catalog.persist()?;
         let mut shard_errors = Vec::new();
@@ -252,7 +287,11 @@ impl Engine {
     }
 
     /// Rows of one shard (for parallel scans: call from several threads).
-    pub fn read_shard(&self, shard: usize, request: &ReadRequest) -> Result<Vec<SeriesRows>, StorageError> {
+    pub fn read_shard(
+        &self,
+        shard: usize,
+        request: &ReadRequest,
+    ) -> Result<Vec<SeriesRows>, StorageError> {
         let shard = self
             .inner
             .shards

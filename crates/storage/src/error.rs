@@ -30,6 +30,12 @@ pub enum StorageError {
     /// A write conflicts with the schema.
     #[error(transparent)]
     Schema(#[from] SchemaError),
+    /// A WAL error.
+    #[error(transparent)]
+    Wal(#[from] crate::wal::WalError),
+    /// A series index error.
+    #[error(transparent)]
+    Series(#[from] crate::series::SeriesError),
     /// Bad options or arguments.
     #[error("invalid argument: {0}")]
     Invalid(String),

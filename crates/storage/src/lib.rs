@@ -2,6 +2,13 @@
 //!
 //! Module map:
 //! - [`model`]: ids, field types and values shared by every module.
+//! - [`options`]: [`EngineOptions`] with documented defaults, the injected [`Clock`].
+//! - [`catalog`]: databases, tables, tag keys and typed fields (`catalog.json`).
+//! - [`ingest`]: line protocol → per-shard batches, on the writer's thread.
+//! - `shard`: one shard's series index, WAL, memtables and parts; flush, merge, reads.
+//! - [`memtable`]: rows not yet in parts; [`column`]: the columnar [`column::SeriesData`]
+//!   form shared by memtables, parts, merges and reads.
+//! - [`manifest`]: a shard's live parts, swapped atomically.
 //! - [`wal`]: per-shard write-ahead log: segments of length- and CRC-framed records, group
 //!   commit, torn-tail recovery.
 //! - [`part`]: immutable columnar part files: checksummed codec blocks, pre-aggregates, index.
@@ -12,14 +19,12 @@
 //! memtable → flush → part → merge`.
 
 pub mod catalog;
-#[allow(dead_code)] // TEMP: used by the engine, being wired in
 mod checked_json;
 pub mod column;
+mod engine;
 pub mod error;
 mod fsutil;
-#[allow(dead_code)] // TEMP: used by the engine, being wired in
 pub mod ingest;
-#[allow(dead_code)] // TEMP: used by the engine, being wired in
 mod layout;
 pub mod manifest;
 pub mod memtable;
@@ -27,8 +32,12 @@ pub mod model;
 pub mod options;
 pub mod part;
 pub mod series;
-#[allow(dead_code)] // TEMP: used by the engine, being wired in
+mod shard;
 mod varint;
 pub mod wal;
-#[allow(dead_code)] // TEMP: used by the engine, being wired in
 mod wal_record;
+
+pub use engine::{Engine, EngineStats, OpenReport, ReadRequest, WriteReport};
+pub use error::StorageError;
+pub use options::{Clock, EngineOptions, ManualClock, SystemClock, WalSync};
+pub use shard::SeriesRows;

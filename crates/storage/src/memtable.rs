@@ -264,7 +264,10 @@ impl SeriesBuffer {
                 let mut values = Values::new(c.values.field_type());
                 let mut present = Vec::with_capacity(groups.len());
                 for group in &groups {
-                    let last = order[group.clone()].iter().rev().find(|row| present_in[**row]);
+                    let last = order[group.clone()]
+                        .iter()
+                        .rev()
+                        .find(|row| present_in[**row]);
                     match last {
                         Some(row) => {
                             values.push_from(&c.values, value_index[*row]);

@@ -8,8 +8,8 @@ use super::{Frozen, LivePart, Shard, ShardConfig};
 use crate::error::StorageError;
 use crate::layout;
 use crate::manifest::{Manifest, PartEntry};
-use crate::part::{PartReader, PartSummary, PartWriter};
 use crate::model::Timestamp;
+use crate::part::{PartReader, PartSummary, PartWriter};
 
 impl Shard {
     /// Freezes the active memtable if it is older than `max_age_ns` (clock `now_ns`).
@@ -92,20 +92,23 @@ impl Shard {
             };
             for (partition, range) in partition_runs(&data.times, &self.config) {
                 let slice = data.slice_rows(range.start, range.end);
-                if !writers.contains_key(&partition) {
-                    let id = manifest.next_part_id;
-                    manifest.next_part_id += 1;
-                    let dir = &self.config.data_dirs[layout::partition_dir_index(self.config.id, partition, dirs)];
-                    let path = layout::part_path(dir, self.config.id, partition, id);
-                    if let Some(parent) = path.parent() {
-                        std::fs::create_dir_all(parent)
-                            .map_err(|e| StorageError::io("cannot create partition directory", parent, e))?;
+                let writer = match writers.entry(partition) {
+                    std::collections::btree_map::Entry::Occupied(entry) => &mut entry.into_mut().1,
+                    std::collections::btree_map::Entry::Vacant(entry) => {
+                        let id = manifest.next_part_id;
+                        manifest.next_part_id += 1;
+                        let dir = &self.config.data_dirs
+                            [layout::partition_dir_index(self.config.id, partition, dirs)];
+                        let path = layout::part_path(dir, self.config.id, partition, id);
+                        if let Some(parent) = path.parent() {
+                            std::fs::create_dir_all(parent).map_err(|e| {
+                                StorageError::io("cannot create partition directory", parent, e)
+                            })?;
+                        }
+                        &mut entry.insert((id, PartWriter::create(&path)?)).1
                     }
-                    writers.insert(partition, (id, PartWriter::create(&path)?));
-                }
-                if let Some((_, writer)) = writers.get_mut(&partition) {
-                    writer.write_series(series, table, &slice)?;
-                }
+                };
+                writer.write_series(series, table, &slice)?;
             }
         }
         let mut written = Vec::with_capacity(writers.len());
@@ -113,7 +116,8 @@ impl Shard {
             let summary = writer.finish()?;
             // The part's directory entry must be durable before the manifest names it.
             if let Some(parent) = summary.path.parent() {
-                crate::fsutil::sync_dir(parent).map_err(|e| StorageError::io("cannot sync directory", parent, e))?;
+                crate::fsutil::sync_dir(parent)
+                    .map_err(|e| StorageError::io("cannot sync directory", parent, e))?;
             }
             written.push((partition, id, summary));
         }
@@ -122,7 +126,10 @@ impl Shard {
 }
 
 /// Runs of consecutive rows (sorted times) that fall in one partition.
-pub(crate) fn partition_runs(times: &[Timestamp], config: &ShardConfig) -> Vec<(i64, std::ops::Range<usize>)> {
+pub(crate) fn partition_runs(
+    times: &[Timestamp],
+    config: &ShardConfig,
+) -> Vec<(i64, std::ops::Range<usize>)> {
     let mut runs = Vec::new();
     let mut start = 0;
     while start < times.len() {
@@ -161,30 +168,43 @@ pub(crate) fn entry_from_summary(
 
 /// Deletes part files (and temporary files) of this shard that the manifest does not name:
 /// leftovers of a flush or merge cut short by a crash. Returns how many were removed.
-pub(crate) fn remove_orphan_parts(config: &ShardConfig, manifest: &Manifest) -> Result<usize, StorageError> {
+pub(crate) fn remove_orphan_parts(
+    config: &ShardConfig,
+    manifest: &Manifest,
+) -> Result<usize, StorageError> {
     let mut removed = 0;
     for data_dir in config.data_dirs.iter() {
         let shard_dir = layout::shard_dir(data_dir, config.id);
-        let Ok(partitions) = std::fs::read_dir(&shard_dir) else { continue };
+        let Ok(partitions) = std::fs::read_dir(&shard_dir) else {
+            continue;
+        };
         for partition_entry in partitions.flatten() {
             let name = partition_entry.file_name();
             let Some(partition) = name.to_str().and_then(layout::parse_partition_dir_name) else {
                 continue;
             };
             let dir = partition_entry.path();
-            let files = std::fs::read_dir(&dir).map_err(|e| StorageError::io("cannot list partition", &dir, e))?;
+            let files = std::fs::read_dir(&dir)
+                .map_err(|e| StorageError::io("cannot list partition", &dir, e))?;
             let mut kept = 0;
             for file in files.flatten() {
                 let file_name = file.file_name();
-                let live = file_name.to_str().and_then(layout::parse_part_file_name).is_some_and(|id| {
-                    manifest.parts.iter().any(|p| p.id == id && p.partition == partition)
-                });
+                let live = file_name
+                    .to_str()
+                    .and_then(layout::parse_part_file_name)
+                    .is_some_and(|id| {
+                        manifest
+                            .parts
+                            .iter()
+                            .any(|p| p.id == id && p.partition == partition)
+                    });
                 if live {
                     kept += 1;
                     continue;
                 }
                 let path = file.path();
-                std::fs::remove_file(&path).map_err(|e| StorageError::io("cannot remove orphan part", &path, e))?;
+                std::fs::remove_file(&path)
+                    .map_err(|e| StorageError::io("cannot remove orphan part", &path, e))?;
                 removed += 1;
             }
             if kept == 0 {

@@ -40,7 +40,11 @@ impl Shard {
         Ok(merges)
     }
 
-    fn merge_with(&self, min_parts: usize, size_ratio_max: Option<u64>) -> Result<bool, StorageError> {
+    fn merge_with(
+        &self,
+        min_parts: usize,
+        size_ratio_max: Option<u64>,
+    ) -> Result<bool, StorageError> {
         let mut manifest = self.manifest.lock();
         let parts = self.parts();
         let Some(run) = pick_run(&parts, min_parts, size_ratio_max) else {
@@ -52,7 +56,8 @@ impl Shard {
         next.next_part_id += 1;
 
         let dirs = self.config.data_dirs.len();
-        let dir = &self.config.data_dirs[layout::partition_dir_index(self.config.id, partition, dirs)];
+        let dir =
+            &self.config.data_dirs[layout::partition_dir_index(self.config.id, partition, dirs)];
         let path = layout::part_path(dir, self.config.id, partition, id);
         let mut writer = PartWriter::create(&path)?;
         let series: BTreeSet<(u32, u32)> = run
@@ -62,7 +67,10 @@ impl Shard {
         for (series_id, table) in series {
             let mut runs: Vec<SeriesData> = Vec::with_capacity(run.len());
             for part in &run {
-                if let Some(data) = part.reader.read_series(series_id, i64::MIN, i64::MAX, None)? {
+                if let Some(data) = part
+                    .reader
+                    .read_series(series_id, i64::MIN, i64::MAX, None)?
+                {
                     runs.push(data);
                 }
             }
@@ -74,7 +82,8 @@ impl Shard {
         }
         let summary = writer.finish()?;
         if let Some(parent) = summary.path.parent() {
-            crate::fsutil::sync_dir(parent).map_err(|e| StorageError::io("cannot sync directory", parent, e))?;
+            crate::fsutil::sync_dir(parent)
+                .map_err(|e| StorageError::io("cannot sync directory", parent, e))?;
         }
         let order = run.iter().map(|p| p.entry.order).max().unwrap_or(0);
         let level = run.iter().map(|p| p.entry.level).max().unwrap_or(0) + 1;
@@ -99,7 +108,11 @@ impl Shard {
         // Readers that still hold the old parts keep reading them: an open file outlives
         // its unlink.
         for part in &run {
-            remove_part_file(&self.config.data_dirs[part.entry.dir], self.config.id, &part.entry)?;
+            remove_part_file(
+                &self.config.data_dirs[part.entry.dir],
+                self.config.id,
+                &part.entry,
+            )?;
         }
         self.stats.merges.fetch_add(1, Ordering::Relaxed);
         Ok(true)
@@ -114,27 +127,47 @@ impl Shard {
             return Ok(0);
         }
         let mut next = manifest.clone();
-        let dropped: Vec<_> = next.parts.iter().filter(|p| expired(p.partition)).cloned().collect();
+        let dropped: Vec<_> = next
+            .parts
+            .iter()
+            .filter(|p| expired(p.partition))
+            .cloned()
+            .collect();
         next.parts.retain(|p| !expired(p.partition));
         next.store(&self.config.home().join(layout::MANIFEST_FILE))?;
         *manifest = next;
         {
             let mut state = self.state.lock();
-            let parts: Vec<LivePart> = state.parts.iter().filter(|p| !expired(p.entry.partition)).cloned().collect();
+            let parts: Vec<LivePart> = state
+                .parts
+                .iter()
+                .filter(|p| !expired(p.entry.partition))
+                .cloned()
+                .collect();
             state.parts = Arc::new(parts);
         }
         for entry in &dropped {
             let data_dir = &self.config.data_dirs[entry.dir];
             remove_part_file(data_dir, self.config.id, entry)?;
             // The partition directory is empty now unless a crash left something; ignore.
-            let _ = std::fs::remove_dir(layout::partition_dir(data_dir, self.config.id, entry.partition));
+            let _ = std::fs::remove_dir(layout::partition_dir(
+                data_dir,
+                self.config.id,
+                entry.partition,
+            ));
         }
-        self.stats.parts_dropped.fetch_add(dropped.len() as u64, Ordering::Relaxed);
+        self.stats
+            .parts_dropped
+            .fetch_add(dropped.len() as u64, Ordering::Relaxed);
         Ok(dropped.len())
     }
 }
 
-fn remove_part_file(data_dir: &std::path::Path, shard: usize, entry: &crate::manifest::PartEntry) -> Result<(), StorageError> {
+fn remove_part_file(
+    data_dir: &std::path::Path,
+    shard: usize,
+    entry: &crate::manifest::PartEntry,
+) -> Result<(), StorageError> {
     let path = layout::part_path(data_dir, shard, entry.partition, entry.id);
     match std::fs::remove_file(&path) {
         Ok(()) => Ok(()),
@@ -146,12 +179,19 @@ fn remove_part_file(data_dir: &std::path::Path, shard: usize, entry: &crate::man
 /// The first run (by partition, then order) of at least `min_parts` adjacent parts whose
 /// row counts are within `size_ratio_max` of each other (any sizes when `None`), at most
 /// [`MERGE_PARTS_MAX`] long.
-fn pick_run(parts: &[LivePart], min_parts: usize, size_ratio_max: Option<u64>) -> Option<Vec<LivePart>> {
+fn pick_run(
+    parts: &[LivePart],
+    min_parts: usize,
+    size_ratio_max: Option<u64>,
+) -> Option<Vec<LivePart>> {
     let mut partitions: Vec<i64> = parts.iter().map(|p| p.entry.partition).collect();
     partitions.sort_unstable();
     partitions.dedup();
     for partition in partitions {
-        let mut in_partition: Vec<&LivePart> = parts.iter().filter(|p| p.entry.partition == partition).collect();
+        let mut in_partition: Vec<&LivePart> = parts
+            .iter()
+            .filter(|p| p.entry.partition == partition)
+            .collect();
         if in_partition.len() < min_parts {
             continue;
         }
@@ -169,7 +209,12 @@ fn pick_run(parts: &[LivePart], min_parts: usize, size_ratio_max: Option<u64>) -
                 end += 1;
             }
             if end - start >= min_parts {
-                return Some(in_partition[start..end].iter().map(|p| (*p).clone()).collect());
+                return Some(
+                    in_partition[start..end]
+                        .iter()
+                        .map(|p| (*p).clone())
+                        .collect(),
+                );
             }
         }
     }

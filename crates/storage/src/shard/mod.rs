@@ -30,7 +30,8 @@ use crate::series::SeriesIndex;
 use crate::wal::{Wal, WalOptions, WalSync};
 use crate::wal_record::{BatchEncoder, BatchVisitor, decode_batch};
 
-pub(crate) use read::{SeriesRows, ShardReadRequest};
+pub use read::SeriesRows;
+pub(crate) use read::ShardReadRequest;
 
 /// What a shard needs to know from the engine's options.
 #[derive(Debug, Clone)]
@@ -50,7 +51,10 @@ impl ShardConfig {
     /// This shard's directory on its home data directory.
     pub fn home(&self) -> PathBuf {
         let dirs = self.data_dirs.len();
-        layout::shard_dir(&self.data_dirs[layout::home_dir_index(self.id, dirs)], self.id)
+        layout::shard_dir(
+            &self.data_dirs[layout::home_dir_index(self.id, dirs)],
+            self.id,
+        )
     }
 
     /// Partition of a time.
@@ -127,7 +131,8 @@ impl Shard {
     /// Opens (or creates) the shard: manifest and parts, series index, then WAL replay.
     pub fn open(config: ShardConfig) -> Result<(Shard, ShardOpenReport), StorageError> {
         let home = config.home();
-        std::fs::create_dir_all(&home).map_err(|e| StorageError::io("cannot create shard directory", &home, e))?;
+        std::fs::create_dir_all(&home)
+            .map_err(|e| StorageError::io("cannot create shard directory", &home, e))?;
         let manifest_path = home.join(layout::MANIFEST_FILE);
         let manifest = Manifest::load(&manifest_path)?;
         let mut report = ShardOpenReport {
@@ -136,7 +141,12 @@ impl Shard {
         };
         let mut parts = Vec::with_capacity(manifest.parts.len());
         for entry in &manifest.parts {
-            let path = layout::part_path(&config.data_dirs[entry.dir], config.id, entry.partition, entry.id);
+            let path = layout::part_path(
+                &config.data_dirs[entry.dir],
+                config.id,
+                entry.partition,
+                entry.id,
+            );
             let reader = PartReader::open(&path)?;
             parts.push(LivePart {
                 entry: entry.clone(),
@@ -150,9 +160,11 @@ impl Shard {
             memtable: &mut active,
             rows: 0,
         };
-        let (wal, wal_report) = Wal::open(&home.join("wal"), WalOptions::with_sync(config.wal_sync), |_segment, payload| {
-            decode_batch(payload, &mut replay)
-        })?;
+        let (wal, wal_report) = Wal::open(
+            &home.join("wal"),
+            WalOptions::with_sync(config.wal_sync),
+            |_segment, payload| decode_batch(payload, &mut replay),
+        )?;
         report.replayed_records = wal_report.records;
         report.replayed_rows = replay.rows;
         report.torn_wal_tail = wal_report.torn_tail.as_ref().map(|t| format!("{t:?}"));
@@ -182,7 +194,12 @@ impl Shard {
     /// Applies one write's rows for this shard; returns once they are in the WAL (and
     /// fsynced for `WalSync::Always`). Rows the series index refuses (limits) are reported in
     /// `errors` by line and skipped.
-    pub fn write(&self, batch: &ShardBatch<'_>, now_ns: i64, errors: &mut Vec<LineError>) -> Result<(), StorageError> {
+    pub fn write(
+        &self,
+        batch: &ShardBatch<'_>,
+        now_ns: i64,
+        errors: &mut Vec<LineError>,
+    ) -> Result<(), StorageError> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -194,7 +211,9 @@ impl Shard {
             let mut state = self.state.lock();
             if self.config.background {
                 while state.frozen.len() >= self.config.frozen_memtables_max {
-                    self.stats.backpressure_waits.fetch_add(1, Ordering::Relaxed);
+                    self.stats
+                        .backpressure_waits
+                        .fetch_add(1, Ordering::Relaxed);
                     self.request_work();
                     self.flushed.wait(&mut state);
                 }
@@ -202,30 +221,43 @@ impl Shard {
             for row in &batch.rows {
                 let id = match state.index.lookup_raw(row.table, row.raw_key) {
                     Some(id) => id,
-                    None => match state.index.get_or_create(row.table, row.raw_key, batch.tags_of(row)) {
-                        Ok((id, created)) => {
-                            if created {
-                                tags_buf.clear();
-                                if let Some(tags) = state.index.tags_of(id) {
-                                    tags_buf.extend(tags.map(|(k, v)| (k.to_string(), v.to_string())));
+                    None => {
+                        match state
+                            .index
+                            .get_or_create(row.table, row.raw_key, batch.tags_of(row))
+                        {
+                            Ok((id, created)) => {
+                                if created {
+                                    tags_buf.clear();
+                                    if let Some(tags) = state.index.tags_of(id) {
+                                        tags_buf.extend(
+                                            tags.map(|(k, v)| (k.to_string(), v.to_string())),
+                                        );
+                                    }
+                                    encoder.new_series(
+                                        id,
+                                        row.table,
+                                        tags_buf.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                                    );
                                 }
-                                encoder.new_series(id, row.table, tags_buf.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+                                id
                             }
-                            id
+                            Err(e) => {
+                                errors.push(LineError {
+                                    line: row.line,
+                                    column: None,
+                                    message: e.to_string(),
+                                });
+                                continue;
+                            }
                         }
-                        Err(e) => {
-                            errors.push(LineError {
-                                line: row.line,
-                                column: None,
-                                message: e.to_string(),
-                            });
-                            continue;
-                        }
-                    },
+                    }
                 };
                 let fields = batch.fields_of(row);
                 encoder.row(id, row.time, fields);
-                state.active.append(id, row.table, row.time, fields.iter().cloned());
+                state
+                    .active
+                    .append(id, row.table, row.time, fields.iter().cloned());
                 rows += 1;
                 points += fields.len() as u64;
             }
@@ -242,7 +274,9 @@ impl Shard {
             (seq, freeze)
         };
         self.stats.rows_written.fetch_add(rows, Ordering::Relaxed);
-        self.stats.points_written.fetch_add(points, Ordering::Relaxed);
+        self.stats
+            .points_written
+            .fetch_add(points, Ordering::Relaxed);
         if freeze {
             self.request_work();
         }
@@ -277,7 +311,12 @@ impl Shard {
     /// Bytes held by memtables (active and frozen).
     pub fn memtable_bytes(&self) -> usize {
         let state = self.state.lock();
-        state.active.bytes() + state.frozen.iter().map(|f| f.memtable.bytes()).sum::<usize>()
+        state.active.bytes()
+            + state
+                .frozen
+                .iter()
+                .map(|f| f.memtable.bytes())
+                .sum::<usize>()
     }
 
     /// The live parts.
@@ -294,11 +333,23 @@ struct Replayer<'a> {
 }
 
 impl BatchVisitor for Replayer<'_> {
-    fn series(&mut self, id: SeriesId, table: TableId, tags: &[(&str, &str)]) -> Result<(), String> {
-        self.index.insert_replayed(id, table, tags).map_err(|e| e.to_string())
+    fn series(
+        &mut self,
+        id: SeriesId,
+        table: TableId,
+        tags: &[(&str, &str)],
+    ) -> Result<(), String> {
+        self.index
+            .insert_replayed(id, table, tags)
+            .map_err(|e| e.to_string())
     }
 
-    fn row(&mut self, series: SeriesId, time: Timestamp, fields: Vec<(FieldId, Value)>) -> Result<(), String> {
+    fn row(
+        &mut self,
+        series: SeriesId,
+        time: Timestamp,
+        fields: Vec<(FieldId, Value)>,
+    ) -> Result<(), String> {
         let Some(table) = self.index.table_of(series) else {
             return Err(format!("row of unknown series {series}"));
         };

@@ -40,8 +40,11 @@ pub struct SeriesRows {
     pub data: SeriesData,
 }
 
+/// A series to read: id, canonical tags, and its rows in the active memtable.
+type SnapshotSeries = (SeriesId, Vec<(String, String)>, Option<SeriesData>);
+
 struct Snapshot {
-    series: Vec<(SeriesId, Vec<(String, String)>, Option<SeriesData>)>,
+    series: Vec<SnapshotSeries>,
     parts: Arc<Vec<LivePart>>,
     frozen: Vec<Arc<Frozen>>,
 }
@@ -64,7 +67,10 @@ impl Shard {
                 let active = state
                     .active
                     .series_data(id)
-                    .map(|d| d.slice_time(request.start, request.end).project(request.fields))
+                    .map(|d| {
+                        d.slice_time(request.start, request.end)
+                            .project(request.fields)
+                    })
                     .filter(|d| d.rows() > 0);
                 (id, tags, active)
             })
@@ -77,7 +83,10 @@ impl Shard {
     }
 
     /// The rows of every series of the request with at least one row in the range.
-    pub(crate) fn read(&self, request: &ShardReadRequest<'_>) -> Result<Vec<SeriesRows>, StorageError> {
+    pub(crate) fn read(
+        &self,
+        request: &ShardReadRequest<'_>,
+    ) -> Result<Vec<SeriesRows>, StorageError> {
         let snapshot = self.snapshot(request);
         let mut parts: Vec<&LivePart> = snapshot
             .parts
@@ -89,13 +98,18 @@ impl Shard {
         for (series, tags, active) in snapshot.series {
             let mut runs: Vec<SeriesData> = Vec::new();
             for part in &parts {
-                if let Some(data) = part.reader.read_series(series, request.start, request.end, request.fields)? {
+                if let Some(data) =
+                    part.reader
+                        .read_series(series, request.start, request.end, request.fields)?
+                {
                     runs.push(data);
                 }
             }
             for frozen in &snapshot.frozen {
                 if let Some(data) = frozen.memtable.series_data(series) {
-                    let data = data.slice_time(request.start, request.end).project(request.fields);
+                    let data = data
+                        .slice_time(request.start, request.end)
+                        .project(request.fields);
                     if data.rows() > 0 {
                         runs.push(data);
                     }
@@ -115,7 +129,10 @@ impl Shard {
     /// The latest row of each series of the request (time range applies). Reads the newest
     /// data first and stops per series as soon as the latest time is known, so it decodes
     /// at most the last chunk of a series per part instead of scanning.
-    pub(crate) fn latest(&self, request: &ShardReadRequest<'_>) -> Result<Vec<SeriesRows>, StorageError> {
+    pub(crate) fn latest(
+        &self,
+        request: &ShardReadRequest<'_>,
+    ) -> Result<Vec<SeriesRows>, StorageError> {
         let rows = self.read_latest_candidates(request)?;
         Ok(rows
             .into_iter()
@@ -129,7 +146,10 @@ impl Shard {
             .collect())
     }
 
-    fn read_latest_candidates(&self, request: &ShardReadRequest<'_>) -> Result<Vec<SeriesRows>, StorageError> {
+    fn read_latest_candidates(
+        &self,
+        request: &ShardReadRequest<'_>,
+    ) -> Result<Vec<SeriesRows>, StorageError> {
         let snapshot = self.snapshot(request);
         let mut parts: Vec<&LivePart> = snapshot
             .parts
@@ -160,7 +180,9 @@ impl Shard {
             }
             for frozen in &snapshot.frozen {
                 if let Some(data) = frozen.memtable.series_data(series) {
-                    let data = data.slice_time(request.start, request.end).project(request.fields);
+                    let data = data
+                        .slice_time(request.start, request.end)
+                        .project(request.fields);
                     let rows = data.rows();
                     if rows > 0 {
                         runs.push(data.slice_rows(rows - 1, rows));
@@ -175,7 +197,10 @@ impl Shard {
             let Some(latest) = runs.iter().filter_map(|r| r.times.last().copied()).max() else {
                 continue;
             };
-            let at_latest: Vec<&SeriesData> = runs.iter().filter(|r| r.times.last() == Some(&latest)).collect();
+            let at_latest: Vec<&SeriesData> = runs
+                .iter()
+                .filter(|r| r.times.last() == Some(&latest))
+                .collect();
             let data = SeriesData::merge(&at_latest);
             out.push(SeriesRows { series, tags, data });
         }

@@ -1,0 +1,99 @@
+//! Helpers shared by the engine's integration tests: a seeded generator, and a plain
+//! in-memory model of what the engine should hold.
+
+#![allow(dead_code)] // each test file uses a different subset
+
+use std::collections::BTreeMap;
+
+use strata_storage::model::Value;
+use strata_storage::{Engine, ReadRequest};
+
+/// SplitMix64: tiny, seeded, good enough for test data.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// (table, sorted tags) → time → field → value.
+pub type Model = BTreeMap<(String, Vec<(String, String)>), BTreeMap<i64, BTreeMap<String, Value>>>;
+
+/// Everything the engine holds for `database`, in model form.
+pub fn engine_contents(engine: &Engine, database: &str) -> Model {
+    let mut out = Model::new();
+    for schema in engine.catalog().tables(database) {
+        for series in engine.read(&ReadRequest::all(schema.id)).expect("read") {
+            let rows = out
+                .entry((schema.name.clone(), series.tags.clone()))
+                .or_default();
+            let data = &series.data;
+            for column in &data.columns {
+                let name = schema.fields[column.field as usize].name.clone();
+                for (row, value_index) in column.value_indexes(data.rows()).into_iter().enumerate()
+                {
+                    if let Some(i) = value_index {
+                        rows.entry(data.times[row])
+                            .or_default()
+                            .insert(name.clone(), column.values.get(i));
+                    }
+                }
+            }
+            for time in &data.times {
+                rows.entry(*time).or_default();
+            }
+        }
+    }
+    out
+}
+
+/// Renders a model difference compactly for a failure message.
+pub fn first_difference(expected: &Model, actual: &Model) -> String {
+    for (key, rows) in expected {
+        match actual.get(key) {
+            None => return format!("series {key:?} missing ({} rows expected)", rows.len()),
+            Some(actual_rows) => {
+                for (time, fields) in rows {
+                    match actual_rows.get(time) {
+                        None => {
+                            return format!(
+                                "series {key:?} time {time} missing; expected {fields:?}"
+                            );
+                        }
+                        Some(got) if got != fields => {
+                            return format!(
+                                "series {key:?} time {time}: expected {fields:?}, got {got:?}"
+                            );
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(extra) = actual_rows.keys().find(|t| !rows.contains_key(t)) {
+                    return format!("series {key:?} has unexpected time {extra}");
+                }
+            }
+        }
+    }
+    if let Some(extra) = actual.keys().find(|k| !expected.contains_key(*k)) {
+        return format!("unexpected series {extra:?}");
+    }
+    "no difference".into()
+}
