@@ -63,14 +63,22 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, f64, f64) {
     (out, wall.elapsed().as_secs_f64(), cpu_s() - cpu)
 }
 
-/// `what: rate/s (ns each)` for wall and CPU time.
+/// `what: rate/s (ns each)` for wall and CPU time (CPU time only when it spans enough
+/// 10 ms ticks to mean something).
 fn rate(what: &str, n: usize, wall_s: f64, cpu_s: f64) {
+    let cpu = if cpu_s >= 0.2 {
+        format!(
+            "{:.0}/s CPU ({:.0} ns each)",
+            n as f64 / cpu_s,
+            cpu_s * 1e9 / n as f64
+        )
+    } else {
+        "CPU time too short to measure".to_owned()
+    };
     println!(
-        "{what}: {:.0}/s wall ({:.0} ns each), {:.0}/s CPU ({:.0} ns each)",
+        "{what}: {:.0}/s wall ({:.0} ns each), {cpu}",
         n as f64 / wall_s,
-        wall_s * 1e9 / n as f64,
-        n as f64 / cpu_s,
-        cpu_s * 1e9 / n as f64
+        wall_s * 1e9 / n as f64
     );
 }
 
