@@ -68,7 +68,22 @@ fn part_writer_refuses_bad_order_and_bad_data_and_keeps_going() {
     assert_eq!((summary.series, summary.rows, summary.points), (2, 6, 6));
     let reader = PartReader::open(&path).unwrap();
     assert_eq!(reader.series_ids().collect::<Vec<_>>(), [(5, 0), (6, 1)]);
-    assert_eq!(reader.read_series(6, 0, 10, None).unwrap(), Some(good));
+    assert_eq!(
+        reader.read_series(6, 0, 10, None).unwrap(),
+        Some(good.clone())
+    );
+    // Empty and inverted ranges hold no rows.
+    for (start, end) in [(2, 2), (3, 1), (10, 0), (i64::MAX, i64::MIN)] {
+        assert_eq!(
+            reader.read_series(6, start, end, None).unwrap(),
+            None,
+            "{start}..{end}"
+        );
+    }
+    assert_eq!(
+        reader.read_series(6, 2, 3, None).unwrap(),
+        Some(good.slice_rows(1, 2))
+    );
     // Parts are immutable: an existing file is never overwritten.
     assert!(matches!(
         PartWriter::create(&path),

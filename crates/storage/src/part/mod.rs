@@ -64,7 +64,7 @@
 //!   string   (nothing more)
 //! ```
 //!
-//! Float pre-aggregate semantics (NaN, ±0, infinities) are in [`PreAgg`]'s module.
+//! Float pre-aggregate semantics (NaN, ±0, infinities) are documented on [`PreAgg`].
 //! Integrity: the header, footer and index each carry a CRC32, every block carries one in
 //! the index; the reader verifies the index at open and each block right after reading it.
 

@@ -1,14 +1,5 @@
 //! Pre-aggregates of one column of one chunk (TDengine's "SMA"): enough to answer count, sum,
 //! min, max, first and last over whole chunks without decoding them.
-//!
-//! Float semantics, chosen so that a caller can always tell when the numbers are not the
-//! answer it wants and fall back to decoding the block:
-//! - `min`/`max` ignore NaN and order the other values by IEEE total order, so `-0.0 < 0.0`
-//!   and infinities take part; when every value is NaN both are NaN.
-//! - `has_nan` is set when any value is NaN.
-//! - `sum` is the left-to-right f64 sum in row order, so it is NaN if any value is NaN or
-//!   both infinities occur, and may differ in the last bits from another summation order.
-//! - `first`/`last` are the values of the first and last present rows, NaN included.
 
 use crate::column::Values;
 use crate::model::FieldType;
@@ -17,6 +8,15 @@ use super::format::{IndexCursor, put_i64, put_i128, put_u64, put_varint};
 
 /// Pre-aggregates of one column in one chunk; `count` (present values) is always at least 1,
 /// since a chunk stores no column without values.
+///
+/// Float semantics, chosen so that a caller can always tell when the numbers are not the
+/// answer it wants and fall back to decoding the block:
+/// - `min`/`max` ignore NaN and order the other values by IEEE total order, so `-0.0 < 0.0`
+///   and infinities take part; when every value is NaN both are NaN.
+/// - `has_nan` is set when any value is NaN.
+/// - `sum` is the left-to-right f64 sum in row order, so it is NaN if any value is NaN or
+///   both infinities occur, and may differ in the last bits from another summation order.
+/// - `first`/`last` are the values of the first and last present rows, NaN included.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PreAgg {
     /// A float column.

@@ -245,6 +245,9 @@ impl PartReader {
         end: Timestamp,
         fields: Option<&[FieldId]>,
     ) -> Result<Option<SeriesData>, StorageError> {
+        if start >= end {
+            return Ok(None); // empty range (and slice_time needs start <= end)
+        }
         let mut parts = Vec::new();
         for chunk in self.chunks(series)? {
             if chunk.max_time < start || chunk.min_time >= end {
