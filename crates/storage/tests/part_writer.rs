@@ -169,3 +169,35 @@ fn part_one_reader_serves_many_threads() {
         h.join().unwrap();
     }
 }
+
+#[test]
+fn part_extreme_timestamps_round_trip() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("p");
+    let data = ints(
+        vec![i64::MIN, -1, 0, i64::MAX],
+        vec![i64::MIN, -1, 0, i64::MAX],
+        None,
+    );
+    let mut writer = PartWriter::create(&path).unwrap();
+    writer.write_series(u32::MAX, u32::MAX, &data).unwrap();
+    let summary = writer.finish().unwrap();
+    assert_eq!((summary.min_time, summary.max_time), (i64::MIN, i64::MAX));
+    let reader = PartReader::open(&path).unwrap();
+    assert_eq!(
+        reader.series_ids().collect::<Vec<_>>(),
+        [(u32::MAX, u32::MAX)]
+    );
+    let chunk = &reader.chunks(u32::MAX).unwrap()[0];
+    assert_eq!((chunk.min_time, chunk.max_time), (i64::MIN, i64::MAX));
+    assert_eq!(
+        reader
+            .read_series(u32::MAX, i64::MIN, i64::MAX, None)
+            .unwrap(),
+        Some(data.slice_rows(0, 3))
+    );
+    assert_eq!(
+        reader.read_series(u32::MAX, -1, 1, None).unwrap(),
+        Some(data.slice_rows(1, 3))
+    );
+}
