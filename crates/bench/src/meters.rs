@@ -148,6 +148,11 @@ impl Meters {
         }
     }
 
+    /// The configuration this generator runs.
+    pub fn config(&self) -> &MetersConfig {
+        &self.config
+    }
+
     /// Tag values (`groupid`, `location`) of meter `meter`, as the generator draws them.
     pub fn tags_of(config: &MetersConfig, meter: u32) -> (u32, &'static str) {
         let mut rng = meter_rng(config.seed, meter);

@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use clap::{Args, ValueEnum};
 use strata_bench::cpu_only::{CpuOnly, CpuOnlyConfig};
 use strata_bench::meters::{Meters, MetersConfig, MetersOrder};
+use strata_lineproto::Precision;
 
 /// Rows generated per write to the output: large enough to amortise the write call, small
 /// enough to keep memory flat (~250 bytes a cpu-only row, so about 2.5 MB a chunk).
@@ -22,9 +23,19 @@ pub enum Workload {
     Meters,
 }
 
-/// Flags of `strata bench generate`; defaults are the seed reports' settings.
+/// Flags of `strata bench generate`.
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Output file (gzip-compressed when it ends in .gz); stdout when absent.
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+}
+
+/// Which workload and how big; defaults are the seed reports' settings.
+#[derive(Debug, Args)]
+pub struct WorkloadArgs {
     /// Workload to generate.
     #[arg(long, value_enum, default_value = "cpu-only")]
     workload: Workload,
@@ -52,15 +63,12 @@ pub struct GenerateArgs {
     /// meters: rows of one meter per turn in interlace order; 0 writes progressively.
     #[arg(long, default_value_t = 0)]
     interlace_rows: u64,
-    /// Output file (gzip-compressed when it ends in .gz); stdout when absent.
-    #[arg(long, short)]
-    out: Option<PathBuf>,
 }
 
 /// Writes the chosen workload; errors are returned as a message for the user.
 pub fn run(args: &GenerateArgs) -> Result<(), String> {
     // Check every flag before creating the output, so a bad flag leaves no empty file.
-    let generator = Generator::from_args(args)?;
+    let generator = Generator::from_args(&args.workload)?;
     let sink: Box<dyn Write> = match &args.out {
         None => Box::new(io::stdout().lock()),
         Some(path) => {
@@ -90,13 +98,14 @@ pub fn run(args: &GenerateArgs) -> Result<(), String> {
 }
 
 /// A ready generator of either workload.
-enum Generator {
+pub enum Generator {
     CpuOnly(CpuOnly),
     Meters(Meters),
 }
 
 impl Generator {
-    fn from_args(args: &GenerateArgs) -> Result<Self, String> {
+    /// The generator the flags describe; a bad flag is an error message.
+    pub fn from_args(args: &WorkloadArgs) -> Result<Self, String> {
         Ok(match args.workload {
             Workload::CpuOnly => Self::CpuOnly(CpuOnly::new(cpu_only_config(args)?)),
             Workload::Meters => {
@@ -115,7 +124,40 @@ impl Generator {
         })
     }
 
-    fn write_lines(&mut self, max_rows: usize, out: &mut Vec<u8>) -> usize {
+    /// Timestamp unit of the lines written.
+    pub fn precision(&self) -> Precision {
+        match self {
+            Self::CpuOnly(_) => Precision::Nanoseconds,
+            Self::Meters(_) => Precision::Milliseconds,
+        }
+    }
+
+    /// A one-line description for progress messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::CpuOnly(g) => {
+                let c = g.config();
+                format!(
+                    "cpu-only: {} hosts, {} rows, {} points",
+                    c.hosts,
+                    c.rows_total(),
+                    c.points_total()
+                )
+            }
+            Self::Meters(g) => {
+                let c = g.config();
+                format!(
+                    "meters: {} meters, {} rows, {} points",
+                    c.meters,
+                    c.rows_total(),
+                    c.points_total()
+                )
+            }
+        }
+    }
+
+    /// Appends up to `max_rows` lines; 0 at the end.
+    pub fn write_lines(&mut self, max_rows: usize, out: &mut Vec<u8>) -> usize {
         match self {
             Self::CpuOnly(generator) => generator.write_lines(max_rows, out),
             Self::Meters(generator) => generator.write_lines(max_rows, out),
@@ -132,7 +174,7 @@ impl Generator {
     }
 }
 
-fn cpu_only_config(args: &GenerateArgs) -> Result<CpuOnlyConfig, String> {
+fn cpu_only_config(args: &WorkloadArgs) -> Result<CpuOnlyConfig, String> {
     let start = SystemTime::from(args.start);
     let start_ns = nanos_since_epoch(start)
         .ok_or_else(|| format!("--start {} is out of range", args.start))?;

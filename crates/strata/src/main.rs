@@ -2,6 +2,7 @@
 //!
 //! Subcommands:
 //! - `bench generate`: write a workload (WORKLOADS.md) as line protocol, to stdout or a file.
+//! - `bench write`: load a workload into an in-process engine and report the seeds' figures.
 //! - `lp check`: parse a line-protocol file and report every bad line with line and column.
 //!
 //! Flags are parsed here and only here; library crates take typed options.
@@ -10,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench_write;
 mod generate;
 mod lp_check;
 
@@ -41,12 +43,16 @@ enum LpCommand {
 enum BenchCommand {
     /// Write a seeded workload as InfluxDB line protocol.
     Generate(generate::GenerateArgs),
+    /// Load a workload into Strata and report rows/s, points/s, latency, CPU, memory and
+    /// bytes on disk per point.
+    Write(bench_write::WriteArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench(BenchCommand::Generate(args)) => generate::run(&args).map(|()| true),
+        Command::Bench(BenchCommand::Write(args)) => bench_write::run(&args).map(|()| true),
         Command::Lp(LpCommand::Check(args)) => lp_check::run(&args),
     };
     match result {
