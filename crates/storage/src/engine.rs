@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -108,6 +108,8 @@ struct Inner {
     catalog: Catalog,
     shards: Vec<Shard>,
     stop: AtomicBool,
+    /// Rotates the shard each write starts with.
+    next_start: AtomicUsize,
 }
 
 /// The storage engine.
@@ -204,6 +206,7 @@ impl Engine {
             catalog,
             shards,
             stop: AtomicBool::new(false),
+            next_start: AtomicUsize::new(0),
         });
         let mut threads = Vec::new();
         if inner.options.background {
@@ -264,9 +267,7 @@ impl Engine {
         // New tables, tags or fields must be durable before rows that use them are.
         self.inner.catalog.persist()?;
         let mut shard_errors = Vec::new();
-        for (shard, batch) in self.inner.shards.iter().zip(&batches) {
-            shard.write(batch, now, &mut shard_errors)?;
-        }
+        self.apply_batches(&batches, now, &mut shard_errors)?;
         let rejected_late = shard_errors.len() as u64;
         errors.extend(shard_errors);
         errors.sort_by_key(|e| e.line);
@@ -275,6 +276,41 @@ impl Engine {
             points: grouped.points,
             errors,
         })
+    }
+
+    /// Hands each shard its batch. Shards whose lock another writer holds are skipped and
+    /// retried after the others, so concurrent writers spread over the shards instead of
+    /// queueing behind one; each request starts at a different shard for the same reason.
+    fn apply_batches(
+        &self,
+        batches: &[ShardBatch<'_>],
+        now: Timestamp,
+        errors: &mut Vec<LineError>,
+    ) -> Result<(), StorageError> {
+        let count = batches.len();
+        let start = self.inner.next_start.fetch_add(1, Ordering::Relaxed) % count.max(1);
+        let mut pending: Vec<usize> = (0..count)
+            .map(|i| (start + i) % count)
+            .filter(|i| !batches[*i].is_empty())
+            .collect();
+        while let Some(&first) = pending.first() {
+            let mut index = 0;
+            let mut progressed = false;
+            while index < pending.len() {
+                let shard = pending[index];
+                if self.inner.shards[shard].write(&batches[shard], now, errors, false)? {
+                    pending.remove(index);
+                    progressed = true;
+                } else {
+                    index += 1;
+                }
+            }
+            if !progressed {
+                self.inner.shards[first].write(&batches[first], now, errors, true)?;
+                pending.retain(|shard| *shard != first);
+            }
+        }
+        Ok(())
     }
 
     /// Rows of a table (see [`ReadRequest`]), one entry per series with rows, over all shards.

@@ -140,6 +140,8 @@ pub fn run(args: &WriteArgs) -> Result<(), String> {
         bytes_flushed,
         bytes_compacted,
         series: stats.series,
+        flushes: stats.flushes,
+        backpressure_waits: stats.backpressure_waits,
         wal_bytes: stats.wal_bytes_written,
         rss_before,
         peak,
@@ -163,6 +165,8 @@ struct Report<'a> {
     bytes_flushed: u64,
     bytes_compacted: u64,
     series: u64,
+    flushes: u64,
+    backpressure_waits: u64,
     wal_bytes: u64,
     rss_before: u64,
     peak: u64,
@@ -216,6 +220,10 @@ fn print_report(r: &Report<'_>) {
         "cpu             {:.0}% of {} cores during ingest+flush",
         r.cpu_load.as_secs_f64() / r.to_parts.as_secs_f64().max(1e-9) / r.cores as f64 * 100.0,
         r.cores
+    );
+    println!(
+        "flushes         {} ({} writer waits for a flush)",
+        r.flushes, r.backpressure_waits
     );
     println!(
         "wal written     {:.1} MB ({:.2} bytes/point)",

@@ -194,21 +194,32 @@ impl Shard {
     /// Applies one write's rows for this shard; returns once they are in the WAL (and
     /// fsynced for `WalSync::Always`). Rows the series index refuses (limits) are reported in
     /// `errors` by line and skipped.
+    ///
+    /// With `wait == false` it returns `Ok(false)` at once, doing nothing, if another writer
+    /// holds the shard: the caller can serve another shard first and come back.
     pub fn write(
         &self,
         batch: &ShardBatch<'_>,
         now_ns: i64,
         errors: &mut Vec<LineError>,
-    ) -> Result<(), StorageError> {
+        wait: bool,
+    ) -> Result<bool, StorageError> {
         if batch.is_empty() {
-            return Ok(());
+            return Ok(true);
         }
         let mut encoder = BatchEncoder::new();
         let mut points = 0u64;
         let mut rows = 0u64;
         let mut tags_buf: Vec<(String, String)> = Vec::new();
         let (seq, freeze) = {
-            let mut state = self.state.lock();
+            let mut state = if wait {
+                self.state.lock()
+            } else {
+                match self.state.try_lock() {
+                    Some(state) => state,
+                    None => return Ok(false),
+                }
+            };
             if self.config.background {
                 while state.frozen.len() >= self.config.frozen_memtables_max {
                     self.stats
@@ -262,7 +273,7 @@ impl Shard {
                 points += fields.len() as u64;
             }
             if encoder.rows() == 0 {
-                return Ok(());
+                return Ok(true);
             }
             let seq = self.wal.enqueue(&encoder.finish())?;
             state.last_seq = seq;
@@ -281,7 +292,7 @@ impl Shard {
             self.request_work();
         }
         self.wal.commit(seq)?;
-        Ok(())
+        Ok(true)
     }
 
     /// Moves the active memtable to the frozen list (no I/O).
