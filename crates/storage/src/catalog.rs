@@ -7,7 +7,7 @@
 //! per row. A change is made durable (written and fsynced) before the write that caused it
 //! is acknowledged.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -395,9 +395,9 @@ impl SchemaCache {
     pub fn new(database: &str) -> Self {
         Self {
             database: database.to_string(),
-            tables: HashMap::new(),
-            fields: HashMap::new(),
-            tags_known: HashMap::new(),
+            tables: HashMap::default(),
+            fields: HashMap::default(),
+            tags_known: HashMap::default(),
             last_table: None,
         }
     }
