@@ -12,9 +12,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use arrow_array::RecordBatch;
 use serde::{Deserialize, Serialize};
 use strata_lineproto::{ParseOptions, Precision};
 
+use crate::arrow::to_record_batch;
 use crate::catalog::{Catalog, SchemaCache, TableSchema};
 use crate::checked_json;
 use crate::error::StorageError;
@@ -23,7 +25,9 @@ use crate::layout;
 use crate::model::{FieldId, TableId, Timestamp};
 use crate::options::{EngineOptions, available_cores};
 use crate::series::TagPredicate;
-use crate::shard::{SeriesRows, Shard, ShardConfig, ShardOpenReport, ShardReadRequest};
+use crate::shard::{
+    SeriesRows, SeriesSummary, Shard, ShardConfig, ShardOpenReport, ShardReadRequest,
+};
 
 /// Engine meta file kind/version.
 const ENGINE_KIND: &str = "engine";
@@ -334,6 +338,53 @@ impl Engine {
             .get(shard)
             .ok_or_else(|| StorageError::Invalid(format!("no shard {shard}")))?;
         shard.read(&request.for_shard())
+    }
+
+    /// Rows of one shard as Arrow record batches of at most `batch_rows` rows (a series is
+    /// never split across batches unless it alone exceeds the limit; see
+    /// [`crate::arrow::table_schema`] for the columns). `Ok(vec![])` for an unknown table.
+    pub fn scan_shard(
+        &self,
+        shard: usize,
+        request: &ReadRequest,
+        batch_rows: usize,
+    ) -> Result<Vec<RecordBatch>, StorageError> {
+        let Some(schema) = self.inner.catalog.table(request.table) else {
+            return Ok(Vec::new());
+        };
+        let series = self.read_shard(shard, request)?;
+        let fields = request.fields.as_deref();
+        let mut batches = Vec::new();
+        let mut group: Vec<SeriesRows> = Vec::new();
+        let mut group_rows = 0;
+        for rows in series {
+            if group_rows > 0 && group_rows + rows.data.rows() > batch_rows.max(1) {
+                batches.push(to_record_batch(&schema, fields, &group)?);
+                group.clear();
+                group_rows = 0;
+            }
+            group_rows += rows.data.rows();
+            group.push(rows);
+        }
+        if !group.is_empty() {
+            batches.push(to_record_batch(&schema, fields, &group)?);
+        }
+        Ok(batches)
+    }
+
+    /// For aggregates: each series of one shard as whole chunks with exact pre-aggregates
+    /// plus the decoded rest (see [`SeriesSummary`]).
+    pub fn summarize_shard(
+        &self,
+        shard: usize,
+        request: &ReadRequest,
+    ) -> Result<Vec<SeriesSummary>, StorageError> {
+        let shard = self
+            .inner
+            .shards
+            .get(shard)
+            .ok_or_else(|| StorageError::Invalid(format!("no shard {shard}")))?;
+        shard.summarize(&request.for_shard())
     }
 
     /// The latest row of each series of the request, without a scan.

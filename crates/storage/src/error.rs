@@ -36,6 +36,9 @@ pub enum StorageError {
     /// A series index error.
     #[error(transparent)]
     Series(#[from] crate::series::SeriesError),
+    /// Building an Arrow batch failed.
+    #[error("cannot build Arrow batch: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
     /// Bad options or arguments.
     #[error("invalid argument: {0}")]
     Invalid(String),

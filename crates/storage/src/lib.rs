@@ -9,6 +9,11 @@
 //! - [`memtable`]: rows not yet in parts; [`column`]: the columnar [`column::SeriesData`]
 //!   form shared by memtables, parts, merges and reads.
 //! - [`manifest`]: a shard's live parts, swapped atomically.
+//! - [`arrow`]: reads as Arrow record batches for the query layer.
+//!
+//! Read path: `ReadRequest → per shard: series ids from the tag index → parts (pruned by
+//! time) + frozen + active memtable → merged SeriesData → Arrow batches`, or
+//! `Engine::summarize_shard` for aggregates from block pre-aggregates.
 //! - [`wal`]: per-shard write-ahead log: segments of length- and CRC-framed records, group
 //!   commit, torn-tail recovery.
 //! - [`part`]: immutable columnar part files: checksummed codec blocks, pre-aggregates, index.
@@ -18,6 +23,7 @@
 //! Write path: `line protocol → parse (writer thread) → group by shard → shard: WAL append +
 //! memtable → flush → part → merge`.
 
+pub mod arrow;
 pub mod catalog;
 mod checked_json;
 pub mod column;
@@ -40,4 +46,4 @@ mod wal_record;
 pub use engine::{Engine, EngineStats, OpenReport, ReadRequest, WriteReport};
 pub use error::StorageError;
 pub use options::{Clock, EngineOptions, ManualClock, SystemClock, WalSync};
-pub use shard::SeriesRows;
+pub use shard::{SeriesRows, SeriesSummary};

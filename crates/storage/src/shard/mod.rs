@@ -30,8 +30,8 @@ use crate::series::SeriesIndex;
 use crate::wal::{Wal, WalOptions, WalSync};
 use crate::wal_record::{BatchEncoder, BatchVisitor, decode_batch};
 
-pub use read::SeriesRows;
 pub(crate) use read::ShardReadRequest;
+pub use read::{SeriesRows, SeriesSummary};
 
 /// What a shard needs to know from the engine's options.
 #[derive(Debug, Clone)]

@@ -207,3 +207,106 @@ impl Shard {
         Ok(out)
     }
 }
+
+/// A series' rows in a range, split for aggregation: whole chunks whose pre-aggregates can
+/// be used as they are, and the rest decoded.
+#[derive(Debug, Clone)]
+pub struct SeriesSummary {
+    /// Series id within its shard.
+    pub series: SeriesId,
+    /// Tags in canonical order.
+    pub tags: Vec<(String, String)>,
+    /// Chunks lying wholly inside the range that no other data of the series overlaps in
+    /// time, so their pre-aggregates are exact for their rows.
+    pub chunks: Vec<crate::part::ChunkMeta>,
+    /// Every other row of the series in the range (memtables, partial or overlapped
+    /// chunks), decoded and merged (last write wins).
+    pub rest: SeriesData,
+}
+
+impl Shard {
+    /// The rows of each series of the request, as whole clean chunks (pre-aggregates) plus
+    /// decoded rest. Aggregates computed from `chunks` pre-aggregates and `rest` equal those
+    /// computed from [`Shard::read`].
+    pub(crate) fn summarize(
+        &self,
+        request: &ShardReadRequest<'_>,
+    ) -> Result<Vec<SeriesSummary>, StorageError> {
+        let snapshot = self.snapshot(request);
+        let mut parts: Vec<&LivePart> = snapshot
+            .parts
+            .iter()
+            .filter(|p| p.entry.max_time >= request.start && p.entry.min_time < request.end)
+            .collect();
+        parts.sort_by_key(|p| p.entry.order);
+        let mut out = Vec::new();
+        for (series, tags, active) in snapshot.series {
+            let mut memtable_runs: Vec<SeriesData> = Vec::new();
+            for frozen in &snapshot.frozen {
+                if let Some(data) = frozen.memtable.series_data(series) {
+                    let data = data
+                        .slice_time(request.start, request.end)
+                        .project(request.fields);
+                    if data.rows() > 0 {
+                        memtable_runs.push(data);
+                    }
+                }
+            }
+            memtable_runs.extend(active);
+            // Every chunk of the series in range, with its part's precedence.
+            let mut chunks: Vec<(usize, crate::part::ChunkMeta)> = Vec::new();
+            for (part_index, part) in parts.iter().enumerate() {
+                for chunk in part.reader.chunks(series)? {
+                    if chunk.max_time >= request.start && chunk.min_time < request.end {
+                        chunks.push((part_index, chunk));
+                    }
+                }
+            }
+            let mut intervals: Vec<(Timestamp, Timestamp)> = chunks
+                .iter()
+                .map(|(_, c)| (c.min_time, c.max_time))
+                .collect();
+            intervals.extend(
+                memtable_runs
+                    .iter()
+                    .filter_map(|r| Some((*r.times.first()?, *r.times.last()?))),
+            );
+            let mut clean = Vec::new();
+            let mut runs: Vec<SeriesData> = Vec::new();
+            for (index, (part_index, chunk)) in chunks.into_iter().enumerate() {
+                let inside = chunk.min_time >= request.start && chunk.max_time < request.end;
+                let alone = intervals.iter().enumerate().all(|(other, (lo, hi))| {
+                    other == index || *hi < chunk.min_time || *lo > chunk.max_time
+                });
+                if inside && alone {
+                    clean.push(chunk);
+                } else {
+                    let data = parts[part_index]
+                        .reader
+                        .read_chunk(&chunk, request.fields)?;
+                    let data = data.slice_time(request.start, request.end);
+                    if data.rows() > 0 {
+                        runs.push(data);
+                    }
+                }
+            }
+            // Chunks were collected in precedence order, memtables come after parts.
+            runs.extend(memtable_runs);
+            let rest = match runs.len() {
+                0 => SeriesData::default(),
+                1 => runs.pop().unwrap_or_default(),
+                _ => SeriesData::merge(&runs.iter().collect::<Vec<_>>()),
+            };
+            if clean.is_empty() && rest.rows() == 0 {
+                continue;
+            }
+            out.push(SeriesSummary {
+                series,
+                tags,
+                chunks: clean,
+                rest,
+            });
+        }
+        Ok(out)
+    }
+}

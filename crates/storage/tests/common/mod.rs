@@ -97,3 +97,21 @@ pub fn first_difference(expected: &Model, actual: &Model) -> String {
     }
     "no difference".into()
 }
+
+/// Files under `dir` (recursively) whose name ends in `.{suffix}`.
+pub fn count_files(dir: &std::path::Path, suffix: &str) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| {
+            let path = e.path();
+            if path.is_dir() {
+                count_files(&path, suffix)
+            } else {
+                usize::from(path.extension().is_some_and(|x| x == suffix))
+            }
+        })
+        .sum()
+}
