@@ -1,2 +1,216 @@
-//! Strata's network front (being built): InfluxDB-compatible HTTP writes, TCP line
-//! protocol, health and metrics.
+//! Strata's network front: InfluxDB-compatible HTTP writes, line protocol over TCP, health
+//! and Prometheus metrics, in front of one [`strata_storage::Engine`].
+//!
+//! Module map:
+//! - [`config`]: [`ServerConfig`] (typed settings, documented defaults) and [`FileConfig`]
+//!   (the optional TOML file).
+//! - [`error`]: [`ServerError`], [`ApiError`] and the one error → HTTP status mapping.
+//! - `http`: the axum router — `/write`, `/api/v2/write`, `/ping`, `/health`, `/metrics`.
+//! - `tcp`: the line-protocol listener.
+//! - `auth`: token checks (Token, Bearer, Basic, 1.x `u`/`p`).
+//! - [`metrics`]: server counters and the Prometheus text rendering.
+//!
+//! Write path: `HTTP body (capped, gunzipped, counted in flight) or TCP batch →
+//! spawn_blocking → Engine::write_lines (WAL append, acknowledged) → 204 or 400 with the
+//! bad lines`. Shutdown: `SIGINT/SIGTERM → stop accepting → finish in-flight requests and
+//! TCP batches → Engine::flush → Engine::close → Ok`.
+//!
+//! When you add an endpoint, also add its name to `track` in `http` (metrics label).
+
+pub mod config;
+pub mod error;
+pub mod metrics;
+
+mod auth;
+mod http;
+mod tcp;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::http::HeaderValue;
+use strata_storage::{Engine, EngineOptions};
+use tokio::sync::watch;
+
+pub use config::{FileConfig, ServerConfig};
+pub use error::{ApiError, ServerError};
+
+/// The version InfluxDB clients see in `X-Influxdb-Version`: a 1.8 the clients know, then
+/// ours.
+pub const INFLUXDB_VERSION: &str = concat!("1.8.10-strata-", env!("CARGO_PKG_VERSION"));
+
+/// How long shutdown waits for requests whose client went away to finish their write.
+const SHUTDOWN_WRITE_WAIT: Duration = Duration::from_secs(60);
+
+fn version_header() -> HeaderValue {
+    HeaderValue::from_static(INFLUXDB_VERSION)
+}
+
+/// Runs the server until SIGINT or SIGTERM, then shuts down cleanly: stops accepting,
+/// finishes in-flight requests, flushes the engine and closes it. Returns `Ok` after a
+/// clean shutdown.
+pub fn run(config: ServerConfig) -> Result<(), ServerError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("strata-server")
+        .build()
+        .map_err(ServerError::Runtime)?;
+    runtime.block_on(async {
+        let signal = shutdown_signal()?;
+        serve(config, signal).await
+    })
+}
+
+/// Resolves on the first SIGINT or SIGTERM. The handlers are installed before it returns,
+/// so a signal that arrives while the server starts is not lost.
+fn shutdown_signal() -> Result<impl Future<Output = ()> + Send + 'static, ServerError> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).map_err(ServerError::Runtime)?;
+    let mut interrupt = signal(SignalKind::interrupt()).map_err(ServerError::Runtime)?;
+    Ok(async move {
+        let name = tokio::select! {
+            _ = terminate.recv() => "SIGTERM",
+            _ = interrupt.recv() => "SIGINT",
+        };
+        tracing::info!("{name} received: shutting down");
+    })
+}
+
+/// Opens the engine and serves until `shutdown` resolves, then shuts down cleanly (see
+/// [`run`]). For embedding and tests; must be called inside a multi-threaded tokio runtime.
+pub async fn serve(
+    config: ServerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServerError> {
+    let options = EngineOptions {
+        data_dirs: config.data_dirs.clone(),
+        shards: config.shards,
+        wal_sync: config.wal_sync,
+        ..EngineOptions::default()
+    };
+    let started = Instant::now();
+    let (engine, report) = tokio::task::spawn_blocking(move || Engine::open(options))
+        .await
+        .map_err(|e| ServerError::Runtime(std::io::Error::other(e)))??;
+    tracing::info!(
+        data_dirs = ?config.data_dirs,
+        shards = report.shards,
+        replayed_rows = report.replayed_rows,
+        orphan_parts_removed = report.orphan_parts_removed,
+        "engine open in {:.1?}",
+        started.elapsed()
+    );
+    for tail in &report.torn_wal_tails {
+        tracing::warn!("torn WAL tail cut: {tail}");
+    }
+    if let Some(note) = &report.shard_count_note {
+        tracing::warn!("{note}");
+    }
+    let engine = Arc::new(engine);
+    let metrics = Arc::new(metrics::Metrics::default());
+    let config = Arc::new(config);
+    let (stop_tx, stop_rx) = watch::channel(false);
+
+    let http_listener = tokio::net::TcpListener::bind(config.http_addr)
+        .await
+        .map_err(|source| ServerError::Listen {
+            addr: config.http_addr,
+            source,
+        })?;
+    let http_addr = http_listener
+        .local_addr()
+        .map_err(|source| ServerError::Listen {
+            addr: config.http_addr,
+            source,
+        })?;
+    let tcp_task = match config.tcp_addr {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|source| ServerError::Listen { addr, source })?;
+            let bound = listener
+                .local_addr()
+                .map_err(|source| ServerError::Listen { addr, source })?;
+            tracing::info!(
+                "listening for line protocol on tcp://{bound} (database {:?})",
+                config.tcp_database
+            );
+            let context = tcp::TcpContext {
+                engine: Arc::clone(&engine),
+                metrics: Arc::clone(&metrics),
+                database: Arc::from(config.tcp_database.as_str()),
+                max_line_bytes: config.max_line_bytes,
+            };
+            Some(tokio::spawn(tcp::serve(listener, context, stop_rx.clone())))
+        }
+        None => None,
+    };
+    let state = Arc::new(http::AppState {
+        engine: Arc::clone(&engine),
+        metrics: Arc::clone(&metrics),
+        config: Arc::clone(&config),
+    });
+    let router = http::router(state);
+    tracing::info!(
+        auth = config.auth_token.is_some(),
+        "listening for HTTP on http://{http_addr}"
+    );
+    let mut http_stop = stop_rx.clone();
+    let http_task = tokio::spawn(async move {
+        axum::serve(http_listener, router)
+            .with_graceful_shutdown(async move {
+                tcp::stopped(&mut http_stop).await;
+            })
+            .await
+    });
+
+    shutdown.await;
+    let _ = stop_tx.send(true);
+    match http_task.await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::error!("HTTP server failed: {e}"),
+        Err(e) => tracing::error!("HTTP server task failed: {e}"),
+    }
+    if let Some(task) = tcp_task
+        && let Err(e) = task.await
+    {
+        tracing::error!("TCP server task failed: {e}");
+    }
+    drop(metrics);
+    close_engine(engine).await
+}
+
+/// Waits for writes still running (a client that went away leaves its write running on a
+/// blocking thread), then flushes memtables to parts and closes the engine.
+async fn close_engine(mut engine: Arc<Engine>) -> Result<(), ServerError> {
+    let deadline = Instant::now() + SHUTDOWN_WRITE_WAIT;
+    loop {
+        match Arc::try_unwrap(engine) {
+            Ok(engine) => {
+                let started = Instant::now();
+                tokio::task::spawn_blocking(move || {
+                    engine.flush()?;
+                    engine.close()
+                })
+                .await
+                .map_err(|e| ServerError::Runtime(std::io::Error::other(e)))??;
+                tracing::info!("engine flushed and closed in {:.1?}", started.elapsed());
+                return Ok(());
+            }
+            Err(shared) if Instant::now() < deadline => {
+                engine = shared;
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(shared) => {
+                tracing::warn!(
+                    "writes still running after {SHUTDOWN_WRITE_WAIT:?}; flushing without closing"
+                );
+                tokio::task::spawn_blocking(move || shared.flush())
+                    .await
+                    .map_err(|e| ServerError::Runtime(std::io::Error::other(e)))??;
+                return Ok(());
+            }
+        }
+    }
+}

@@ -4,6 +4,7 @@
 //! - `bench generate`: write a workload (WORKLOADS.md) as line protocol, to stdout or a file.
 //! - `bench write`: load a workload into an in-process engine and report the seeds' figures.
 //! - `lp check`: parse a line-protocol file and report every bad line with line and column.
+//! - `serve`: the server (HTTP and TCP writes, metrics); see `strata serve --help`.
 //!
 //! Flags are parsed here and only here; library crates take typed options.
 
@@ -14,6 +15,7 @@ use clap::{Parser, Subcommand};
 mod bench_write;
 mod generate;
 mod lp_check;
+mod serve;
 
 /// Strata: a time-series database for DevOps and IoT metrics that scales up.
 #[derive(Debug, Parser)]
@@ -31,6 +33,8 @@ enum Command {
     /// Line-protocol tools.
     #[command(subcommand)]
     Lp(LpCommand),
+    /// Run the server: InfluxDB-compatible HTTP writes, TCP line protocol, /metrics.
+    Serve(Box<serve::ServeArgs>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -54,6 +58,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Generate(args)) => generate::run(&args).map(|()| true),
         Command::Bench(BenchCommand::Write(args)) => bench_write::run(&args).map(|()| true),
         Command::Lp(LpCommand::Check(args)) => lp_check::run(&args),
+        Command::Serve(args) => serve::run(*args).map(|()| true),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

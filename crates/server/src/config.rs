@@ -1,0 +1,207 @@
+//! [`ServerConfig`]: every setting of `strata serve`, typed, with documented defaults; and
+//! [`FileConfig`], the optional TOML file that can set any of them.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+use strata_storage::WalSync;
+
+use crate::error::ServerError;
+
+/// Default HTTP address: loopback only, InfluxDB's port, so clients work unchanged and
+/// nothing is exposed to the network until asked.
+pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8086";
+
+/// Default data directory, relative to the working directory.
+pub const DEFAULT_DATA_DIR: &str = "strata-data";
+
+/// Database that TCP line-protocol writes go to unless configured (TCP has no URL to name
+/// one in).
+pub const DEFAULT_TCP_DATABASE: &str = "strata";
+
+/// Default request body cap: 64 MiB. A TSBS batch of 10,000 rows is about 2.5 MB and
+/// Telegraf's default batch about 1 MB, so 64 MiB leaves room for very large batches
+/// while bounding what one request can make the server hold (the body plus its parse).
+/// The cap applies to the decompressed body too (a gzip bomb is a 413, not an OOM).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 64 << 20;
+
+/// Default cap on bytes of write bodies held at once, over all requests: 256 MiB, four
+/// maximal bodies. Past it a write is answered 503 with `Retry-After: 1` at once, so a
+/// flood of clients cannot queue unbounded memory behind the engine's back-pressure.
+pub const DEFAULT_MAX_INFLIGHT_WRITE_BYTES: usize = 256 << 20;
+
+/// Default longest line, in bytes: the line-protocol parser's own default (1 MiB; see
+/// `strata_lineproto::DEFAULT_MAX_LINE_BYTES` for why).
+pub const DEFAULT_MAX_LINE_BYTES: usize = strata_lineproto::DEFAULT_MAX_LINE_BYTES;
+
+/// Everything [`crate::run`] needs. Every field has a default; see [`Default`].
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// HTTP listen address. Default [`DEFAULT_HTTP_ADDR`]; port 0 picks a free port (the
+    /// bound address is logged).
+    pub http_addr: SocketAddr,
+    /// TCP line-protocol listen address; `None` (the default) means no TCP listener.
+    pub tcp_addr: Option<SocketAddr>,
+    /// Database for TCP writes. Default [`DEFAULT_TCP_DATABASE`].
+    pub tcp_database: String,
+    /// Data directories, one per disk. Default `["strata-data"]`.
+    pub data_dirs: Vec<PathBuf>,
+    /// Engine shards; 0 (the default) means one per core this process may use.
+    pub shards: usize,
+    /// WAL durability. Default: fsync at least every second.
+    pub wal_sync: WalSync,
+    /// Token required on writes and `/metrics`; `None` (the default) means no auth.
+    pub auth_token: Option<String>,
+    /// Largest request body, before and after gzip decompression. Default
+    /// [`DEFAULT_MAX_BODY_BYTES`].
+    pub max_body_bytes: usize,
+    /// Longest line on the TCP listener; longer lines are skipped to the next newline and
+    /// counted as bad. Default [`DEFAULT_MAX_LINE_BYTES`]. (HTTP writes use the parser's
+    /// default of the same value: the engine's `write_lines` does not take parse options.)
+    pub max_line_bytes: usize,
+    /// Most write-body bytes held at once over all HTTP requests before new writes get 503.
+    /// Default [`DEFAULT_MAX_INFLIGHT_WRITE_BYTES`].
+    pub max_inflight_write_bytes: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            http_addr: SocketAddr::from(([127, 0, 0, 1], 8086)),
+            tcp_addr: None,
+            tcp_database: DEFAULT_TCP_DATABASE.to_owned(),
+            data_dirs: vec![PathBuf::from(DEFAULT_DATA_DIR)],
+            shards: 0,
+            wal_sync: WalSync::Interval(Duration::from_secs(1)),
+            auth_token: None,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            max_inflight_write_bytes: DEFAULT_MAX_INFLIGHT_WRITE_BYTES,
+        }
+    }
+}
+
+/// The optional TOML config file: each key sets the [`ServerConfig`] field of the same
+/// meaning; a key that is absent leaves the default. Unknown keys are an error naming them.
+///
+/// ```toml
+/// data_dirs = ["/disk1/strata", "/disk2/strata"]
+/// http = "0.0.0.0:8086"
+/// tcp = "127.0.0.1:8089"
+/// tcp_db = "telegraf"
+/// shards = 8
+/// wal_sync = "500ms"          # always | none | a duration
+/// auth_token = "secret"
+/// max_body_bytes = 67108864
+/// max_line_bytes = 1048576
+/// max_inflight_write_bytes = 268435456
+/// log = "info"
+/// ```
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// Data directories.
+    pub data_dirs: Option<Vec<PathBuf>>,
+    /// HTTP listen address.
+    pub http: Option<String>,
+    /// TCP listen address.
+    pub tcp: Option<String>,
+    /// Database for TCP writes.
+    pub tcp_db: Option<String>,
+    /// Engine shards.
+    pub shards: Option<usize>,
+    /// WAL durability (`always`, `none` or a duration such as `1s`).
+    pub wal_sync: Option<String>,
+    /// Auth token.
+    pub auth_token: Option<String>,
+    /// Request body cap in bytes.
+    pub max_body_bytes: Option<usize>,
+    /// Line length cap in bytes.
+    pub max_line_bytes: Option<usize>,
+    /// In-flight write bytes cap.
+    pub max_inflight_write_bytes: Option<usize>,
+    /// Log filter (`RUST_LOG` syntax).
+    pub log: Option<String>,
+}
+
+impl FileConfig {
+    /// Parses the TOML text of a config file; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, ServerError> {
+        toml::from_str(text).map_err(|e| ServerError::Config(format!("{origin}: {e}")))
+    }
+
+    /// Reads and parses a config file.
+    pub fn read(path: &std::path::Path) -> Result<Self, ServerError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ServerError::Config(format!(
+                "cannot read config file \"{}\": {e}",
+                path.display()
+            ))
+        })?;
+        Self::parse(&text, &format!("config file \"{}\"", path.display()))
+    }
+}
+
+/// Parses `always | none | <duration>` (`1s`, `500ms`, ...) as a [`WalSync`].
+pub fn parse_wal_sync(text: &str) -> Result<WalSync, ServerError> {
+    match text {
+        "always" => Ok(WalSync::Always),
+        "none" => Ok(WalSync::None),
+        other => humantime::parse_duration(other)
+            .map(WalSync::Interval)
+            .map_err(|e| {
+                ServerError::Config(format!(
+                    "wal sync {other:?}: expected always, none or a duration such as 1s ({e})"
+                ))
+            }),
+    }
+}
+
+/// Parses a listen address such as `127.0.0.1:8086` or `[::1]:8086`.
+pub fn parse_addr(what: &str, text: &str) -> Result<SocketAddr, ServerError> {
+    text.parse().map_err(|e| {
+        ServerError::Config(format!(
+            "{what} {text:?}: expected IP:PORT such as 127.0.0.1:8086 ({e})"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let err = FileConfig::parse("http = \"127.0.0.1:1\"\nhttp_port = 3\n", "f.toml")
+            .expect_err("unknown key");
+        assert!(err.to_string().contains("http_port"), "{err}");
+    }
+
+    #[test]
+    fn known_keys_parse() {
+        let file = FileConfig::parse(
+            "data_dirs = [\"a\", \"b\"]\nshards = 3\nwal_sync = \"500ms\"\n",
+            "f.toml",
+        )
+        .expect("parse");
+        assert_eq!(
+            file.data_dirs,
+            Some(vec![PathBuf::from("a"), PathBuf::from("b")])
+        );
+        assert_eq!(file.shards, Some(3));
+        assert_eq!(
+            parse_wal_sync(file.wal_sync.as_deref().unwrap_or_default()).ok(),
+            Some(WalSync::Interval(Duration::from_millis(500)))
+        );
+    }
+
+    #[test]
+    fn wal_sync_words_and_errors() {
+        assert_eq!(parse_wal_sync("always").ok(), Some(WalSync::Always));
+        assert_eq!(parse_wal_sync("none").ok(), Some(WalSync::None));
+        assert!(parse_wal_sync("sometimes").is_err());
+        assert!(parse_addr("http", "localhost").is_err());
+    }
+}

@@ -1,0 +1,148 @@
+//! Errors: [`ServerError`] for starting and stopping the server, [`ApiError`] for one HTTP
+//! request, and [`ApiError::status`], the one place that maps errors to HTTP status codes.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use strata_storage::StorageError;
+
+/// Why the server could not start, or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// A bad setting (flag, environment variable or config file).
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// A listener could not be bound or served.
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        /// The address.
+        addr: std::net::SocketAddr,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The async runtime or signal handling could not start.
+    #[error("cannot start the runtime: {0}")]
+    Runtime(std::io::Error),
+    /// The storage engine failed to open, flush or close.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// A failed HTTP request: the status comes from the variant, the JSON body from the text.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// Malformed request: missing database, bad precision, bad query string, bad gzip.
+    #[error("{0}")]
+    BadRequest(String),
+    /// Missing or wrong credentials.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// No such endpoint.
+    #[error("{0}")]
+    NotFound(String),
+    /// Endpoint exists, method does not.
+    #[error("{0}")]
+    MethodNotAllowed(String),
+    /// Body (or decompressed body) over the cap.
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    /// Too many write bytes in flight; the client should retry shortly.
+    #[error("{0}")]
+    Overloaded(String),
+    /// An engine error.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// Anything else that is the server's fault.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    /// The one mapping from errors to HTTP status codes: bad data and schema conflicts are
+    /// 400, I/O and corruption 500, an unavailable engine or overload 503.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Storage(e) => match e {
+                StorageError::Schema(_) | StorageError::Invalid(_) => StatusCode::BAD_REQUEST,
+                StorageError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+                StorageError::Io { .. }
+                | StorageError::Corrupt { .. }
+                | StorageError::Wal(_)
+                | StorageError::Series(_)
+                | StorageError::Arrow(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            },
+        }
+    }
+}
+
+/// A JSON response: `body` serialized, with the status given.
+pub(crate) fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
+    let mut response = (status, body.to_string()).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE {
+            tracing::error!("request failed: {self}");
+        }
+        let mut response = json_response(status, &serde_json::json!({ "error": self.to_string() }));
+        let headers = response.headers_mut();
+        match status {
+            StatusCode::SERVICE_UNAVAILABLE => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            StatusCode::UNAUTHORIZED => {
+                headers.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Basic realm=\"strata\""),
+                );
+            }
+            _ => {}
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses() {
+        assert_eq!(
+            ApiError::BadRequest("x".into()).status(),
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(
+            ApiError::Storage(StorageError::Invalid("x".into())).status(),
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(
+            ApiError::Storage(StorageError::io(
+                "cannot write",
+                std::path::Path::new("/x"),
+                std::io::Error::other("disk full")
+            ))
+            .status(),
+            StatusCode::INTERNAL_SERVER_ERROR
+        );
+        let response = ApiError::Overloaded("busy".into()).into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            response.headers().get(header::RETRY_AFTER),
+            Some(&HeaderValue::from_static("1"))
+        );
+    }
+}

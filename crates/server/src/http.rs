@@ -1,0 +1,358 @@
+//! The HTTP API (axum): InfluxDB 1.x and 2.x writes, ping, health, metrics.
+//!
+//! `request → track (metrics) → auth → body (capped, counted in flight) → spawn_blocking:
+//! gunzip (capped) + Engine::write_lines → 204, or 400 naming the first bad lines`.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::{Body, HttpBody};
+use axum::extract::{DefaultBodyLimit, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use strata_lineproto::Precision;
+use strata_storage::{Engine, WriteReport};
+
+use crate::config::ServerConfig;
+use crate::error::{ApiError, json_response};
+use crate::metrics::Metrics;
+use crate::{auth, version_header};
+
+/// Bad lines named in a partial-write answer; the rest are only counted (InfluxDB names
+/// the first few too, and a 100,000-line bad batch must not make a 10 MB error body).
+const MAX_REPORTED_LINES: usize = 10;
+
+/// What every handler shares.
+#[derive(Debug)]
+pub(crate) struct AppState {
+    pub engine: Arc<Engine>,
+    pub metrics: Arc<Metrics>,
+    pub config: Arc<ServerConfig>,
+}
+
+type Shared = Arc<AppState>;
+type Params = Result<Query<HashMap<String, String>>, axum::extract::rejection::QueryRejection>;
+
+/// The router with every endpoint.
+pub(crate) fn router(state: Shared) -> Router {
+    Router::new()
+        .route("/write", post(write_v1))
+        .route("/api/v2/write", post(write_v2))
+        .route("/ping", get(ping).head(ping))
+        .route("/health", get(health))
+        .route("/metrics", get(metrics))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::disable())
+        .layer(middleware::from_fn_with_state(Arc::clone(&state), track))
+        .with_state(state)
+}
+
+/// Counts every request by endpoint and status, and stamps InfluxDB's version headers.
+async fn track(State(state): State<Shared>, request: Request, next: Next) -> Response {
+    let endpoint = match request.uri().path() {
+        "/write" => "write",
+        "/api/v2/write" => "api_v2_write",
+        "/ping" => "ping",
+        "/health" => "health",
+        "/metrics" => "metrics",
+        _ => "other",
+    };
+    let mut response = next.run(request).await;
+    state
+        .metrics
+        .count_request(endpoint, response.status().as_u16());
+    let headers = response.headers_mut();
+    headers.insert("X-Influxdb-Version", version_header());
+    headers.insert("X-Influxdb-Build", HeaderValue::from_static("OSS"));
+    response
+}
+
+async fn not_found() -> ApiError {
+    ApiError::NotFound("no such endpoint".into())
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed("method not allowed on this endpoint".into())
+}
+
+async fn ping() -> StatusCode {
+    StatusCode::NO_CONTENT
+}
+
+async fn health() -> Response {
+    json_response(
+        StatusCode::OK,
+        &serde_json::json!({
+            "name": "strata",
+            "message": "ready for queries and writes",
+            "status": "pass",
+            "checks": [],
+            "version": env!("CARGO_PKG_VERSION"),
+        }),
+    )
+}
+
+async fn metrics(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    params: Params,
+) -> Result<Response, ApiError> {
+    let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    auth::check(state.config.auth_token.as_deref(), &headers, &params)?;
+    let text = state.metrics.render(&state.engine.stats());
+    let mut response = text.into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    Ok(response)
+}
+
+/// `POST /write?db=&precision=&rp=&u=&p=` (InfluxDB 1.x).
+async fn write_v1(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    params: Params,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    auth::check(state.config.auth_token.as_deref(), &headers, &params)?;
+    let database = params
+        .get("db")
+        .filter(|db| !db.is_empty())
+        .ok_or_else(|| ApiError::BadRequest("database is required".into()))?;
+    let precision = precision(&params)?;
+    write(&state, database.clone(), precision, &headers, body).await
+}
+
+/// `POST /api/v2/write?bucket=&org=&precision=` (InfluxDB 2.x): the bucket is the database.
+async fn write_v2(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    params: Params,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    auth::check(state.config.auth_token.as_deref(), &headers, &params)?;
+    let database = params
+        .get("bucket")
+        .filter(|b| !b.is_empty())
+        .ok_or_else(|| ApiError::BadRequest("bucket is required".into()))?;
+    let precision = precision(&params)?;
+    write(&state, database.clone(), precision, &headers, body).await
+}
+
+fn precision(params: &HashMap<String, String>) -> Result<Precision, ApiError> {
+    match params.get("precision").map(String::as_str) {
+        None | Some("") => Ok(Precision::Nanoseconds),
+        Some(text) => text.parse().map_err(|_| {
+            ApiError::BadRequest(format!(
+                "invalid precision {text:?}: expected ns, us, ms or s (1.x also n, u)"
+            ))
+        }),
+    }
+}
+
+/// Reads the body (capped, counted in flight), then decompresses and writes it on a
+/// blocking thread.
+async fn write(
+    state: &Shared,
+    database: String,
+    precision: Precision,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let started = Instant::now();
+    let gzip = match headers
+        .get(header::CONTENT_ENCODING)
+        .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("") | Some("identity") => false,
+        Some("gzip") => true,
+        Some(other) => {
+            return Err(ApiError::BadRequest(format!(
+                "unsupported Content-Encoding {other:?}: send gzip or identity"
+            )));
+        }
+    };
+    let mut inflight = Inflight::new(state);
+    let max_body = state.config.max_body_bytes;
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if let Some(length) = declared {
+        if length > max_body {
+            return Err(too_large(max_body));
+        }
+        inflight.reserve(length)?;
+    }
+    let raw = read_body(body, max_body, &mut inflight).await?;
+    let engine = Arc::clone(&state.engine);
+    let metrics = Arc::clone(&state.metrics);
+    let outcome = tokio::task::spawn_blocking(move || {
+        let body = if gzip {
+            let plain = gunzip(&raw, max_body)?;
+            inflight.reserve(plain.len())?;
+            plain
+        } else {
+            raw
+        };
+        let report = engine.write_lines(&database, &body, precision)?;
+        drop(inflight);
+        Ok::<WriteReport, ApiError>(report)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("write task failed: {e}")))?;
+    metrics.observe_write(started.elapsed());
+    let report = outcome?;
+    metrics.http_rows.fetch_add(report.rows, Ordering::Relaxed);
+    if report.errors.is_empty() {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    let rejected = report.errors.len();
+    metrics
+        .http_bad_lines
+        .fetch_add(rejected as u64, Ordering::Relaxed);
+    tracing::debug!(rejected, written = report.rows, first = %report.errors[0], "partial write");
+    let lines: Vec<serde_json::Value> = report
+        .errors
+        .iter()
+        .take(MAX_REPORTED_LINES)
+        .map(|e| serde_json::json!({ "line": e.line, "column": e.column, "message": e.message }))
+        .collect();
+    Ok(json_response(
+        StatusCode::BAD_REQUEST,
+        &serde_json::json!({
+            "error": format!("partial write: {rejected} lines rejected, first: {}", report.errors[0]),
+            "rejected": rejected,
+            "written": report.rows,
+            "lines": lines,
+        }),
+    ))
+}
+
+fn too_large(max_body: usize) -> ApiError {
+    ApiError::PayloadTooLarge(format!(
+        "request body is over the limit of {max_body} bytes (max body bytes); send smaller batches"
+    ))
+}
+
+/// Collects the body, refusing it past `max_body` bytes and counting what arrives beyond
+/// the declared length as in flight.
+async fn read_body(
+    mut body: Body,
+    max_body: usize,
+    inflight: &mut Inflight,
+) -> Result<Vec<u8>, ApiError> {
+    let mut out = Vec::with_capacity(inflight.bytes.min(max_body));
+    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+        let frame =
+            frame.map_err(|e| ApiError::BadRequest(format!("cannot read request body: {e}")))?;
+        let Ok(data) = frame.into_data() else {
+            continue; // trailers
+        };
+        if out.len() + data.len() > max_body {
+            return Err(too_large(max_body));
+        }
+        out.extend_from_slice(&data);
+        if out.len() > inflight.bytes {
+            inflight.reserve(out.len() - inflight.bytes)?;
+        }
+    }
+    Ok(out)
+}
+
+/// Decompresses a gzip body (concatenated members too), refusing output past `max_body`.
+fn gunzip(raw: &[u8], max_body: usize) -> Result<Vec<u8>, ApiError> {
+    let mut out = Vec::with_capacity(raw.len().saturating_mul(4).min(max_body));
+    flate2::read::MultiGzDecoder::new(raw)
+        .take(max_body as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| ApiError::BadRequest(format!("cannot decompress gzip body: {e}")))?;
+    if out.len() > max_body {
+        return Err(ApiError::PayloadTooLarge(format!(
+            "decompressed request body is over the limit of {max_body} bytes (max body bytes)"
+        )));
+    }
+    Ok(out)
+}
+
+/// Write-body bytes this request holds, counted in [`Metrics::inflight_write_bytes`] and
+/// released on drop.
+#[derive(Debug)]
+struct Inflight {
+    metrics: Arc<Metrics>,
+    cap: usize,
+    bytes: usize,
+}
+
+impl Inflight {
+    fn new(state: &AppState) -> Self {
+        Self {
+            metrics: Arc::clone(&state.metrics),
+            cap: state.config.max_inflight_write_bytes,
+            bytes: 0,
+        }
+    }
+
+    /// Counts `more` bytes, or answers overload when the total would pass the cap. A
+    /// request is always let through when nothing else is in flight, so one body bigger
+    /// than the cap is still served.
+    fn reserve(&mut self, more: usize) -> Result<(), ApiError> {
+        let counter = &self.metrics.inflight_write_bytes;
+        let before = counter.fetch_add(more as u64, Ordering::SeqCst) as usize;
+        let others = before - self.bytes;
+        if others > 0 && before + more > self.cap {
+            counter.fetch_sub(more as u64, Ordering::SeqCst);
+            self.metrics
+                .overload_rejections
+                .fetch_add(1, Ordering::Relaxed);
+            return Err(ApiError::Overloaded(format!(
+                "overloaded: {before} write bytes in flight (max in-flight write bytes {}); retry shortly",
+                self.cap
+            )));
+        }
+        self.bytes += more;
+        Ok(())
+    }
+}
+
+impl Drop for Inflight {
+    fn drop(&mut self) {
+        self.metrics
+            .inflight_write_bytes
+            .fetch_sub(self.bytes as u64, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn gunzip_caps_output() {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(&vec![b'a'; 10_000]).expect("gzip");
+        let raw = encoder.finish().expect("gzip");
+        assert_eq!(gunzip(&raw, 10_000).expect("fits").len(), 10_000);
+        assert_eq!(
+            gunzip(&raw, 9_999).expect_err("over").status(),
+            StatusCode::PAYLOAD_TOO_LARGE
+        );
+        assert_eq!(
+            gunzip(b"not gzip", 100).expect_err("bad").status(),
+            StatusCode::BAD_REQUEST
+        );
+    }
+}

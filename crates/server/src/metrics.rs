@@ -1,0 +1,287 @@
+//! Server counters and the Prometheus text rendering of `/metrics` (written by hand: the
+//! format is a few lines per metric and a crate would pull in a registry we do not need).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use strata_storage::EngineStats;
+
+/// Upper bounds of the write latency histogram, in seconds: from 0.5 ms (a small batch in
+/// page cache) to 10 s (a large batch waiting on back-pressure or fsync).
+const LATENCY_BUCKETS_S: [f64; 14] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// Counters kept by the server (the engine keeps its own; see [`EngineStats`]).
+#[derive(Debug, Default)]
+pub struct Metrics {
+    /// HTTP requests by (endpoint, status).
+    requests: Mutex<BTreeMap<(&'static str, u16), u64>>,
+    /// Write latency bucket counts (non-cumulative), plus one for +Inf.
+    latency_counts: [AtomicU64; LATENCY_BUCKETS_S.len() + 1],
+    latency_sum_us: AtomicU64,
+    latency_count: AtomicU64,
+    /// Lines rejected over HTTP.
+    pub http_bad_lines: AtomicU64,
+    /// Lines rejected over TCP (syntax, schema or over the length cap).
+    pub tcp_bad_lines: AtomicU64,
+    /// Rows stored from HTTP writes.
+    pub http_rows: AtomicU64,
+    /// Rows stored from TCP writes.
+    pub tcp_rows: AtomicU64,
+    /// TCP connections accepted.
+    pub tcp_connections: AtomicU64,
+    /// Writes answered 503 because too many bytes were in flight.
+    pub overload_rejections: AtomicU64,
+    /// Write-body bytes held right now.
+    pub inflight_write_bytes: AtomicU64,
+}
+
+impl Metrics {
+    /// Counts one HTTP request.
+    pub fn count_request(&self, endpoint: &'static str, status: u16) {
+        let mut requests = self
+            .requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *requests.entry((endpoint, status)).or_insert(0) += 1;
+    }
+
+    /// Records the latency of one write request.
+    pub fn observe_write(&self, elapsed: Duration) {
+        let seconds = elapsed.as_secs_f64();
+        let bucket = LATENCY_BUCKETS_S
+            .iter()
+            .position(|bound| seconds <= *bound)
+            .unwrap_or(LATENCY_BUCKETS_S.len());
+        self.latency_counts[bucket].fetch_add(1, Ordering::Relaxed);
+        let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        self.latency_sum_us.fetch_add(micros, Ordering::Relaxed);
+        self.latency_count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The Prometheus text exposition of these counters and the engine's.
+    pub fn render(&self, engine: &EngineStats) -> String {
+        let mut out = String::with_capacity(4096);
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        counter(
+            &mut out,
+            "strata_rows_written_total",
+            "Rows stored since start (all protocols).",
+            engine.rows_written,
+        );
+        counter(
+            &mut out,
+            "strata_points_written_total",
+            "Field values stored since start (all protocols).",
+            engine.points_written,
+        );
+        help(
+            &mut out,
+            "strata_protocol_rows_written_total",
+            "Rows stored since start, by protocol.",
+            "counter",
+        );
+        let _ = writeln!(
+            out,
+            "strata_protocol_rows_written_total{{protocol=\"http\"}} {}",
+            load(&self.http_rows)
+        );
+        let _ = writeln!(
+            out,
+            "strata_protocol_rows_written_total{{protocol=\"tcp\"}} {}",
+            load(&self.tcp_rows)
+        );
+        help(
+            &mut out,
+            "strata_bad_lines_total",
+            "Line-protocol lines rejected, by protocol.",
+            "counter",
+        );
+        let _ = writeln!(
+            out,
+            "strata_bad_lines_total{{protocol=\"http\"}} {}",
+            load(&self.http_bad_lines)
+        );
+        let _ = writeln!(
+            out,
+            "strata_bad_lines_total{{protocol=\"tcp\"}} {}",
+            load(&self.tcp_bad_lines)
+        );
+        help(
+            &mut out,
+            "strata_http_requests_total",
+            "HTTP requests by endpoint and status.",
+            "counter",
+        );
+        {
+            let requests = self
+                .requests
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            for ((endpoint, status), count) in requests.iter() {
+                let _ = writeln!(
+                    out,
+                    "strata_http_requests_total{{endpoint=\"{endpoint}\",status=\"{status}\"}} {count}"
+                );
+            }
+        }
+        help(
+            &mut out,
+            "strata_write_request_duration_seconds",
+            "Latency of HTTP write requests, from the first body byte to the response.",
+            "histogram",
+        );
+        let mut cumulative = 0;
+        for (i, bound) in LATENCY_BUCKETS_S.iter().enumerate() {
+            cumulative += load(&self.latency_counts[i]);
+            let _ = writeln!(
+                out,
+                "strata_write_request_duration_seconds_bucket{{le=\"{bound}\"}} {cumulative}"
+            );
+        }
+        cumulative += load(&self.latency_counts[LATENCY_BUCKETS_S.len()]);
+        let _ = writeln!(
+            out,
+            "strata_write_request_duration_seconds_bucket{{le=\"+Inf\"}} {cumulative}"
+        );
+        let sum_s = load(&self.latency_sum_us) as f64 / 1e6;
+        let _ = writeln!(out, "strata_write_request_duration_seconds_sum {sum_s}");
+        let _ = writeln!(
+            out,
+            "strata_write_request_duration_seconds_count {}",
+            load(&self.latency_count)
+        );
+        counter(
+            &mut out,
+            "strata_tcp_connections_total",
+            "TCP line-protocol connections accepted.",
+            load(&self.tcp_connections),
+        );
+        counter(
+            &mut out,
+            "strata_overload_rejections_total",
+            "Writes answered 503 because too many bytes were in flight.",
+            load(&self.overload_rejections),
+        );
+        gauge(
+            &mut out,
+            "strata_inflight_write_bytes",
+            "Write-body bytes held by HTTP requests now.",
+            load(&self.inflight_write_bytes),
+        );
+        gauge(
+            &mut out,
+            "strata_series",
+            "Series over all shards.",
+            engine.series,
+        );
+        gauge(&mut out, "strata_parts", "Live part files.", engine.parts);
+        gauge(
+            &mut out,
+            "strata_part_bytes",
+            "Bytes of live part files.",
+            engine.part_bytes,
+        );
+        gauge(
+            &mut out,
+            "strata_memtable_bytes",
+            "Bytes held in memtables.",
+            engine.memtable_bytes,
+        );
+        counter(
+            &mut out,
+            "strata_flushes_total",
+            "Memtable flushes since start.",
+            engine.flushes,
+        );
+        counter(
+            &mut out,
+            "strata_merges_total",
+            "Part merges since start.",
+            engine.merges,
+        );
+        counter(
+            &mut out,
+            "strata_backpressure_waits_total",
+            "Times a writer waited for a flush.",
+            engine.backpressure_waits,
+        );
+        counter(
+            &mut out,
+            "strata_wal_syncs_total",
+            "WAL fsyncs since start.",
+            engine.wal_syncs,
+        );
+        counter(
+            &mut out,
+            "strata_wal_bytes_written_total",
+            "WAL bytes written since start.",
+            engine.wal_bytes_written,
+        );
+        out
+    }
+}
+
+fn help(out: &mut String, name: &str, text: &str, kind: &str) {
+    let _ = writeln!(out, "# HELP {name} {text}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+fn counter(out: &mut String, name: &str, text: &str, value: u64) {
+    help(out, name, text, "counter");
+    let _ = writeln!(out, "{name} {value}");
+}
+
+fn gauge(out: &mut String, name: &str, text: &str, value: u64) {
+    help(out, name, text, "gauge");
+    let _ = writeln!(out, "{name} {value}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_is_cumulative_and_requests_are_labelled() {
+        let metrics = Metrics::default();
+        metrics.observe_write(Duration::from_micros(300));
+        metrics.observe_write(Duration::from_millis(30));
+        metrics.observe_write(Duration::from_secs(60));
+        metrics.count_request("write", 204);
+        metrics.count_request("write", 204);
+        let text = metrics.render(&EngineStats::default());
+        assert!(
+            text.contains("strata_write_request_duration_seconds_bucket{le=\"0.0005\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("strata_write_request_duration_seconds_bucket{le=\"0.05\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("strata_write_request_duration_seconds_bucket{le=\"+Inf\"} 3\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("strata_write_request_duration_seconds_count 3\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("strata_http_requests_total{endpoint=\"write\",status=\"204\"} 2\n"),
+            "{text}"
+        );
+        // Every sample line belongs to a metric announced by # TYPE.
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let name = line.split(['{', ' ']).next().unwrap_or_default();
+            let base = name
+                .trim_end_matches("_bucket")
+                .trim_end_matches("_sum")
+                .trim_end_matches("_count");
+            assert!(text.contains(&format!("# TYPE {base} ")), "{line}");
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! Line protocol over plain TCP: asynchronous writes, nothing is answered.
+//!
+//! `accept → per connection: read → split lines (skip over-long ones) → batch (flush at
+//! TCP_BATCH_BYTES, TCP_BATCH_LINES, or when the socket has nothing more ready) →
+//! spawn_blocking: Engine::write_lines`. A bad line is counted and logged (rate-limited);
+//! the connection and the other lines survive.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use strata_lineproto::Precision;
+use strata_storage::Engine;
+use tokio::io::AsyncReadExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::metrics::Metrics;
+
+/// A batch is written once it holds this many bytes: large enough that the per-write
+/// costs (schema cache, shard hand-off, WAL record) are amortized, small enough that a
+/// connection holds little memory.
+const TCP_BATCH_BYTES: usize = 1 << 20;
+/// ... or this many lines (TSBS and Telegraf batches are 5,000 to 10,000 lines).
+const TCP_BATCH_LINES: usize = 10_000;
+/// Bytes asked of the socket per read.
+const READ_CHUNK_BYTES: usize = 64 << 10;
+/// At most one bad-line log message per connection per this interval; the rest are counted
+/// and summed up in the next message.
+const BAD_LINE_LOG_INTERVAL: Duration = Duration::from_secs(1);
+
+/// What every connection shares.
+#[derive(Debug, Clone)]
+pub(crate) struct TcpContext {
+    pub engine: Arc<Engine>,
+    pub metrics: Arc<Metrics>,
+    pub database: Arc<str>,
+    pub max_line_bytes: usize,
+}
+
+/// Accepts connections until `shutdown` turns true, then waits for every connection to
+/// write what it has read.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    context: TcpContext,
+    shutdown: watch::Receiver<bool>,
+) {
+    let mut connections = JoinSet::new();
+    let mut stop = shutdown.clone();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    context.metrics.tcp_connections.fetch_add(1, Ordering::Relaxed);
+                    let context = context.clone();
+                    let shutdown = shutdown.clone();
+                    connections.spawn(async move {
+                        if let Err(e) = connection(stream, peer, &context, shutdown).await {
+                            tracing::warn!(%peer, "TCP connection closed: {e}");
+                        }
+                    });
+                }
+                Err(e) => {
+                    // Out of file descriptors and the like: wait instead of spinning.
+                    tracing::warn!("cannot accept TCP connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            },
+            () = stopped(&mut stop) => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+}
+
+/// Resolves once the shutdown flag is set (or its sender is gone).
+pub(crate) async fn stopped(shutdown: &mut watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|stop| *stop).await;
+}
+
+/// Splits a byte stream into a batch of whole lines, skipping lines over the cap.
+#[derive(Debug, Default)]
+struct LineSplitter {
+    /// Whole lines, each ending in `\n`.
+    batch: Vec<u8>,
+    batch_lines: usize,
+    /// The start of a line whose end has not arrived.
+    partial: Vec<u8>,
+    /// Dropping the rest of an over-long line until its newline.
+    skipping: bool,
+    /// Over-long lines seen and not yet reported.
+    too_long: u64,
+}
+
+impl LineSplitter {
+    fn push(&mut self, mut data: &[u8], max_line_bytes: usize) {
+        while !data.is_empty() {
+            let newline = memchr::memchr(b'\n', data);
+            let (segment, rest) = match newline {
+                Some(i) => (&data[..i], &data[i + 1..]),
+                None => (data, &data[data.len()..]),
+            };
+            if self.skipping {
+                if newline.is_some() {
+                    self.skipping = false;
+                }
+            } else if self.partial.len() + segment.len() > max_line_bytes {
+                self.partial.clear();
+                self.too_long += 1;
+                self.skipping = newline.is_none();
+            } else if newline.is_some() {
+                if self.partial.is_empty() {
+                    self.batch.extend_from_slice(segment);
+                } else {
+                    self.batch.append(&mut self.partial);
+                    self.batch.extend_from_slice(segment);
+                }
+                self.batch.push(b'\n');
+                self.batch_lines += 1;
+            } else {
+                self.partial.extend_from_slice(segment);
+            }
+            data = rest;
+        }
+    }
+
+    /// At end of stream: a last line without a newline still counts.
+    fn finish(&mut self) {
+        if !self.partial.is_empty() && !self.skipping {
+            self.batch.append(&mut self.partial);
+            self.batch.push(b'\n');
+            self.batch_lines += 1;
+        }
+    }
+
+    fn full(&self) -> bool {
+        self.batch.len() >= TCP_BATCH_BYTES || self.batch_lines >= TCP_BATCH_LINES
+    }
+}
+
+/// Rate-limited logging of bad lines.
+#[derive(Debug, Default)]
+struct BadLineLog {
+    last: Option<Instant>,
+    suppressed: u64,
+}
+
+impl BadLineLog {
+    fn report(&mut self, peer: SocketAddr, count: u64, example: &str) {
+        let now = Instant::now();
+        if self
+            .last
+            .is_some_and(|last| now.duration_since(last) < BAD_LINE_LOG_INTERVAL)
+        {
+            self.suppressed += count;
+            return;
+        }
+        let earlier = std::mem::take(&mut self.suppressed);
+        tracing::warn!(%peer, bad_lines = count, suppressed_since_last_log = earlier, "TCP write rejected lines: {example}");
+        self.last = Some(now);
+    }
+}
+
+async fn connection(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    context: &TcpContext,
+    mut shutdown: watch::Receiver<bool>,
+) -> std::io::Result<()> {
+    tracing::debug!(%peer, "TCP connection");
+    let mut chunk = vec![0u8; READ_CHUNK_BYTES];
+    let mut lines = LineSplitter::default();
+    let mut log = BadLineLog::default();
+    let mut eof = false;
+    while !eof {
+        let read = tokio::select! {
+            read = stream.read(&mut chunk) => read?,
+            () = stopped(&mut shutdown) => 0,
+        };
+        if read == 0 {
+            eof = true;
+        } else {
+            lines.push(&chunk[..read], context.max_line_bytes);
+            // Take what is already there without waiting, up to a full batch.
+            while !lines.full() {
+                match stream.try_read(&mut chunk) {
+                    Ok(0) => {
+                        eof = true;
+                        break;
+                    }
+                    Ok(n) => lines.push(&chunk[..n], context.max_line_bytes),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        if eof {
+            lines.finish();
+        }
+        if lines.too_long > 0 {
+            let count = std::mem::take(&mut lines.too_long);
+            context
+                .metrics
+                .tcp_bad_lines
+                .fetch_add(count, Ordering::Relaxed);
+            log.report(
+                peer,
+                count,
+                &format!(
+                    "line longer than the limit of {} bytes (max line bytes), skipped",
+                    context.max_line_bytes
+                ),
+            );
+        }
+        if !lines.batch.is_empty() {
+            write_batch(&mut lines, peer, context, &mut log).await?;
+        }
+    }
+    Ok(())
+}
+
+async fn write_batch(
+    lines: &mut LineSplitter,
+    peer: SocketAddr,
+    context: &TcpContext,
+    log: &mut BadLineLog,
+) -> std::io::Result<()> {
+    let batch = std::mem::take(&mut lines.batch);
+    lines.batch_lines = 0;
+    let engine = Arc::clone(&context.engine);
+    let database = Arc::clone(&context.database);
+    let (result, mut batch) = tokio::task::spawn_blocking(move || {
+        let result = engine.write_lines(&database, &batch, Precision::Nanoseconds);
+        (result, batch)
+    })
+    .await
+    .map_err(|e| std::io::Error::other(format!("write task failed: {e}")))?;
+    batch.clear();
+    lines.batch = batch; // keep the capacity
+    let report = result.map_err(|e| {
+        tracing::error!(%peer, "TCP write failed: {e}");
+        std::io::Error::other(format!("write failed: {e}"))
+    })?;
+    context
+        .metrics
+        .tcp_rows
+        .fetch_add(report.rows, Ordering::Relaxed);
+    if let Some(first) = report.errors.first() {
+        let count = report.errors.len() as u64;
+        context
+            .metrics
+            .tcp_bad_lines
+            .fetch_add(count, Ordering::Relaxed);
+        log.report(peer, count, &first.message);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splitter_keeps_whole_lines_and_skips_long_ones() {
+        let mut s = LineSplitter::default();
+        s.push(b"a 1\nbb", 8);
+        assert_eq!(s.batch, b"a 1\n");
+        s.push(b"b 2\n0123456789", 8);
+        assert_eq!(s.batch, b"a 1\nbbb 2\n");
+        assert_eq!(s.too_long, 1);
+        assert!(s.skipping);
+        s.push(b"abc\nc 3\nd", 8);
+        assert_eq!(s.batch, b"a 1\nbbb 2\nc 3\n");
+        assert_eq!(s.batch_lines, 3);
+        s.finish();
+        assert_eq!(s.batch, b"a 1\nbbb 2\nc 3\nd\n");
+        // A long line ending inside one chunk is skipped without skipping the next.
+        let mut s = LineSplitter::default();
+        s.push(b"0123456789\nok 1\n", 8);
+        assert_eq!(
+            (s.batch.as_slice(), s.too_long, s.skipping),
+            (&b"ok 1\n"[..], 1, false)
+        );
+    }
+}

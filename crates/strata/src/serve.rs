@@ -1,0 +1,156 @@
+//! `strata serve`: flags, environment variables and the optional TOML file, merged into a
+//! [`ServerConfig`] (flag > environment > file > default), then [`strata_server::run`].
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::Args;
+use strata_server::config::{self, parse_addr, parse_wal_sync};
+use strata_server::{FileConfig, ServerConfig};
+
+/// Flags of `strata serve`. Every setting is also an environment variable and a key of
+/// the `--config` file (the key is the flag's name with `_` for `-`, `data_dirs` for
+/// `--data-dir`, `http`/`tcp` for the addresses).
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// TOML config file; any key below may be set in it. Unknown keys are an error.
+    #[arg(long, env = "STRATA_CONFIG", value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Data directory; repeat for one per disk (env: comma-separated) [default: strata-data]
+    #[arg(
+        long = "data-dir",
+        env = "STRATA_DATA_DIR",
+        value_name = "DIR",
+        value_delimiter = ','
+    )]
+    data_dirs: Vec<PathBuf>,
+    /// HTTP listen address (port 0 picks a free port; the bound address is logged)
+    /// [default: 127.0.0.1:8086]
+    #[arg(long, env = "STRATA_HTTP", value_name = "ADDR")]
+    http: Option<String>,
+    /// TCP line-protocol listen address; off unless set [default: off]
+    #[arg(long, env = "STRATA_TCP", value_name = "ADDR")]
+    tcp: Option<String>,
+    /// Database that TCP writes go to [default: strata]
+    #[arg(long, env = "STRATA_TCP_DB", value_name = "NAME")]
+    tcp_db: Option<String>,
+    /// Engine shards; 0 means one per core. Fixed when the data directory is created
+    /// [default: 0]
+    #[arg(long, env = "STRATA_SHARDS", value_name = "N")]
+    shards: Option<usize>,
+    /// WAL durability: always (fsync before acknowledging), none, or a sync interval such
+    /// as 1s or 500ms [default: 1s]
+    #[arg(long, env = "STRATA_WAL_SYNC", value_name = "always|DURATION|none")]
+    wal_sync: Option<String>,
+    /// Token required on writes and /metrics (Authorization: Token/Bearer/Basic, or 1.x
+    /// p=); no auth unless set [default: none]
+    #[arg(
+        long,
+        env = "STRATA_AUTH_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    auth_token: Option<String>,
+    /// Largest request body in bytes, also after gzip decompression; larger gets 413
+    /// [default: 67108864 (64 MiB)]
+    #[arg(long, env = "STRATA_MAX_BODY_BYTES", value_name = "BYTES")]
+    max_body_bytes: Option<usize>,
+    /// Longest line accepted on the TCP listener in bytes (HTTP writes use the parser's
+    /// limit of 1 MiB) [default: 1048576]
+    #[arg(long, env = "STRATA_MAX_LINE_BYTES", value_name = "BYTES")]
+    max_line_bytes: Option<usize>,
+    /// Write-body bytes held at once over all HTTP requests; past it writes get 503 with
+    /// Retry-After [default: 268435456 (256 MiB)]
+    #[arg(long, env = "STRATA_MAX_INFLIGHT_WRITE_BYTES", value_name = "BYTES")]
+    max_inflight_write_bytes: Option<usize>,
+    /// Log filter in RUST_LOG syntax, e.g. info or strata_server=debug [default: info]
+    #[arg(long, env = "RUST_LOG", value_name = "FILTER")]
+    log: Option<String>,
+}
+
+/// Runs the server until SIGINT/SIGTERM.
+pub fn run(args: ServeArgs) -> Result<(), String> {
+    let file = match &args.config {
+        Some(path) => FileConfig::read(path).map_err(|e| e.to_string())?,
+        None => FileConfig::default(),
+    };
+    let filter = args
+        .log
+        .clone()
+        .or_else(|| file.log.clone())
+        .unwrap_or_else(|| "info".to_owned());
+    init_logging(&filter)?;
+    let config = merge(args, file).map_err(|e| e.to_string())?;
+    strata_server::run(config).map_err(|e| e.to_string())
+}
+
+/// Flag or environment (clap has already preferred the flag), else file, else default.
+fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_server::ServerError> {
+    let defaults = ServerConfig::default();
+    let data_dirs = if args.data_dirs.is_empty() {
+        file.data_dirs.unwrap_or(defaults.data_dirs)
+    } else {
+        args.data_dirs
+    };
+    let http_addr = match args.http.or(file.http) {
+        Some(text) => parse_addr("http address", &text)?,
+        None => defaults.http_addr,
+    };
+    let tcp_addr = match args.tcp.or(file.tcp) {
+        Some(text) if text.is_empty() || text == "off" => None,
+        Some(text) => Some(parse_addr("tcp address", &text)?),
+        None => defaults.tcp_addr,
+    };
+    let wal_sync = match args.wal_sync.or(file.wal_sync) {
+        Some(text) => parse_wal_sync(&text)?,
+        None => defaults.wal_sync,
+    };
+    let config = ServerConfig {
+        http_addr,
+        tcp_addr,
+        tcp_database: args.tcp_db.or(file.tcp_db).unwrap_or(defaults.tcp_database),
+        data_dirs,
+        shards: args.shards.or(file.shards).unwrap_or(defaults.shards),
+        wal_sync,
+        auth_token: args
+            .auth_token
+            .or(file.auth_token)
+            .filter(|t| !t.is_empty()),
+        max_body_bytes: args
+            .max_body_bytes
+            .or(file.max_body_bytes)
+            .unwrap_or(defaults.max_body_bytes),
+        max_line_bytes: args
+            .max_line_bytes
+            .or(file.max_line_bytes)
+            .unwrap_or(defaults.max_line_bytes),
+        max_inflight_write_bytes: args
+            .max_inflight_write_bytes
+            .or(file.max_inflight_write_bytes)
+            .unwrap_or(defaults.max_inflight_write_bytes),
+    };
+    if config.tcp_database.is_empty() {
+        return Err(strata_server::ServerError::Config(
+            "the TCP database name is empty".into(),
+        ));
+    }
+    if config.max_body_bytes == 0 || config.max_line_bytes == 0 {
+        return Err(strata_server::ServerError::Config(
+            "max body bytes and max line bytes must be positive".into(),
+        ));
+    }
+    let _ = config::DEFAULT_HTTP_ADDR; // documented in --help above
+    Ok(config)
+}
+
+/// Logs to stderr, filtered like `RUST_LOG`; colours only on a terminal.
+fn init_logging(filter: &str) -> Result<(), String> {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .map_err(|e| format!("log filter {filter:?}: {e}"))?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init()
+        .map_err(|e| format!("cannot start logging: {e}"))
+}
