@@ -5,17 +5,27 @@
 //! - [`rng`]: the portable seeded generator every workload draws from.
 //! - [`cpu_only`]: TSBS `cpu-only` (measurement `cpu`, ten tags, ten integer fields).
 //! - [`meters`]: TDengine smart meters (`meters`, tags `groupid`/`location`, three fields).
-//! - [`load`]: writing prepared batches into an in-process engine with N workers.
-//! - [`stats`]: latency percentiles, CPU time, peak memory, bytes on disk.
+//! - [`disorder`]: out-of-order rows (a seeded share arrives late, every row once).
+//! - [`load`]: sending prepared batches with N workers to a target (embedded, HTTP, TCP).
+//! - [`http`]: the small keep-alive HTTP/1.1 client the HTTP target uses.
+//! - [`stats`]: latency percentiles; CPU time, memory and disk writes of a process.
+//! - [`progress`]: the progress bar on stderr while a load runs.
+//! - [`report`]: the write report (seeds' text style and JSON).
+//! - [`scale`]: the core-scaling table, CSV and SVG chart.
 //!
 //! Data path: `config → generator (per-series state) → rows → line-protocol bytes`.
 //! The same config and seed always give the same bytes; the loaders and benchmarks of later
 //! issues read from these generators.
 
 pub mod cpu_only;
+pub mod disorder;
+pub mod http;
 pub mod load;
 pub mod meters;
+pub mod progress;
+pub mod report;
 pub mod rng;
+pub mod scale;
 pub mod stats;
 
 /// Appends the decimal form of `value`.

@@ -1,31 +1,228 @@
-//! Loading prepared line-protocol batches into an in-process engine with N worker threads,
-//! timing every request.
+//! Sending prepared batches to a target with N worker threads, timing every request.
 //!
-//! Batches are generated before the clock starts, so the load measures the engine, not the
-//! generator. Workers take the next batch from a shared counter (so a slow worker does not
-//! hold back the others) and record each request's latency.
+//! Batches are generated before the clock starts, so the load measures the target, not the
+//! generator. Work is a set of queues: one queue shared by every worker (each takes the
+//! next batch from a shared counter, so a slow worker does not hold back the others), or
+//! one queue per worker (meters: each worker owns a contiguous range of meters, as
+//! taosBenchmark does). A [`Target`] sends one batch: into an in-process engine
+//! ([`EmbeddedTarget`]), over HTTP ([`HttpTarget`]) or over plain TCP ([`TcpTarget`]).
 
+use std::io::Write;
+use std::net::TcpStream;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use strata_lineproto::Precision;
-use strata_storage::{Engine, StorageError};
+use strata_storage::Engine;
 
+use crate::http::HttpClient;
 use crate::stats::Latencies;
 
-/// What a load did.
+/// Error messages kept per load (the first ones); the rest are only counted.
+const ERROR_MESSAGES_KEPT: usize = 5;
+
+/// One request's worth of line protocol.
 #[derive(Debug, Clone)]
-pub struct LoadResult {
-    /// Rows stored.
+pub struct Batch {
+    /// The request body (gzip-compressed when the load sends gzip).
+    pub body: Vec<u8>,
+    /// Rows (lines) in the batch.
     pub rows: u64,
-    /// Field values stored.
+    /// Field values in the batch.
+    pub points: u64,
+}
+
+/// The batches of a load, as queues.
+#[derive(Debug, Clone, Default)]
+pub struct Work {
+    /// One queue shared by all workers, or one queue per worker.
+    pub queues: Vec<Vec<Batch>>,
+}
+
+impl Work {
+    /// Rows in all batches.
+    pub fn rows(&self) -> u64 {
+        self.batches().map(|b| b.rows).sum()
+    }
+
+    /// Points in all batches.
+    pub fn points(&self) -> u64 {
+        self.batches().map(|b| b.points).sum()
+    }
+
+    /// Bytes of all request bodies.
+    pub fn bytes(&self) -> u64 {
+        self.batches().map(|b| b.body.len() as u64).sum()
+    }
+
+    /// Number of batches.
+    pub fn batch_count(&self) -> usize {
+        self.queues.iter().map(Vec::len).sum()
+    }
+
+    fn batches(&self) -> impl Iterator<Item = &Batch> {
+        self.queues.iter().flatten()
+    }
+}
+
+/// What the target said about one batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ack {
+    /// Rows stored (or, for an asynchronous target, sent).
+    pub rows: u64,
+    /// Points stored (or sent).
+    pub points: u64,
+    /// Lines the target rejected.
+    pub bad_lines: u64,
+}
+
+/// Somewhere to send batches; one per worker.
+pub trait Target: Send {
+    /// Sends one batch and waits for whatever acknowledgement the target gives. An error is
+    /// counted by the loader and the load goes on.
+    fn send(&mut self, batch: &Batch) -> Result<Ack, String>;
+
+    /// Called once after the worker's last batch (e.g. to close a connection cleanly).
+    fn finish(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Writes into an in-process engine.
+pub struct EmbeddedTarget {
+    /// The engine.
+    pub engine: Arc<Engine>,
+    /// Database written to.
+    pub database: String,
+    /// Timestamp unit of the lines.
+    pub precision: Precision,
+}
+
+impl Target for EmbeddedTarget {
+    fn send(&mut self, batch: &Batch) -> Result<Ack, String> {
+        let report = self
+            .engine
+            .write_lines(&self.database, &batch.body, self.precision)
+            .map_err(|e| e.to_string())?;
+        Ok(Ack {
+            rows: report.rows,
+            points: report.points,
+            bad_lines: report.errors.len() as u64,
+        })
+    }
+}
+
+/// `POST /write?db=…&precision=…` over one keep-alive connection; 204 is success.
+pub struct HttpTarget {
+    client: HttpClient,
+    path: String,
+    gzip: bool,
+}
+
+impl HttpTarget {
+    /// Connects to `authority` now (before the clock) and will post to `path` (with query).
+    pub fn connect(
+        authority: &str,
+        path: &str,
+        gzip: bool,
+        timeout: Duration,
+    ) -> Result<Self, String> {
+        let mut client = HttpClient::new(authority, timeout);
+        client.connect().map_err(|e| e.to_string())?;
+        Ok(Self {
+            client,
+            path: path.to_string(),
+            gzip,
+        })
+    }
+
+    /// The InfluxDB 1.x write path for `database` and `precision` under `base_path`.
+    pub fn write_path(base_path: &str, database: &str, precision: Precision) -> String {
+        let unit = match precision {
+            Precision::Nanoseconds => "ns",
+            Precision::Microseconds => "u",
+            Precision::Milliseconds => "ms",
+            Precision::Seconds => "s",
+        };
+        format!("{base_path}/write?db={database}&precision={unit}")
+    }
+}
+
+impl Target for HttpTarget {
+    fn send(&mut self, batch: &Batch) -> Result<Ack, String> {
+        let response = self
+            .client
+            .post(&self.path, &batch.body, self.gzip)
+            .map_err(|e| e.to_string())?;
+        if response.status == 204 {
+            return Ok(Ack {
+                rows: batch.rows,
+                points: batch.points,
+                bad_lines: 0,
+            });
+        }
+        let body = String::from_utf8_lossy(&response.body);
+        let body: String = body.chars().take(300).collect();
+        Err(format!("HTTP {}: {}", response.status, body.trim()))
+    }
+}
+
+/// Line protocol over plain TCP: no acknowledgement, so "acked" means written to the socket.
+pub struct TcpTarget {
+    stream: TcpStream,
+}
+
+impl TcpTarget {
+    /// Connects to `addr` now (before the clock).
+    pub fn connect(addr: &str) -> Result<Self, String> {
+        let stream =
+            TcpStream::connect(addr).map_err(|e| format!("cannot connect to {addr}: {e}"))?;
+        stream
+            .set_nodelay(true)
+            .map_err(|e| format!("cannot set TCP_NODELAY on {addr}: {e}"))?;
+        Ok(Self { stream })
+    }
+}
+
+impl Target for TcpTarget {
+    fn send(&mut self, batch: &Batch) -> Result<Ack, String> {
+        self.stream
+            .write_all(&batch.body)
+            .map_err(|e| format!("TCP send: {e}"))?;
+        Ok(Ack {
+            rows: batch.rows,
+            points: batch.points,
+            bad_lines: 0,
+        })
+    }
+
+    fn finish(&mut self) -> Result<(), String> {
+        self.stream
+            .flush()
+            .and_then(|()| self.stream.shutdown(std::net::Shutdown::Write))
+            .map_err(|e| format!("TCP close: {e}"))
+    }
+}
+
+/// What a load did.
+#[derive(Debug, Clone, Default)]
+pub struct LoadResult {
+    /// Rows stored (acknowledged; sent for an asynchronous target).
+    pub rows: u64,
+    /// Field values stored (or sent).
     pub points: u64,
     /// Lines rejected.
     pub bad_lines: u64,
+    /// Requests made (successful or not).
+    pub requests: u64,
+    /// Requests that failed (a non-success status, an I/O or engine error).
+    pub errors: u64,
+    /// The first few error messages.
+    pub error_messages: Vec<String>,
     /// Wall time from the first request to the last acknowledgement.
     pub elapsed: Duration,
-    /// Per-request latencies.
+    /// Per-request latencies (successful requests).
     pub latencies: Latencies,
     /// Rows acknowledged per worker.
     pub rows_per_worker: Vec<u64>,
@@ -43,63 +240,103 @@ impl LoadResult {
     }
 }
 
-/// Writes every batch into `engine` (database `database`) using `workers` threads.
-pub fn load_embedded(
-    engine: &Arc<Engine>,
-    database: &str,
-    batches: &Arc<Vec<Vec<u8>>>,
-    workers: usize,
-    precision: Precision,
-) -> Result<LoadResult, StorageError> {
-    let next = Arc::new(AtomicUsize::new(0));
+struct WorkerResult {
+    ack: Ack,
+    requests: u64,
+    errors: u64,
+    messages: Vec<String>,
+    latencies: Vec<Duration>,
+}
+
+/// Sends all of `work` with one worker thread per target. Worker `i` takes batches from
+/// queue `i % queues`. `progress` (if given) is advanced by the rows of each batch done.
+pub fn run_load(
+    work: &Arc<Work>,
+    targets: Vec<Box<dyn Target>>,
+    progress: Option<Arc<AtomicU64>>,
+) -> LoadResult {
+    let cursors: Arc<Vec<AtomicUsize>> =
+        Arc::new(work.queues.iter().map(|_| AtomicUsize::new(0)).collect());
+    let queue_count = work.queues.len().max(1);
     let started = Instant::now();
-    let handles: Vec<_> = (0..workers.max(1))
-        .map(|_| {
-            let engine = Arc::clone(engine);
-            let batches = Arc::clone(batches);
-            let next = Arc::clone(&next);
-            let database = database.to_string();
-            std::thread::spawn(
-                move || -> Result<(u64, u64, u64, Vec<Duration>), StorageError> {
-                    let (mut rows, mut points, mut bad) = (0, 0, 0);
-                    let mut latencies = Vec::new();
-                    loop {
-                        let index = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(batch) = batches.get(index) else {
-                            break;
-                        };
-                        let request_started = Instant::now();
-                        let report = engine.write_lines(&database, batch, precision)?;
-                        latencies.push(request_started.elapsed());
-                        rows += report.rows;
-                        points += report.points;
-                        bad += report.errors.len() as u64;
+    let handles: Vec<_> = targets
+        .into_iter()
+        .enumerate()
+        .map(|(worker, mut target)| {
+            let work = Arc::clone(work);
+            let cursors = Arc::clone(&cursors);
+            let progress = progress.clone();
+            std::thread::spawn(move || {
+                let mut result = WorkerResult {
+                    ack: Ack::default(),
+                    requests: 0,
+                    errors: 0,
+                    messages: Vec::new(),
+                    latencies: Vec::new(),
+                };
+                let queue_index = worker % queue_count;
+                let (Some(queue), Some(cursor)) =
+                    (work.queues.get(queue_index), cursors.get(queue_index))
+                else {
+                    return result;
+                };
+                // Bounded by the queue's length.
+                loop {
+                    let index = cursor.fetch_add(1, Ordering::Relaxed);
+                    let Some(batch) = queue.get(index) else { break };
+                    let request_started = Instant::now();
+                    let outcome = target.send(batch);
+                    let latency = request_started.elapsed();
+                    result.requests += 1;
+                    match outcome {
+                        Ok(ack) => {
+                            result.latencies.push(latency);
+                            result.ack.rows += ack.rows;
+                            result.ack.points += ack.points;
+                            result.ack.bad_lines += ack.bad_lines;
+                        }
+                        Err(message) => {
+                            result.errors += 1;
+                            if result.messages.len() < ERROR_MESSAGES_KEPT {
+                                result.messages.push(message);
+                            }
+                        }
                     }
-                    Ok((rows, points, bad, latencies))
-                },
-            )
+                    if let Some(progress) = &progress {
+                        progress.fetch_add(batch.rows, Ordering::Relaxed);
+                    }
+                }
+                if let Err(message) = target.finish() {
+                    result.errors += 1;
+                    result.messages.push(message);
+                }
+                result
+            })
         })
         .collect();
-    let mut result = LoadResult {
-        rows: 0,
-        points: 0,
-        bad_lines: 0,
-        elapsed: Duration::ZERO,
-        latencies: Latencies::default(),
-        rows_per_worker: Vec::new(),
-    };
+    let mut load = LoadResult::default();
     let mut all = Vec::new();
     for handle in handles {
-        let (rows, points, bad, latencies) = handle
-            .join()
-            .map_err(|_| StorageError::Unavailable("a load worker panicked".into()))??;
-        result.rows += rows;
-        result.points += points;
-        result.bad_lines += bad;
-        result.rows_per_worker.push(rows);
-        all.extend(latencies);
+        let Ok(worker) = handle.join() else {
+            load.errors += 1;
+            load.error_messages.push("a load worker panicked".into());
+            load.rows_per_worker.push(0);
+            continue;
+        };
+        load.rows += worker.ack.rows;
+        load.points += worker.ack.points;
+        load.bad_lines += worker.ack.bad_lines;
+        load.requests += worker.requests;
+        load.errors += worker.errors;
+        for message in worker.messages {
+            if load.error_messages.len() < ERROR_MESSAGES_KEPT {
+                load.error_messages.push(message);
+            }
+        }
+        load.rows_per_worker.push(worker.ack.rows);
+        all.extend(worker.latencies);
     }
-    result.elapsed = started.elapsed();
-    result.latencies = Latencies::new(all);
-    Ok(result)
+    load.elapsed = started.elapsed();
+    load.latencies = Latencies::new(all);
+    load
 }

@@ -248,3 +248,23 @@ fn write_fixed(out: &mut Vec<u8>, scaled: i64, divisor: i64, decimals: usize) {
     out.extend(std::iter::repeat_n(b'0', decimals - fraction.len()));
     out.extend_from_slice(fraction.as_bytes());
 }
+
+/// Splits meters `0..meters` into at most `workers` contiguous ranges, as taosBenchmark
+/// assigns tables to threads: sizes differ by at most one, the larger ranges first, no
+/// empty range (fewer ranges than workers when there are fewer meters).
+pub fn split_meters(meters: u32, workers: usize) -> Vec<Range<u32>> {
+    let parts = (workers.max(1) as u64).min(u64::from(meters)).max(1);
+    let base = u64::from(meters) / parts;
+    let extra = u64::from(meters) % parts;
+    let mut start = 0u32;
+    let mut ranges = Vec::with_capacity(parts as usize);
+    for i in 0..parts {
+        let len = (base + u64::from(i < extra)) as u32;
+        if len == 0 {
+            continue;
+        }
+        ranges.push(start..start + len);
+        start += len;
+    }
+    ranges
+}

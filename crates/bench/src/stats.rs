@@ -76,6 +76,60 @@ pub fn process_cpu_time() -> Option<Duration> {
     Some(Duration::from_millis((utime + stime) * 10))
 }
 
+/// A process to read figures of: this one, or another by id (the server under load).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Process {
+    /// This process (`/proc/self`).
+    Current,
+    /// Another process (`/proc/<pid>`).
+    Pid(u32),
+}
+
+impl Process {
+    fn proc_file(self, name: &str) -> Option<String> {
+        let path = match self {
+            Self::Current => format!("/proc/self/{name}"),
+            Self::Pid(pid) => format!("/proc/{pid}/{name}"),
+        };
+        std::fs::read_to_string(path).ok()
+    }
+
+    fn status_kib(self, key: &str) -> Option<u64> {
+        let status = self.proc_file("status")?;
+        let line = status.lines().find(|l| l.starts_with(key))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    }
+
+    /// CPU time (user + system) used so far.
+    pub fn cpu_time(self) -> Option<Duration> {
+        // Fields 14 and 15 of stat are utime and stime in clock ticks (USER_HZ = 100 on
+        // every Linux configuration we run on).
+        let stat = self.proc_file("stat")?;
+        let after_name = stat.rsplit_once(')')?.1;
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        let utime: u64 = fields.get(11)?.parse().ok()?;
+        let stime: u64 = fields.get(12)?.parse().ok()?;
+        Some(Duration::from_millis((utime + stime) * 10))
+    }
+
+    /// Resident memory now, bytes (`VmRSS`).
+    pub fn rss_bytes(self) -> Option<u64> {
+        self.status_kib("VmRSS:").map(|kib| kib * 1024)
+    }
+
+    /// Peak resident memory, bytes (`VmHWM`).
+    pub fn peak_rss_bytes(self) -> Option<u64> {
+        self.status_kib("VmHWM:").map(|kib| kib * 1024)
+    }
+
+    /// Bytes this process caused to be written to storage (`write_bytes` of `/proc/…/io`).
+    pub fn write_bytes(self) -> Option<u64> {
+        let io = self.proc_file("io")?;
+        let line = io.lines().find(|l| l.starts_with("write_bytes:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    }
+}
+
 /// Total size of the files under `dir`, recursively.
 pub fn dir_bytes(dir: &std::path::Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -119,5 +173,19 @@ mod tests {
         std::fs::write(dir.join("sub/b"), [0u8; 5]).unwrap();
         assert_eq!(dir_bytes(&dir), 15);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn process_figures_by_pid_match_self() {
+        let me = Process::Pid(std::process::id());
+        assert!(me.rss_bytes().unwrap() > 0);
+        assert!(me.peak_rss_bytes().unwrap() >= me.rss_bytes().unwrap() / 2);
+        assert!(me.cpu_time().is_some());
+        assert!(Process::Current.write_bytes().is_some());
+        // No such process: every figure is absent, not zero.
+        let gone = Process::Pid(u32::MAX - 1);
+        assert_eq!(gone.cpu_time(), None);
+        assert_eq!(gone.rss_bytes(), None);
+        assert_eq!(gone.write_bytes(), None);
     }
 }

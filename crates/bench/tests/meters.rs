@@ -109,3 +109,25 @@ fn lines_have_meters_shape() {
     assert_eq!(row.current(), 10.03);
     assert_eq!(row.phase(), 0.305);
 }
+
+#[test]
+fn split_meters_gives_every_meter_once_in_contiguous_ranges() {
+    use strata_bench::meters::split_meters;
+    // Seed 002 with 48 threads: 10,000 tables, the first 16 threads get 209, the rest 208.
+    let ranges = split_meters(10_000, 48);
+    assert_eq!(ranges.len(), 48);
+    assert_eq!(ranges[0], 0..209);
+    assert_eq!(ranges[15], 3135..3344);
+    assert_eq!(ranges[16], 3344..3552);
+    assert_eq!(ranges[47], 9792..10_000);
+    for (meters, workers) in [(10_000, 48), (100, 8), (7, 3), (3, 8), (1, 1), (5, 0)] {
+        let ranges = split_meters(meters, workers);
+        assert!(ranges.len() <= workers.max(1));
+        assert!(ranges.iter().all(|r| !r.is_empty()));
+        let all: Vec<u32> = ranges.iter().flat_map(|r| r.clone()).collect();
+        assert_eq!(all, (0..meters).collect::<Vec<_>>(), "{meters}/{workers}");
+        let sizes: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+        assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1);
+    }
+    assert!(split_meters(0, 4).is_empty());
+}

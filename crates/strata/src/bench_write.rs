@@ -1,48 +1,86 @@
 //! `strata bench write`: load a workload into Strata and report the seeds' figures.
 //!
-//! Targets: `--embedded` (an in-process engine). The data is generated into memory before
-//! the clock starts, so the run measures the engine, not the generator.
+//! Targets: `--embedded` (an in-process engine, the default), `--http URL` (InfluxDB 1.x
+//! `POST /write`, one keep-alive connection per worker, 204 is success) and `--tcp ADDR`
+//! (line protocol over plain TCP: asynchronous, nothing is acknowledged, so the report says
+//! what was sent). The data is generated into memory before the clock starts, so the run
+//! measures the target, not the generator.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use strata_bench::load::{LoadResult, load_embedded};
-use strata_bench::stats::{dir_bytes, peak_rss_bytes, process_cpu_time, rss_bytes};
+use strata_bench::http::{HttpUrl, gzip};
+use strata_bench::load::{
+    Batch, EmbeddedTarget, HttpTarget, LoadResult, Target, TcpTarget, Work, run_load,
+};
+use strata_bench::progress::Progress;
+use strata_bench::report::WriteReport;
+use strata_bench::stats::{Process, dir_bytes};
 use strata_storage::{Engine, EngineOptions, WalSync};
 
-use crate::generate::{Generator, WorkloadArgs};
+use crate::generate::{Generator, Workload, WorkloadArgs};
+
+/// Rows per request for cpu-only (TSBS's batch size in the measurement).
+const CPU_ONLY_BATCH_ROWS: usize = 10_000;
+/// Records per request for meters (taosBenchmark's default), capped to rows per meter.
+const METERS_BATCH_ROWS: usize = 30_000;
+/// How long a remote request may take before the loader counts it failed.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Flags of `strata bench write`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct WriteArgs {
     #[command(flatten)]
-    workload: WorkloadArgs,
-    /// Write into an in-process engine (the only target until the server lands).
-    #[arg(long, default_value_t = true)]
-    embedded: bool,
-    /// Rows per request.
-    #[arg(long, default_value_t = 10_000)]
-    batch_rows: usize,
-    /// Concurrent writers; 0 means one per core.
-    #[arg(long, default_value_t = 0)]
-    workers: usize,
-    /// Engine shards; 0 means one per core.
-    #[arg(long, default_value_t = 0)]
-    shards: usize,
-    /// Data directory of the engine (created; emptied first unless --keep-existing).
-    #[arg(long, default_value = "strata-bench-data")]
-    data_dir: PathBuf,
-    /// Do not empty the data directory before the run.
+    pub(crate) workload: WorkloadArgs,
+    /// Write into an in-process engine (the default target).
+    #[arg(long, conflicts_with_all = ["http", "tcp"])]
+    pub(crate) embedded: bool,
+    /// Write to a server over HTTP: POST <URL>/write?db=<db>&precision=<ns|ms>.
+    #[arg(long, value_name = "URL", conflicts_with = "tcp")]
+    pub(crate) http: Option<String>,
+    /// Write line protocol over plain TCP to ADDR (host:port); asynchronous, unacknowledged.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) tcp: Option<String>,
+    /// Database to write to.
+    #[arg(long, default_value = "bench")]
+    pub(crate) db: String,
+    /// Rows per request [cpu-only 10,000; meters 30,000 capped to rows per meter].
     #[arg(long)]
-    keep_existing: bool,
-    /// WAL durability: always, none, or an interval such as 1s.
+    pub(crate) batch_rows: Option<usize>,
+    /// Concurrent writers (one connection each); 0 means one per core.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) workers: usize,
+    /// Compress request bodies with gzip (before the clock) and send Content-Encoding: gzip.
+    #[arg(long)]
+    pub(crate) gzip: bool,
+    /// Remote targets: the server's process id, to report its CPU, memory and disk writes.
+    #[arg(long, value_name = "PID")]
+    pub(crate) server_pid: Option<u32>,
+    /// Remote targets: cores the server may use (for CPU % of its cores).
+    #[arg(long)]
+    pub(crate) server_cores: Option<usize>,
+    /// Engine shards (embedded); 0 means one per core.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) shards: usize,
+    /// Data directory: the embedded engine's (created; emptied first unless
+    /// --keep-existing; default strata-bench-data), or the remote server's, measured after
+    /// the load for bytes per point.
+    #[arg(long)]
+    pub(crate) data_dir: Option<PathBuf>,
+    /// Do not empty the embedded engine's data directory before the run.
+    #[arg(long)]
+    pub(crate) keep_existing: bool,
+    /// WAL durability of the embedded engine: always, none, or an interval such as 1s.
     #[arg(long, default_value = "1s")]
-    wal_sync: String,
-    /// After the load, merge every partition to one part and report its size too.
+    pub(crate) wal_sync: String,
+    /// Embedded: after the load, merge every partition to one part and report its size too.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
-    compact: bool,
+    pub(crate) compact: bool,
+    /// Also write the report as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) json: Option<PathBuf>,
 }
 
 /// Parses `always | none | <duration>`.
@@ -60,192 +98,335 @@ pub fn parse_wal_sync(text: &str) -> Result<WalSync, String> {
     }
 }
 
-/// Runs the load and prints the report.
+/// Runs the load and prints the report (and writes the JSON when asked).
 pub fn run(args: &WriteArgs) -> Result<(), String> {
-    let wal_sync = parse_wal_sync(&args.wal_sync)?;
+    let report = measure(args)?;
+    print!("{}", report.render());
+    if let Some(path) = &args.json {
+        std::fs::write(path, report.to_json()?)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The batch size: the flag, or the workload's default (meters: capped to rows per meter).
+fn batch_rows(args: &WriteArgs) -> usize {
+    let rows = match (args.batch_rows, args.workload.workload) {
+        (Some(rows), _) => rows,
+        (None, Workload::CpuOnly) => CPU_ONLY_BATCH_ROWS,
+        (None, Workload::Meters) => {
+            let cap = usize::try_from(args.workload.rows_per_meter()).unwrap_or(usize::MAX);
+            METERS_BATCH_ROWS.min(cap)
+        }
+    };
+    rows.max(1)
+}
+
+/// Generates every batch before the clock: one queue per generator.
+fn prepare(
+    generators: &mut [Generator],
+    batch_rows: usize,
+    compress: bool,
+) -> Result<Work, String> {
+    let mut work = Work::default();
+    for generator in generators.iter_mut() {
+        let points_per_row = generator.points_per_row();
+        let mut queue = Vec::new();
+        loop {
+            let mut body = Vec::with_capacity(batch_rows * 300);
+            let rows = generator.write_lines(batch_rows, &mut body) as u64;
+            if rows == 0 {
+                break;
+            }
+            if compress {
+                body = gzip(&body).map_err(|e| format!("cannot gzip a batch: {e}"))?;
+            }
+            queue.push(Batch {
+                body,
+                rows,
+                points: rows * points_per_row,
+            });
+        }
+        work.queues.push(queue);
+    }
+    Ok(work)
+}
+
+/// Where the load goes.
+enum Destination {
+    Embedded,
+    Http(HttpUrl),
+    Tcp(String),
+}
+
+/// Generates, loads and measures; returns the report (printed by the caller).
+pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
+    let destination = match (&args.http, &args.tcp) {
+        (Some(url), _) => Destination::Http(HttpUrl::parse(url).map_err(|e| e.to_string())?),
+        (None, Some(addr)) => Destination::Tcp(addr.clone()),
+        (None, None) => Destination::Embedded,
+    };
     let cores = strata_storage::options::available_cores();
     let workers = if args.workers == 0 {
         cores
     } else {
         args.workers
     };
-    let mut generator = Generator::from_args(&args.workload)?;
-    let precision = generator.precision();
+    let batch_rows = batch_rows(args);
+    let mut generators = Generator::for_workers(&args.workload, workers)?;
+    let Some(first) = generators.first() else {
+        return Err("the workload has no series (--hosts or --meters is 0)".into());
+    };
+    let precision = first.precision();
+    let workload = first.describe();
+    // Meters: each worker owns its range of meters, so there are no more workers than
+    // meters; cpu-only: every worker takes from one shared queue.
+    let workers = if generators.len() > 1 {
+        generators.len()
+    } else {
+        workers
+    };
+    eprintln!("generating {workload} in batches of {batch_rows} rows ...");
+    let compress = args.gzip && matches!(destination, Destination::Http(_));
+    let work = Arc::new(prepare(&mut generators, batch_rows, compress)?);
+    let rows_out_of_order = generators.iter().map(Generator::rows_out_of_order).sum();
+    drop(generators);
 
-    eprintln!("generating {} ...", generator.describe());
-    let mut batches = Vec::new();
-    loop {
-        let mut batch = Vec::with_capacity(args.batch_rows * 300);
-        if generator.write_lines(args.batch_rows.max(1), &mut batch) == 0 {
-            break;
+    let mut report = WriteReport {
+        workload: args.workload_label(&workload),
+        database: args.db.clone(),
+        workers,
+        batch_rows,
+        rows_generated: work.rows(),
+        rows_out_of_order,
+        bytes_sent: work.bytes(),
+        acknowledged: !matches!(destination, Destination::Tcp(_)),
+        ..WriteReport::default()
+    };
+    match destination {
+        Destination::Embedded => measure_embedded(args, &work, workers, precision, cores, report),
+        Destination::Http(url) => {
+            report.target = format!("http://{}{}", url.authority, url.base_path);
+            let path = HttpTarget::write_path(&url.base_path, &args.db, precision);
+            let mut targets: Vec<Box<dyn Target>> = Vec::with_capacity(workers);
+            for _ in 0..workers {
+                targets.push(Box::new(HttpTarget::connect(
+                    &url.authority,
+                    &path,
+                    compress,
+                    REQUEST_TIMEOUT,
+                )?));
+            }
+            Ok(measure_remote(args, &work, targets, report))
         }
-        batches.push(batch);
+        Destination::Tcp(addr) => {
+            report.target = format!("tcp://{addr}");
+            let mut targets: Vec<Box<dyn Target>> = Vec::with_capacity(workers);
+            for _ in 0..workers {
+                targets.push(Box::new(TcpTarget::connect(&addr)?));
+            }
+            Ok(measure_remote(args, &work, targets, report))
+        }
     }
-    let input_bytes: u64 = batches.iter().map(|b| b.len() as u64).sum();
-    let batches = Arc::new(batches);
+}
 
-    if !args.keep_existing && args.data_dir.exists() {
-        std::fs::remove_dir_all(&args.data_dir)
-            .map_err(|e| format!("cannot empty {}: {e}", args.data_dir.display()))?;
+impl WriteArgs {
+    fn workload_label(&self, describe: &str) -> String {
+        if self.workload.out_of_order_ratio_set() {
+            format!(
+                "{describe}; out-of-order share {}",
+                self.workload.out_of_order_share()
+            )
+        } else {
+            describe.to_string()
+        }
+    }
+}
+
+/// Runs the load with a progress bar.
+fn load_with_progress(work: &Arc<Work>, targets: Vec<Box<dyn Target>>) -> LoadResult {
+    eprintln!(
+        "loading {} batches ({:.1} MB) with {} workers ...",
+        work.batch_count(),
+        work.bytes() as f64 / 1e6,
+        targets.len()
+    );
+    let progress = Progress::start(work.rows());
+    let load = run_load(work, targets, Some(progress.counter()));
+    progress.finish();
+    load
+}
+
+/// Figures of a process before a load, to subtract afterwards.
+struct Before {
+    cpu: Option<Duration>,
+    write_bytes: Option<u64>,
+    dir_bytes: Option<u64>,
+}
+
+fn sample(process: Option<Process>, data_dir: Option<&PathBuf>) -> Before {
+    Before {
+        cpu: process.and_then(Process::cpu_time),
+        write_bytes: process.and_then(Process::write_bytes),
+        dir_bytes: data_dir.map(|d| dir_bytes(d)),
+    }
+}
+
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / 1e6
+}
+
+/// Fills CPU, disk-write and memory figures from the process and data dir, over `elapsed`.
+fn fill_process_figures(
+    report: &mut WriteReport,
+    process: Option<Process>,
+    data_dir: Option<&PathBuf>,
+    before: &Before,
+    elapsed: Duration,
+) {
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    if let (Some(before), Some(after)) = (before.cpu, process.and_then(Process::cpu_time)) {
+        report.server_cpu_percent = Some(after.saturating_sub(before).as_secs_f64() / secs * 100.0);
+    }
+    let written = match (before.write_bytes, process.and_then(Process::write_bytes)) {
+        (Some(b), Some(a)) if a > b => Some((a - b, "write_bytes of /proc/<pid>/io")),
+        _ => None,
+    };
+    let grown = match (before.dir_bytes, data_dir.map(|d| dir_bytes(d))) {
+        (Some(b), Some(a)) => Some((a.saturating_sub(b), "growth of the data directory")),
+        _ => None,
+    };
+    match written.or(grown) {
+        Some((bytes, source)) => {
+            report.disk_write_mb_per_s = Some(mb(bytes) / secs);
+            report.disk_write_source = source.into();
+        }
+        None => {
+            report.disk_write_source =
+                "no --server-pid and no --data-dir: nothing to measure".into()
+        }
+    }
+    report.rss_mb = process.and_then(Process::rss_bytes).map(mb);
+    report.peak_rss_mb = process.and_then(Process::peak_rss_bytes).map(mb);
+}
+
+fn measure_remote(
+    args: &WriteArgs,
+    work: &Arc<Work>,
+    targets: Vec<Box<dyn Target>>,
+    mut report: WriteReport,
+) -> WriteReport {
+    let process = args.server_pid.map(Process::Pid);
+    let data_dir = args.data_dir.as_ref();
+    let before = sample(process, data_dir);
+    let load = load_with_progress(work, targets);
+    report = report.with_load(&load);
+    report.server_cores = args.server_cores.filter(|_| process.is_some());
+    fill_process_figures(&mut report, process, data_dir, &before, load.elapsed);
+    match data_dir {
+        Some(dir) => {
+            let bytes = dir_bytes(dir);
+            report.disk_bytes = Some(bytes);
+            report.bytes_per_point = Some(bytes as f64 / report.points.max(1) as f64);
+            report.disk_bytes_note = format!(
+                "{} right after the load, not flushed: WAL included, memtables not",
+                dir.display()
+            );
+        }
+        None => report.disk_bytes_note = "give --data-dir of the server to measure".into(),
+    }
+    report
+}
+
+fn measure_embedded(
+    args: &WriteArgs,
+    work: &Arc<Work>,
+    workers: usize,
+    precision: strata_lineproto::Precision,
+    cores: usize,
+    mut report: WriteReport,
+) -> Result<WriteReport, String> {
+    let wal_sync = parse_wal_sync(&args.wal_sync)?;
+    let data_dir = args
+        .data_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("strata-bench-data"));
+    if !args.keep_existing && data_dir.exists() {
+        std::fs::remove_dir_all(&data_dir)
+            .map_err(|e| format!("cannot empty {}: {e}", data_dir.display()))?;
     }
     let options = EngineOptions {
-        data_dirs: vec![args.data_dir.clone()],
+        data_dirs: vec![data_dir.clone()],
         shards: args.shards,
         wal_sync,
         ..EngineOptions::default()
     };
     let (engine, _) = Engine::open(options).map_err(|e| e.to_string())?;
     let engine = Arc::new(engine);
-    let rss_before = rss_bytes().unwrap_or(0);
-    let cpu_before = process_cpu_time().unwrap_or_default();
-
-    eprintln!(
-        "loading {} batches ({:.1} MB) with {workers} workers into {} shards ...",
-        batches.len(),
-        input_bytes as f64 / 1e6,
-        engine.shard_count()
+    report.target = format!(
+        "embedded ({} shards, {})",
+        engine.shard_count(),
+        data_dir.display()
     );
+    let process = Some(Process::Current);
+    let rss_before = Process::Current.rss_bytes().unwrap_or(0);
+    let before = sample(process, Some(&data_dir));
+    let targets: Vec<Box<dyn Target>> = (0..workers)
+        .map(|_| {
+            Box::new(EmbeddedTarget {
+                engine: Arc::clone(&engine),
+                database: args.db.clone(),
+                precision,
+            }) as Box<dyn Target>
+        })
+        .collect();
     let started = Instant::now();
-    let load =
-        load_embedded(&engine, "bench", &batches, workers, precision).map_err(|e| e.to_string())?;
+    let load = load_with_progress(work, targets);
     let flush_started = Instant::now();
     engine.flush().map_err(|e| e.to_string())?;
     let flush_time = flush_started.elapsed();
     let to_parts = started.elapsed();
-    let cpu_load = process_cpu_time()
-        .unwrap_or_default()
-        .saturating_sub(cpu_before);
-    let bytes_flushed = dir_bytes(&args.data_dir);
-    let compact_time = if args.compact {
+    report = report.with_load(&load);
+    report.server_cores = Some(cores);
+    // CPU and disk writes over ingest + final flush: the work the load caused.
+    fill_process_figures(&mut report, process, Some(&data_dir), &before, to_parts);
+    let bytes_flushed = dir_bytes(&data_dir);
+    let points = report.points.max(1) as f64;
+    report.disk_bytes = Some(bytes_flushed);
+    report.bytes_per_point = Some(bytes_flushed as f64 / points);
+    report.disk_bytes_note = format!("{} after the final flush", data_dir.display());
+    let stats = engine.stats();
+    report.notes.push(format!(
+        "to parts: {:.3} s including the final flush of {:.3} s: {:.0} points/s",
+        to_parts.as_secs_f64(),
+        flush_time.as_secs_f64(),
+        points / to_parts.as_secs_f64().max(1e-9)
+    ));
+    report.notes.push(format!(
+        "series {}; flushes {} ({} writer waits for a flush); WAL written {:.1} MB ({:.2} bytes/point)",
+        stats.series,
+        stats.flushes,
+        stats.backpressure_waits,
+        mb(stats.wal_bytes_written),
+        stats.wal_bytes_written as f64 / points
+    ));
+    if args.compact {
         let t = Instant::now();
         engine.compact().map_err(|e| e.to_string())?;
-        Some(t.elapsed())
-    } else {
-        None
-    };
-    let bytes_compacted = dir_bytes(&args.data_dir);
-    let stats = engine.stats();
-    let peak = peak_rss_bytes().unwrap_or(0);
-
-    print_report(&Report {
-        load: &load,
-        workers,
-        shards: engine.shard_count(),
-        input_bytes,
-        to_parts,
-        flush_time,
-        compact_time,
-        cpu_load,
-        cores,
-        bytes_flushed,
-        bytes_compacted,
-        series: stats.series,
-        flushes: stats.flushes,
-        backpressure_waits: stats.backpressure_waits,
-        wal_bytes: stats.wal_bytes_written,
-        rss_before,
-        peak,
-    });
+        let bytes = dir_bytes(&data_dir);
+        report.notes.push(format!(
+            "disk, compacted: {:.1} MB, {:.3} bytes/point (compaction {:.2} s)",
+            mb(bytes),
+            bytes as f64 / points,
+            t.elapsed().as_secs_f64()
+        ));
+    }
+    report.notes.push(format!(
+        "memory: {:.0} MB before the load (input held in memory, counted in RSS)",
+        mb(rss_before)
+    ));
     if let Ok(engine) = Arc::try_unwrap(engine) {
         engine.close().map_err(|e| e.to_string())?;
     }
-    Ok(())
-}
-
-struct Report<'a> {
-    load: &'a LoadResult,
-    workers: usize,
-    shards: usize,
-    input_bytes: u64,
-    to_parts: Duration,
-    flush_time: Duration,
-    compact_time: Option<Duration>,
-    cpu_load: Duration,
-    cores: usize,
-    bytes_flushed: u64,
-    bytes_compacted: u64,
-    series: u64,
-    flushes: u64,
-    backpressure_waits: u64,
-    wal_bytes: u64,
-    rss_before: u64,
-    peak: u64,
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
-fn print_report(r: &Report<'_>) {
-    let load = r.load;
-    let points = load.points.max(1) as f64;
-    let secs = load.elapsed.as_secs_f64().max(1e-9);
-    println!("rows            {}", load.rows);
-    println!("points          {}", load.points);
-    println!("bad lines       {}", load.bad_lines);
-    println!("series          {}", r.series);
-    println!("workers/shards  {}/{}", r.workers, r.shards);
-    println!(
-        "ingest          {:.3} s: {:.0} rows/s, {:.0} points/s, {:.1} MB/s of line protocol",
-        secs,
-        load.rows_per_second(),
-        load.points_per_second(),
-        r.input_bytes as f64 / 1e6 / secs
-    );
-    println!(
-        "to parts        {:.3} s (final flush {:.3} s): {:.0} points/s",
-        r.to_parts.as_secs_f64(),
-        r.flush_time.as_secs_f64(),
-        points / r.to_parts.as_secs_f64().max(1e-9)
-    );
-    let per_worker: Vec<String> = load
-        .rows_per_worker
-        .iter()
-        .map(|rows| format!("{:.0}", *rows as f64 / secs))
-        .collect();
-    println!("rows/s/worker   {}", per_worker.join(" "));
-    let l = &load.latencies;
-    println!(
-        "latency ms      min {:.2} avg {:.2} p50 {:.2} p90 {:.2} p95 {:.2} p99 {:.2} p999 {:.2} max {:.2}",
-        ms(l.min()),
-        ms(l.mean()),
-        ms(l.percentile(50.0)),
-        ms(l.percentile(90.0)),
-        ms(l.percentile(95.0)),
-        ms(l.percentile(99.0)),
-        ms(l.percentile(99.9)),
-        ms(l.max())
-    );
-    println!(
-        "cpu             {:.0}% of {} cores during ingest+flush",
-        r.cpu_load.as_secs_f64() / r.to_parts.as_secs_f64().max(1e-9) / r.cores as f64 * 100.0,
-        r.cores
-    );
-    println!(
-        "flushes         {} ({} writer waits for a flush)",
-        r.flushes, r.backpressure_waits
-    );
-    println!(
-        "wal written     {:.1} MB ({:.2} bytes/point)",
-        r.wal_bytes as f64 / 1e6,
-        r.wal_bytes as f64 / points
-    );
-    println!(
-        "disk, flushed   {:.1} MB, {:.3} bytes/point",
-        r.bytes_flushed as f64 / 1e6,
-        r.bytes_flushed as f64 / points
-    );
-    if let Some(t) = r.compact_time {
-        println!(
-            "disk, compacted {:.1} MB, {:.3} bytes/point (compaction {:.2} s)",
-            r.bytes_compacted as f64 / 1e6,
-            r.bytes_compacted as f64 / points,
-            t.as_secs_f64()
-        );
-    }
-    println!(
-        "memory          peak RSS {:.0} MB; {:.0} MB before the load (input held in memory)",
-        r.peak as f64 / 1e6,
-        r.rss_before as f64 / 1e6
-    );
+    Ok(report)
 }

@@ -7,7 +7,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{Args, ValueEnum};
 use strata_bench::cpu_only::{CpuOnly, CpuOnlyConfig};
-use strata_bench::meters::{Meters, MetersConfig, MetersOrder};
+use strata_bench::disorder::Disorder;
+use strata_bench::meters::{Meters, MetersConfig, MetersOrder, split_meters};
 use strata_lineproto::Precision;
 
 /// Rows generated per write to the output: large enough to amortise the write call, small
@@ -33,12 +34,21 @@ pub struct GenerateArgs {
     out: Option<PathBuf>,
 }
 
+/// Order of a meters worker's rows (taosBenchmark's modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Order {
+    /// All rows of one meter, then the next meter.
+    Progressive,
+    /// Round-robin over the worker's meters, --interlace-rows rows of each per turn.
+    Interlace,
+}
+
 /// Which workload and how big; defaults are the seed reports' settings.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct WorkloadArgs {
     /// Workload to generate.
     #[arg(long, value_enum, default_value = "cpu-only")]
-    workload: Workload,
+    pub(crate) workload: Workload,
     /// Seed of every random choice: the same seed writes the same bytes.
     #[arg(long, default_value_t = 123)]
     seed: u64,
@@ -63,6 +73,69 @@ pub struct WorkloadArgs {
     /// meters: rows of one meter per turn in interlace order; 0 writes progressively.
     #[arg(long, default_value_t = 0)]
     interlace_rows: u64,
+    /// meters: progressive or interlace (interlace needs --interlace-rows R; giving R alone
+    /// also means interlace).
+    #[arg(long, value_enum)]
+    order: Option<Order>,
+    /// Share of rows (0..1) that arrive late: held back until up to
+    /// --out-of-order-intervals newer rows of their series were written. Seeded; every row
+    /// is still written exactly once.
+    #[arg(long, default_value_t = 0.0)]
+    out_of_order_ratio: f64,
+    /// How many intervals (rows of the series) a late row lags at most.
+    #[arg(long, default_value_t = 10)]
+    out_of_order_intervals: u64,
+}
+
+impl WorkloadArgs {
+    /// Whether some rows are sent late.
+    pub(crate) fn out_of_order_ratio_set(&self) -> bool {
+        self.out_of_order_ratio > 0.0
+    }
+
+    /// The share of rows sent late, and by how much at most, in words.
+    pub(crate) fn out_of_order_share(&self) -> String {
+        format!(
+            "{} (up to {} intervals late)",
+            self.out_of_order_ratio, self.out_of_order_intervals
+        )
+    }
+
+    /// Rows a meter has (the cap of a meters request).
+    pub(crate) fn rows_per_meter(&self) -> u64 {
+        self.rows_per_meter
+    }
+
+    fn meters_order(&self) -> Result<MetersOrder, String> {
+        match (self.order, self.interlace_rows) {
+            (None | Some(Order::Progressive), 0) => Ok(MetersOrder::Progressive),
+            (Some(Order::Progressive), _) => {
+                Err("--order progressive contradicts --interlace-rows".into())
+            }
+            (Some(Order::Interlace), 0) => Err("--order interlace needs --interlace-rows R".into()),
+            (_, rows_per_turn) => Ok(MetersOrder::Interlace { rows_per_turn }),
+        }
+    }
+
+    fn disorder(&self, series: usize, seed: u64) -> Result<Option<Disorder>, String> {
+        if !(0.0..=1.0).contains(&self.out_of_order_ratio) {
+            return Err(format!(
+                "--out-of-order-ratio {} must be between 0 and 1",
+                self.out_of_order_ratio
+            ));
+        }
+        if self.out_of_order_ratio > 0.0 && self.out_of_order_intervals == 0 {
+            return Err("--out-of-order-intervals must be at least 1".into());
+        }
+        Ok((self.out_of_order_ratio > 0.0).then(|| {
+            Disorder::new(
+                series,
+                self.out_of_order_ratio,
+                self.out_of_order_intervals,
+                seed,
+            )
+        }))
+    }
 }
 
 /// Writes the chosen workload; errors are returned as a message for the user.
@@ -97,17 +170,43 @@ pub fn run(args: &GenerateArgs) -> Result<(), String> {
     }
 }
 
-/// A ready generator of either workload.
-pub enum Generator {
+/// A ready generator of either workload, optionally sending a share of rows late.
+pub struct Generator {
+    source: Source,
+    /// Index of the first series, so the out-of-order state is indexed from 0.
+    first_series: u32,
+    disorder: Option<Disorder>,
+    line: Vec<u8>,
+    finished: bool,
+}
+
+enum Source {
     CpuOnly(CpuOnly),
     Meters(Meters),
 }
 
 impl Generator {
-    /// The generator the flags describe; a bad flag is an error message.
+    /// The generator the flags describe (all series, one stream); a bad flag is an error.
     pub fn from_args(args: &WorkloadArgs) -> Result<Self, String> {
+        let mut all = Self::for_workers(args, 1)?;
+        all.pop()
+            .ok_or_else(|| "the workload has no series (--hosts or --meters is 0)".to_string())
+    }
+
+    /// Generators for `workers` workers: cpu-only gives one stream the workers share;
+    /// meters gives one per worker, each owning a contiguous range of meters (as
+    /// taosBenchmark splits tables between threads), fewer when there are fewer meters.
+    pub fn for_workers(args: &WorkloadArgs, workers: usize) -> Result<Vec<Self>, String> {
         Ok(match args.workload {
-            Workload::CpuOnly => Self::CpuOnly(CpuOnly::new(cpu_only_config(args)?)),
+            Workload::CpuOnly => {
+                let config = cpu_only_config(args)?;
+                let hosts = config.hosts as usize;
+                vec![Self::new(
+                    Source::CpuOnly(CpuOnly::new(config)),
+                    0,
+                    args.disorder(hosts, args.seed)?,
+                )]
+            }
             Workload::Meters => {
                 let config = MetersConfig {
                     meters: args.meters,
@@ -115,27 +214,57 @@ impl Generator {
                     seed: args.seed,
                     ..MetersConfig::default()
                 };
-                let order = match args.interlace_rows {
-                    0 => MetersOrder::Progressive,
-                    rows_per_turn => MetersOrder::Interlace { rows_per_turn },
-                };
-                Self::Meters(Meters::new(config, 0..args.meters, order))
+                let order = args.meters_order()?;
+                let mut generators = Vec::new();
+                for (i, range) in split_meters(args.meters, workers).into_iter().enumerate() {
+                    let disorder = args.disorder(range.len(), args.seed ^ i as u64)?;
+                    let first = range.start;
+                    generators.push(Self::new(
+                        Source::Meters(Meters::new(config.clone(), range, order)),
+                        first,
+                        disorder,
+                    ));
+                }
+                generators
             }
         })
     }
 
+    fn new(source: Source, first_series: u32, disorder: Option<Disorder>) -> Self {
+        Self {
+            source,
+            first_series,
+            disorder,
+            line: Vec::with_capacity(512),
+            finished: false,
+        }
+    }
+
     /// Timestamp unit of the lines written.
     pub fn precision(&self) -> Precision {
-        match self {
-            Self::CpuOnly(_) => Precision::Nanoseconds,
-            Self::Meters(_) => Precision::Milliseconds,
+        match self.source {
+            Source::CpuOnly(_) => Precision::Nanoseconds,
+            Source::Meters(_) => Precision::Milliseconds,
         }
+    }
+
+    /// Field values per row.
+    pub fn points_per_row(&self) -> u64 {
+        match self.source {
+            Source::CpuOnly(_) => strata_bench::cpu_only::FIELDS.len() as u64,
+            Source::Meters(_) => 3,
+        }
+    }
+
+    /// Rows sent late so far (out-of-order).
+    pub fn rows_out_of_order(&self) -> u64 {
+        self.disorder.as_ref().map_or(0, Disorder::held_rows)
     }
 
     /// A one-line description for progress messages.
     pub fn describe(&self) -> String {
-        match self {
-            Self::CpuOnly(g) => {
+        match &self.source {
+            Source::CpuOnly(g) => {
                 let c = g.config();
                 format!(
                     "cpu-only: {} hosts, {} rows, {} points",
@@ -144,7 +273,7 @@ impl Generator {
                     c.points_total()
                 )
             }
-            Self::Meters(g) => {
+            Source::Meters(g) => {
                 let c = g.config();
                 format!(
                     "meters: {} meters, {} rows, {} points",
@@ -156,12 +285,42 @@ impl Generator {
         }
     }
 
-    /// Appends up to `max_rows` lines; 0 at the end.
+    /// Appends about `max_rows` lines (a few more when late rows fall due); 0 at the end.
     pub fn write_lines(&mut self, max_rows: usize, out: &mut Vec<u8>) -> usize {
-        match self {
-            Self::CpuOnly(generator) => generator.write_lines(max_rows, out),
-            Self::Meters(generator) => generator.write_lines(max_rows, out),
+        let Some(disorder) = self.disorder.as_mut() else {
+            return match &mut self.source {
+                Source::CpuOnly(generator) => generator.write_lines(max_rows, out),
+                Source::Meters(generator) => generator.write_lines(max_rows, out),
+            };
+        };
+        let mut written = 0;
+        while written < max_rows {
+            self.line.clear();
+            let series = match &mut self.source {
+                Source::CpuOnly(g) => g.next_row().map(|row| {
+                    g.write_line(&row, &mut self.line);
+                    row.host
+                }),
+                Source::Meters(g) => g.next_row().map(|row| {
+                    g.write_line(&row, &mut self.line);
+                    row.meter
+                }),
+            };
+            match series {
+                Some(series) => {
+                    let index = (series - self.first_series) as usize;
+                    written += disorder.push(index, &self.line, out);
+                }
+                None => {
+                    if !self.finished {
+                        self.finished = true;
+                        written += disorder.finish(out);
+                    }
+                    break;
+                }
+            }
         }
+        written
     }
 
     fn write_all(mut self, mut sink: Box<dyn Write>) -> io::Result<()> {

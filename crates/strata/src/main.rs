@@ -2,7 +2,8 @@
 //!
 //! Subcommands:
 //! - `bench generate`: write a workload (WORKLOADS.md) as line protocol, to stdout or a file.
-//! - `bench write`: load a workload into an in-process engine and report the seeds' figures.
+//! - `bench write`: load a workload (embedded, HTTP or TCP) and report the seeds' figures.
+//! - `bench scale`: the core-scaling table of seed 000 (server confined to k cores).
 //! - `lp check`: parse a line-protocol file and report every bad line with line and column.
 //! - `serve`: the server (HTTP and TCP writes, metrics); see `strata serve --help`.
 //!
@@ -12,6 +13,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench_scale;
 mod bench_write;
 mod generate;
 mod lp_check;
@@ -46,10 +48,13 @@ enum LpCommand {
 #[derive(Debug, Subcommand)]
 enum BenchCommand {
     /// Write a seeded workload as InfluxDB line protocol.
-    Generate(generate::GenerateArgs),
+    Generate(Box<generate::GenerateArgs>),
     /// Load a workload into Strata and report rows/s, points/s, latency, CPU, memory and
     /// bytes on disk per point.
-    Write(bench_write::WriteArgs),
+    Write(Box<bench_write::WriteArgs>),
+    /// Run the server on 1, 2, … cores (CPU affinity), load it over HTTP, and print the
+    /// scaling table (seed 000) with scale.csv and scale.svg.
+    Scale(Box<bench_scale::ScaleArgs>),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +62,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bench(BenchCommand::Generate(args)) => generate::run(&args).map(|()| true),
         Command::Bench(BenchCommand::Write(args)) => bench_write::run(&args).map(|()| true),
+        Command::Bench(BenchCommand::Scale(args)) => bench_scale::run(&args).map(|()| true),
         Command::Lp(LpCommand::Check(args)) => lp_check::run(&args),
         Command::Serve(args) => serve::run(*args).map(|()| true),
     };

@@ -1,0 +1,319 @@
+//! The core-scaling experiment's results (seed 000's table): one row per core count, the
+//! printed table, `scale.csv` and `scale.svg` (points/s against cores, with the ideal line).
+
+use std::io;
+use std::path::Path;
+use std::process::Command;
+
+use plotters::prelude::*;
+
+/// One server run confined to `cores` cores.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ScaleRow {
+    /// Cores the server may run on.
+    pub cores: usize,
+    /// Loader workers.
+    pub workers: usize,
+    /// Rows per second.
+    pub rows_per_s: f64,
+    /// Points per second.
+    pub points_per_s: f64,
+    /// Server CPU, percent of its `cores` cores.
+    pub cpu_percent: Option<f64>,
+    /// Disk writes, MB/s.
+    pub disk_mb_per_s: Option<f64>,
+    /// Server peak resident memory, MB.
+    pub memory_mb: Option<f64>,
+}
+
+/// Scaling efficiency of each row: rate(k) / (k x rate(1)), with rate(1) the row of one
+/// core (or, without one, the smallest k's rate per core).
+pub fn efficiencies(rows: &[ScaleRow]) -> Vec<f64> {
+    let base = rows
+        .iter()
+        .find(|r| r.cores == 1)
+        .or_else(|| rows.iter().min_by_key(|r| r.cores))
+        .map(|r| r.points_per_s / r.cores.max(1) as f64)
+        .unwrap_or(0.0);
+    rows.iter()
+        .map(|r| {
+            if base > 0.0 {
+                r.points_per_s / (r.cores as f64 * base)
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+fn opt(value: Option<f64>, decimals: usize) -> String {
+    value.map_or_else(|| "n/a".into(), |v| format!("{v:.decimals$}"))
+}
+
+/// Thousands separators, as the seed writes rates (`380,000`).
+pub fn grouped(value: f64) -> String {
+    let digits = format!("{:.0}", value.max(0.0));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Seed 000's table. A row whose `cores` equals `machine_cores` is marked: there the
+/// loader runs on the server's cores and competes with it.
+pub fn render_table(rows: &[ScaleRow], machine_cores: usize) -> String {
+    let mut out = String::from(
+        "CPU Cores | Writers | Rows per Second | Points per Second | CPU Usage | Disk I/O (MBps) | Peak Memory (MB) | Scaling Efficiency |\n\
+         ---|---|---|---|---|---|---|---|\n",
+    );
+    let mut marked = false;
+    for (row, efficiency) in rows.iter().zip(efficiencies(rows)) {
+        let mark = if row.cores >= machine_cores {
+            marked = true;
+            " *"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "{}{mark} | {} | {} | {} | {}% | {} | {} | {:.2} |\n",
+            row.cores,
+            row.workers,
+            grouped(row.rows_per_s),
+            grouped(row.points_per_s),
+            opt(row.cpu_percent, 0),
+            opt(row.disk_mb_per_s, 1),
+            opt(row.memory_mb, 0),
+            efficiency
+        ));
+    }
+    if marked {
+        out.push_str(&format!(
+            "* the machine has {machine_cores} cores: at this k the loader runs on the server's \
+             cores and competes with it, so the rate understates the server.\n"
+        ));
+    }
+    out
+}
+
+/// The rows as CSV with a header line.
+pub fn render_csv(rows: &[ScaleRow]) -> String {
+    let mut out = String::from(
+        "cores,workers,rows_per_s,points_per_s,cpu_percent,disk_mb_per_s,memory_mb,efficiency\n",
+    );
+    let field = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:.3}"));
+    for (row, efficiency) in rows.iter().zip(efficiencies(rows)) {
+        out.push_str(&format!(
+            "{},{},{:.1},{:.1},{},{},{},{:.4}\n",
+            row.cores,
+            row.workers,
+            row.rows_per_s,
+            row.points_per_s,
+            field(row.cpu_percent),
+            field(row.disk_mb_per_s),
+            field(row.memory_mb),
+            efficiency
+        ));
+    }
+    out
+}
+
+/// Draws points/s against cores, measured and ideal (k x rate(1)), as an SVG file.
+pub fn write_svg(rows: &[ScaleRow], path: &Path) -> io::Result<()> {
+    let to_io =
+        |e: &dyn std::fmt::Display| io::Error::other(format!("drawing {}: {e}", path.display()));
+    let max_cores = rows.iter().map(|r| r.cores).max().unwrap_or(1).max(1);
+    let efficiencies = efficiencies(rows);
+    let base = rows
+        .iter()
+        .zip(&efficiencies)
+        .find(|(r, _)| r.cores == 1)
+        .map(|(r, _)| r.points_per_s)
+        .or_else(|| {
+            rows.iter()
+                .min_by_key(|r| r.cores)
+                .map(|r| r.points_per_s / r.cores.max(1) as f64)
+        })
+        .unwrap_or(0.0);
+    let top = rows
+        .iter()
+        .map(|r| r.points_per_s)
+        .fold(base * max_cores as f64, f64::max)
+        .max(1.0)
+        * 1.1;
+    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| to_io(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("Strata write rate against server cores", ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(90)
+        .build_cartesian_2d(0f64..(max_cores as f64 + 0.5), 0f64..top)
+        .map_err(|e| to_io(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("server cores")
+        .y_desc("points/s")
+        .x_labels(max_cores + 1)
+        .y_label_formatter(&|v| grouped(*v))
+        .draw()
+        .map_err(|e| to_io(&e))?;
+    let measured: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| (r.cores as f64, r.points_per_s))
+        .collect();
+    chart
+        .draw_series(LineSeries::new(
+            [(0.0, 0.0), (max_cores as f64, base * max_cores as f64)],
+            BLACK.mix(0.4).stroke_width(1),
+        ))
+        .map_err(|e| to_io(&e))?
+        .label("ideal: k x rate(1)")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.4)));
+    chart
+        .draw_series(LineSeries::new(measured.clone(), BLUE.stroke_width(2)))
+        .map_err(|e| to_io(&e))?
+        .label("measured")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
+    chart
+        .draw_series(measured.iter().map(|p| Circle::new(*p, 4, BLUE.filled())))
+        .map_err(|e| to_io(&e))?;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| to_io(&e))?;
+    root.present().map_err(|e| to_io(&e))
+}
+
+/// The cores a server confined to `cores` cores runs on, in `taskset -c` form: `0-(k-1)`.
+pub fn cpu_list(cores: usize) -> String {
+    match cores {
+        0 | 1 => "0".into(),
+        k => format!("0-{}", k - 1),
+    }
+}
+
+/// `taskset -c 0-(k-1) <program> <args…>`: the program confined to the first `cores` cores.
+pub fn affinity_command(cores: usize, program: &Path, args: &[String]) -> Command {
+    let mut command = Command::new("taskset");
+    command
+        .arg("-c")
+        .arg(cpu_list(cores))
+        .arg(program)
+        .args(args);
+    command
+}
+
+/// Checks that `taskset` (util-linux) can be run; the message says what to install.
+pub fn check_taskset() -> Result<(), String> {
+    match Command::new("taskset").arg("--version").output() {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => Err(format!(
+            "`taskset --version` failed ({}): bench scale needs taskset (util-linux) to confine \
+             the server to k cores",
+            out.status
+        )),
+        Err(e) => Err(format!(
+            "cannot run taskset ({e}): bench scale needs taskset from util-linux to confine the \
+             server to k cores; install util-linux"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows() -> Vec<ScaleRow> {
+        vec![
+            ScaleRow {
+                cores: 1,
+                workers: 2,
+                rows_per_s: 100_000.0,
+                points_per_s: 1_000_000.0,
+                cpu_percent: Some(97.0),
+                disk_mb_per_s: Some(12.5),
+                memory_mb: Some(300.0),
+            },
+            ScaleRow {
+                cores: 2,
+                workers: 4,
+                rows_per_s: 150_000.0,
+                points_per_s: 1_500_000.0,
+                cpu_percent: Some(90.0),
+                disk_mb_per_s: None,
+                memory_mb: Some(420.0),
+            },
+        ]
+    }
+
+    #[test]
+    fn efficiency_is_rate_over_k_times_rate_one() {
+        assert_eq!(efficiencies(&rows()), vec![1.0, 0.75]);
+        assert!(efficiencies(&[]).is_empty());
+    }
+
+    #[test]
+    fn table_marks_the_row_where_the_loader_competes() {
+        let table = render_table(&rows(), 2);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(
+            lines[2],
+            "1 | 2 | 100,000 | 1,000,000 | 97% | 12.5 | 300 | 1.00 |"
+        );
+        assert_eq!(
+            lines[3],
+            "2 * | 4 | 150,000 | 1,500,000 | 90% | n/a | 420 | 0.75 |"
+        );
+        assert!(lines[4].contains("competes"), "{table}");
+        assert!(!render_table(&rows(), 16).contains("competes"));
+        assert_eq!(grouped(5_730_000.4), "5,730,000");
+        assert_eq!(grouped(999.0), "999");
+    }
+
+    #[test]
+    fn csv_and_svg_are_written() {
+        let csv = render_csv(&rows());
+        assert_eq!(
+            csv.lines().collect::<Vec<_>>(),
+            vec![
+                "cores,workers,rows_per_s,points_per_s,cpu_percent,disk_mb_per_s,memory_mb,efficiency",
+                "1,2,100000.0,1000000.0,97.000,12.500,300.000,1.0000",
+                "2,4,150000.0,1500000.0,90.000,,420.000,0.7500",
+            ]
+        );
+        let dir = std::env::temp_dir().join(format!("strata-scale-svg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("scale.svg");
+        write_svg(&rows(), &path).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
+        assert!(svg.contains("points/s"));
+        assert!(svg.contains("ideal"));
+        assert!(svg.contains("<circle"), "measured points drawn");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn affinity_command_pins_the_first_k_cores() {
+        assert_eq!(cpu_list(1), "0");
+        assert_eq!(cpu_list(2), "0-1");
+        assert_eq!(cpu_list(12), "0-11");
+        let command = affinity_command(
+            2,
+            Path::new("/bin/strata"),
+            &["serve".to_string(), "--shards".to_string(), "2".to_string()],
+        );
+        assert_eq!(command.get_program(), "taskset");
+        let args: Vec<_> = command
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(args, ["-c", "0-1", "/bin/strata", "serve", "--shards", "2"]);
+    }
+}
