@@ -57,9 +57,10 @@ pub struct ServerConfig {
     /// Largest request body, before and after gzip decompression. Default
     /// [`DEFAULT_MAX_BODY_BYTES`].
     pub max_body_bytes: usize,
-    /// Longest line on the TCP listener; longer lines are skipped to the next newline and
-    /// counted as bad. Default [`DEFAULT_MAX_LINE_BYTES`]. (HTTP writes use the parser's
-    /// default of the same value: the engine's `write_lines` does not take parse options.)
+    /// Longest line in bytes, over HTTP and TCP; a longer line is rejected (HTTP: named in
+    /// the 400 answer; TCP: skipped to the next newline and counted). Default
+    /// [`DEFAULT_MAX_LINE_BYTES`], which is also the most it can be: the engine's
+    /// `write_lines` parses with the parser's default limits and takes no parse options.
     pub max_line_bytes: usize,
     /// Most write-body bytes held at once over all HTTP requests before new writes get 503.
     /// Default [`DEFAULT_MAX_INFLIGHT_WRITE_BYTES`].

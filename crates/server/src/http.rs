@@ -17,7 +17,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use strata_lineproto::Precision;
+use strata_lineproto::{DEFAULT_MAX_LINE_BYTES, Precision};
+use strata_storage::ingest::LineError;
 use strata_storage::{Engine, WriteReport};
 
 use crate::config::ServerConfig;
@@ -197,6 +198,7 @@ async fn write(
         inflight.reserve(length)?;
     }
     let raw = read_body(body, max_body, &mut inflight).await?;
+    let max_line_bytes = state.config.max_line_bytes;
     let engine = Arc::clone(&state.engine);
     let metrics = Arc::clone(&state.metrics);
     let outcome = tokio::task::spawn_blocking(move || {
@@ -207,8 +209,13 @@ async fn write(
         } else {
             raw
         };
-        let report = engine.write_lines(&database, &body, precision)?;
+        let (body, long_lines) = drop_long_lines(body, max_line_bytes);
+        let mut report = engine.write_lines(&database, &body, precision)?;
         drop(inflight);
+        if !long_lines.is_empty() {
+            report.errors.extend(long_lines);
+            report.errors.sort_by_key(|e| e.line);
+        }
         Ok::<WriteReport, ApiError>(report)
     })
     .await
@@ -270,6 +277,44 @@ async fn read_body(
         }
     }
     Ok(out)
+}
+
+/// Enforces a line cap below the parser's own (the engine's `write_lines` parses with the
+/// parser's default limits and takes no options): each line over `max_line_bytes` is
+/// emptied, keeping its newline so that line numbers stay right, and reported. Free when
+/// the cap is the parser's: no scan at all.
+fn drop_long_lines(body: Vec<u8>, max_line_bytes: usize) -> (Vec<u8>, Vec<LineError>) {
+    if max_line_bytes >= DEFAULT_MAX_LINE_BYTES {
+        return (body, Vec::new());
+    }
+    let mut errors = Vec::new();
+    let mut kept: Option<Vec<u8>> = None;
+    let mut start = 0;
+    let mut line = 1;
+    while start < body.len() {
+        let end = memchr::memchr(b'\n', &body[start..]).map_or(body.len(), |i| start + i);
+        let content = &body[start..end];
+        let content = content.strip_suffix(b"\r").unwrap_or(content);
+        if content.len() > max_line_bytes {
+            let out = kept.get_or_insert_with(|| body[..start].to_vec());
+            if end < body.len() {
+                out.push(b'\n');
+            }
+            errors.push(LineError {
+                line,
+                column: Some(max_line_bytes + 1),
+                message: format!(
+                    "line of {} bytes is longer than the limit of {max_line_bytes} bytes (max line bytes)",
+                    content.len()
+                ),
+            });
+        } else if let Some(out) = kept.as_mut() {
+            out.extend_from_slice(&body[start..(end + 1).min(body.len())]);
+        }
+        start = end + 1;
+        line += 1;
+    }
+    (kept.unwrap_or(body), errors)
 }
 
 /// Decompresses a gzip body (concatenated members too), refusing output past `max_body`.
@@ -339,6 +384,21 @@ impl Drop for Inflight {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn long_lines_are_emptied_and_reported_with_their_numbers() {
+        let body = b"a v=1 1\nb v=1234567890 2\r\nc v=3 3\nd v=1234567890 4".to_vec();
+        let (kept, errors) = drop_long_lines(body.clone(), 12);
+        assert_eq!(kept, b"a v=1 1\n\nc v=3 3\n");
+        let lines: Vec<usize> = errors.iter().map(|e| e.line).collect();
+        assert_eq!(lines, [2, 4]);
+        assert!(errors[0].message.contains("limit of 12 bytes"));
+        assert_eq!(drop_long_lines(body.clone(), 100).0, body);
+        assert_eq!(
+            drop_long_lines(body.clone(), DEFAULT_MAX_LINE_BYTES).0,
+            body
+        );
+    }
 
     #[test]
     fn gunzip_caps_output() {

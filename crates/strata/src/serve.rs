@@ -55,8 +55,8 @@ pub struct ServeArgs {
     /// [default: 67108864 (64 MiB)]
     #[arg(long, env = "STRATA_MAX_BODY_BYTES", value_name = "BYTES")]
     max_body_bytes: Option<usize>,
-    /// Longest line accepted on the TCP listener in bytes (HTTP writes use the parser's
-    /// limit of 1 MiB) [default: 1048576]
+    /// Longest line in bytes, HTTP and TCP; longer lines are rejected and the rest of the
+    /// request kept. At most 1 MiB, the parser's own limit [default: 1048576]
     #[arg(long, env = "STRATA_MAX_LINE_BYTES", value_name = "BYTES")]
     max_line_bytes: Option<usize>,
     /// Write-body bytes held at once over all HTTP requests; past it writes get 503 with
@@ -139,7 +139,13 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
             "max body bytes and max line bytes must be positive".into(),
         ));
     }
-    let _ = config::DEFAULT_HTTP_ADDR; // documented in --help above
+    if config.max_line_bytes > config::DEFAULT_MAX_LINE_BYTES {
+        return Err(strata_server::ServerError::Config(format!(
+            "max line bytes {} is over the line-protocol parser's limit of {} bytes",
+            config.max_line_bytes,
+            config::DEFAULT_MAX_LINE_BYTES
+        )));
+    }
     Ok(config)
 }
 

@@ -100,7 +100,8 @@ fn bad_settings_are_refused_by_name() {
     std::fs::write(&config, "http = \"127.0.0.1:0\"\nmax_body_byte = 5\n").unwrap();
     let data = dir.path().join("data");
     let data = data.to_str().unwrap();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
+        (&["--max-line-bytes", "2000000"], "max line bytes 2000000"),
         (&["--config", config.to_str().unwrap()], "max_body_byte"),
         (&["--wal-sync", "sometimes"], "sometimes"),
         (&["--http", "localhost"], "localhost"),

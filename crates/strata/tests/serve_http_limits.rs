@@ -39,9 +39,12 @@ fn ping_health_and_unknown_paths() {
 }
 
 #[test]
-fn bodies_over_the_cap_are_413_before_and_after_gzip() {
+fn bodies_over_the_cap_are_413_and_long_lines_are_rejected() {
     let dir = data_dir();
-    let server = Server::start(dir.path(), &["--max-body-bytes", "1000"]);
+    let server = Server::start(
+        dir.path(),
+        &["--max-body-bytes", "1000", "--max-line-bytes", "40"],
+    );
     let small: String = (0..10).map(|i| format!("m v={i} {i}\n")).collect();
     assert_eq!(server.post("/write?db=cap", &small).status, 204);
 
