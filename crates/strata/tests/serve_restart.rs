@@ -1,4 +1,5 @@
-//! End-to-end durability: a graceful stop (SIGTERM) exits 0 with everything flushed, and
+//! End-to-end durability: a graceful stop (SIGTERM) finishes requests in flight and exits 0
+//! with everything flushed, and
 //! SIGKILL in the middle of a load loses no acknowledged row (the WAL).
 
 #![allow(clippy::unwrap_used)]
@@ -9,7 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Server, data_dir, open_engine, request, rows, stored_rows};
+use std::io::Write;
+use std::net::TcpStream;
+
+use common::{
+    Server, data_dir, eventually, metric, open_engine, read_response, request, rows, stored_rows,
+};
 
 fn batch(writer: usize, batch: usize, rows_per_batch: usize) -> String {
     (0..rows_per_batch)
@@ -62,6 +68,39 @@ fn sigterm_exits_0_and_a_restart_has_everything() {
         .collect();
     expected.sort();
     assert_eq!(stored, expected);
+}
+
+#[test]
+fn sigterm_lets_a_request_in_flight_finish() {
+    let dir = data_dir();
+    let server = Server::start(dir.path(), &[]);
+    let body = batch(0, 0, 50);
+    let mut slow = TcpStream::connect(server.http).unwrap();
+    write!(
+        slow,
+        "POST /write?db=f HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    slow.write_all(&body.as_bytes()[..100]).unwrap();
+    slow.flush().unwrap();
+    eventually("the request to be in flight", || {
+        metric(&server.metrics(), "strata_inflight_write_bytes") > 0.0
+    });
+    server.terminate();
+    eventually("the shutdown to begin", || {
+        server.stderr().contains("SIGTERM received")
+    });
+    // New connections are refused once shutdown begins...
+    eventually("the listener to close", || {
+        TcpStream::connect(server.http).is_err()
+    });
+    // ...but the request in flight is finished and answered.
+    slow.write_all(&body.as_bytes()[100..]).unwrap();
+    let response = read_response(&mut slow, false);
+    assert_eq!(response.status, 204, "{}", response.text());
+    assert_eq!(server.wait().code(), Some(0));
+    assert_eq!(stored_rows(dir.path(), "f", "load").len(), 50);
 }
 
 #[test]

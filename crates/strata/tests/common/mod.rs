@@ -101,6 +101,16 @@ impl Server {
         wait(child)
     }
 
+    /// Sends SIGTERM without waiting (see [`Server::wait`]).
+    pub fn terminate(&self) {
+        signal(self.child.as_ref().unwrap(), "-TERM");
+    }
+
+    /// Waits for the exit.
+    pub fn wait(mut self) -> ExitStatus {
+        wait(self.child.take().unwrap())
+    }
+
     /// Sends SIGKILL and waits for the exit.
     pub fn kill9(mut self) -> ExitStatus {
         let child = self.child.take().unwrap();
