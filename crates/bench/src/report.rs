@@ -96,6 +96,10 @@ pub struct WriteReport {
     pub notes: Vec<String>,
 }
 
+/// Loads shorter than this get a warning: their rates are noise-dominated (measured: two
+/// back-to-back 0.5-0.8 s runs of the same load differed by 20-40%).
+const SHORT_LOAD_S: f64 = 5.0;
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -223,6 +227,12 @@ impl WriteReport {
         for note in &self.notes {
             line(note.clone());
         }
+        if self.elapsed_s < SHORT_LOAD_S {
+            line(format!(
+                "note: the load lasted under {SHORT_LOAD_S:.0} s; rates of so short a run vary \
+                 by tens of percent between runs: load more data for a stable figure"
+            ));
+        }
         out
     }
 
@@ -292,6 +302,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("disk write: n/a"), "{text}");
+        assert!(text.contains("lasted under 5 s"), "{text}");
+        let mut long = sample();
+        long.elapsed_s = 60.0;
+        assert!(!long.render().contains("lasted under"));
     }
 
     #[test]
