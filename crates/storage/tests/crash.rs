@@ -76,7 +76,9 @@ fn child(dir: &Path) {
         engine
             .write_lines(DB, batch_body(batch).as_bytes(), Precision::Nanoseconds)
             .expect("child write");
-        writeln!(acks, "{batch}").expect("ack");
+        // One write call per ack: a kill between two writes would leave a torn number that
+        // the next child's first ack is glued onto.
+        acks.write_all(format!("{batch}\n").as_bytes()).expect("ack");
     }
 }
 
