@@ -205,6 +205,8 @@ fn run_one(args: &ScaleArgs, cores: usize) -> Result<(ScaleRow, WriteReport), St
         embedded: false,
         http: Some(format!("http://{}", server.addr)),
         tcp: None,
+        file: None,
+        precision: strata_lineproto::Precision::Nanoseconds,
         db: "bench".into(),
         batch_rows: args.batch_rows,
         workers: args.workers_per_core.max(1) * cores,

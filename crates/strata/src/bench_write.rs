@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::io::Read;
+
 use clap::Args;
 use strata_bench::http::{HttpUrl, gzip};
 use strata_bench::load::{
@@ -18,6 +20,7 @@ use strata_bench::load::{
 use strata_bench::progress::Progress;
 use strata_bench::report::WriteReport;
 use strata_bench::stats::{Process, dir_bytes};
+use strata_lineproto::{ParseOptions, Precision, parse_lines};
 use strata_storage::{Engine, EngineOptions, WalSync};
 
 use crate::generate::{Generator, Workload, WorkloadArgs};
@@ -43,6 +46,13 @@ pub struct WriteArgs {
     /// Write line protocol over plain TCP to ADDR (host:port); asynchronous, unacknowledged.
     #[arg(long, value_name = "ADDR")]
     pub(crate) tcp: Option<String>,
+    /// Load this line-protocol file (gzip when it ends in .gz; e.g. one TSBS generated)
+    /// instead of generating a workload.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) file: Option<PathBuf>,
+    /// Unit of the timestamps in --file: ns, us, ms or s.
+    #[arg(long, default_value = "ns", requires = "file")]
+    pub(crate) precision: Precision,
     /// Database to write to.
     #[arg(long, default_value = "bench")]
     pub(crate) db: String,
@@ -173,6 +183,34 @@ pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
         args.workers
     };
     let batch_rows = batch_rows(args);
+    if let Some(path) = &args.file {
+        let compress = args.gzip && matches!(destination, Destination::Http(_));
+        eprintln!(
+            "reading {} in batches of {batch_rows} lines ...",
+            path.display()
+        );
+        let work = Arc::new(prepare_file(path, batch_rows, compress, args.precision)?);
+        let report = WriteReport {
+            workload: format!("file {}", path.display()),
+            database: args.db.clone(),
+            workers,
+            batch_rows,
+            rows_generated: work.rows(),
+            bytes_sent: work.bytes(),
+            acknowledged: !matches!(destination, Destination::Tcp(_)),
+            ..WriteReport::default()
+        };
+        return load_to(
+            args,
+            destination,
+            &work,
+            workers,
+            args.precision,
+            cores,
+            compress,
+            report,
+        );
+    }
     let mut generators = Generator::for_workers(&args.workload, workers)?;
     let Some(first) = generators.first() else {
         return Err("the workload has no series (--hosts or --meters is 0)".into());
@@ -192,7 +230,7 @@ pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
     let rows_out_of_order = generators.iter().map(Generator::rows_out_of_order).sum();
     drop(generators);
 
-    let mut report = WriteReport {
+    let report = WriteReport {
         workload: args.workload_label(&workload),
         database: args.db.clone(),
         workers,
@@ -203,8 +241,32 @@ pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
         acknowledged: !matches!(destination, Destination::Tcp(_)),
         ..WriteReport::default()
     };
+    load_to(
+        args,
+        destination,
+        &work,
+        workers,
+        precision,
+        cores,
+        compress,
+        report,
+    )
+}
+
+/// Loads prepared work into the destination and fills the report.
+#[allow(clippy::too_many_arguments)] // the run's context, passed flat on purpose
+fn load_to(
+    args: &WriteArgs,
+    destination: Destination,
+    work: &Arc<Work>,
+    workers: usize,
+    precision: Precision,
+    cores: usize,
+    compress: bool,
+    mut report: WriteReport,
+) -> Result<WriteReport, String> {
     match destination {
-        Destination::Embedded => measure_embedded(args, &work, workers, precision, cores, report),
+        Destination::Embedded => measure_embedded(args, work, workers, precision, cores, report),
         Destination::Http(url) => {
             report.target = format!("http://{}{}", url.authority, url.base_path);
             let path = HttpTarget::write_path(&url.base_path, &args.db, precision);
@@ -217,7 +279,7 @@ pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
                     REQUEST_TIMEOUT,
                 )?));
             }
-            Ok(measure_remote(args, &work, targets, report))
+            Ok(measure_remote(args, work, targets, report))
         }
         Destination::Tcp(addr) => {
             report.target = format!("tcp://{addr}");
@@ -225,9 +287,61 @@ pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
             for _ in 0..workers {
                 targets.push(Box::new(TcpTarget::connect(&addr)?));
             }
-            Ok(measure_remote(args, &work, targets, report))
+            Ok(measure_remote(args, work, targets, report))
         }
     }
+}
+
+/// Reads a line-protocol file into batches of `batch_rows` lines (one shared queue). Rows
+/// and points are counted by parsing each batch, before the clock; bad lines count neither.
+fn prepare_file(
+    path: &std::path::Path,
+    batch_rows: usize,
+    compress: bool,
+    precision: Precision,
+) -> Result<Work, String> {
+    let mut bytes = Vec::new();
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let read = if path.extension().is_some_and(|x| x == "gz") {
+        flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file)).read_to_end(&mut bytes)
+    } else {
+        std::io::BufReader::new(file).read_to_end(&mut bytes)
+    };
+    read.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let options = ParseOptions {
+        precision,
+        ..ParseOptions::default()
+    };
+    let mut queue = Vec::new();
+    let mut start = 0;
+    while start < bytes.len() {
+        // Cut after the batch_rows-th newline (or at the end).
+        let mut end = start;
+        let mut lines = 0;
+        while end < bytes.len() && lines < batch_rows {
+            end = memchr::memchr(b'\n', &bytes[end..]).map_or(bytes.len(), |i| end + i + 1);
+            lines += 1;
+        }
+        let chunk = &bytes[start..end];
+        let (mut rows, mut points) = (0u64, 0u64);
+        for line in parse_lines(chunk, &options).flatten() {
+            rows += 1;
+            points += line.fields.len() as u64;
+        }
+        let body = if compress {
+            gzip(chunk).map_err(|e| format!("cannot gzip a batch: {e}"))?
+        } else {
+            chunk.to_vec()
+        };
+        if rows > 0 {
+            queue.push(Batch { body, rows, points });
+        }
+        start = end;
+    }
+    Ok(Work {
+        queues: vec![queue],
+    })
 }
 
 impl WriteArgs {
@@ -342,7 +456,7 @@ fn measure_embedded(
     args: &WriteArgs,
     work: &Arc<Work>,
     workers: usize,
-    precision: strata_lineproto::Precision,
+    precision: Precision,
     cores: usize,
     mut report: WriteReport,
 ) -> Result<WriteReport, String> {

@@ -361,3 +361,51 @@ fn scale_runs_the_real_server_and_writes_csv_and_svg() {
         text(&bad.stderr)
     );
 }
+
+#[test]
+fn file_input_loads_every_good_line() {
+    let dir = scratch("bench_write_file");
+    let file = dir.join("cpu.lp.gz");
+    let out = strata(&[
+        "bench",
+        "generate",
+        "--hosts",
+        "3",
+        "--duration",
+        "5min",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = dir.join("r.json");
+    let data = dir.join("data");
+    let out = strata(&[
+        "bench",
+        "write",
+        "--file",
+        file.to_str().unwrap(),
+        "--batch-rows",
+        "7",
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--json",
+        report.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let r = json(&report);
+    assert_eq!(r["rows"], 90, "{r}");
+    assert_eq!(r["points"], 900, "{r}");
+
+    let out = strata(&[
+        "bench",
+        "write",
+        "--file",
+        dir.join("missing.lp").to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("cannot open"),
+        "{}",
+        text(&out.stderr)
+    );
+}
