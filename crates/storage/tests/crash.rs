@@ -78,7 +78,8 @@ fn child(dir: &Path) {
             .expect("child write");
         // One write call per ack: a kill between two writes would leave a torn number that
         // the next child's first ack is glued onto.
-        acks.write_all(format!("{batch}\n").as_bytes()).expect("ack");
+        acks.write_all(format!("{batch}\n").as_bytes())
+            .expect("ack");
     }
 }
 
