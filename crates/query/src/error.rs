@@ -1,0 +1,142 @@
+//! [`QueryError`]: what a statement can fail with, carrying DataFusion's message and, where
+//! DataFusion knows it, the position in the statement.
+
+use datafusion::common::DataFusionError;
+use strata_storage::StorageError;
+
+/// A place in a statement: line and column, both from 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    /// Line, from 1.
+    pub line: u64,
+    /// Column (in characters), from 1.
+    pub column: u64,
+}
+
+/// Why a statement failed.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// The statement is not valid SQL.
+    #[error("syntax error: {message}")]
+    Syntax {
+        /// DataFusion's (sqlparser's) message.
+        message: String,
+        /// Where the parser stopped.
+        position: Option<Position>,
+    },
+    /// Valid SQL that cannot be planned: unknown table, column or function, wrong types.
+    #[error("{message}")]
+    Plan {
+        /// DataFusion's message.
+        message: String,
+        /// The offending part of the statement, where DataFusion gives it.
+        position: Option<Position>,
+    },
+    /// A statement or feature not (yet) supported: DDL, DML, `SET`, …
+    #[error("not supported: {message}")]
+    NotSupported {
+        /// DataFusion's message.
+        message: String,
+    },
+    /// The storage engine failed while the query read it.
+    #[error("storage: {0}")]
+    Storage(#[source] StorageError),
+    /// The query failed while running.
+    #[error("{message}")]
+    Execution {
+        /// DataFusion's message.
+        message: String,
+    },
+}
+
+impl QueryError {
+    /// Where in the statement the error is, when known.
+    pub fn position(&self) -> Option<Position> {
+        match self {
+            QueryError::Syntax { position, .. } | QueryError::Plan { position, .. } => *position,
+            _ => None,
+        }
+    }
+}
+
+impl From<DataFusionError> for QueryError {
+    fn from(err: DataFusionError) -> Self {
+        let position = err
+            .diagnostic()
+            .and_then(|d| d.span)
+            .map(|span| Position {
+                line: span.start.line,
+                column: span.start.column,
+            })
+            .filter(|p| p.line > 0);
+        let message = err.strip_backtrace();
+        let root = err.find_root();
+        match root {
+            DataFusionError::SQL(..) => QueryError::Syntax {
+                position: position.or_else(|| parser_position(&message)),
+                message,
+            },
+            DataFusionError::Plan(_) | DataFusionError::SchemaError(..) => {
+                QueryError::Plan { message, position }
+            }
+            DataFusionError::NotImplemented(_) => QueryError::NotSupported { message },
+            DataFusionError::External(e) => match e.downcast_ref::<StorageError>() {
+                Some(_) => match err_into_storage(err) {
+                    Ok(storage) => QueryError::Storage(storage),
+                    Err(message) => QueryError::Execution { message },
+                },
+                None => QueryError::Execution { message },
+            },
+            _ => QueryError::Execution { message },
+        }
+    }
+}
+
+/// The storage error inside `err`, taken out; its message when it cannot be.
+fn err_into_storage(err: DataFusionError) -> Result<StorageError, String> {
+    let message = err.strip_backtrace();
+    let mut err = err;
+    loop {
+        err = match err {
+            DataFusionError::External(e) => {
+                return e
+                    .downcast::<StorageError>()
+                    .map(|b| *b)
+                    .map_err(|_| message);
+            }
+            DataFusionError::Context(_, inner) | DataFusionError::Diagnostic(_, inner) => *inner,
+            _ => return Err(message),
+        }
+    }
+}
+
+/// sqlparser ends its messages with `at Line: L, Column: C`.
+fn parser_position(message: &str) -> Option<Position> {
+    let at = message.rfind("Line: ")?;
+    let rest = &message[at + "Line: ".len()..];
+    let (line, rest) = rest.split_once(", Column: ")?;
+    let column: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    Some(Position {
+        line: line.trim().parse().ok()?,
+        column: column.parse().ok()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parser_positions_are_read_from_the_message() {
+        assert_eq!(
+            parser_position(
+                "sql parser error: Expected: end of statement, found: x at Line: 2, Column: 17"
+            ),
+            Some(Position {
+                line: 2,
+                column: 17
+            })
+        );
+        assert_eq!(parser_position("no position here"), None);
+    }
+}

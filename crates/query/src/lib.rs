@@ -1,0 +1,34 @@
+//! Strata's SQL layer: DataFusion over the storage engine.
+//!
+//! Module map:
+//! - [`engine`]: [`QueryEngine`], the entry point: `sql(database, statement)` → batches.
+//! - [`catalog`]: the engine's databases and tables as DataFusion schemas and tables, looked
+//!   up at every statement.
+//! - [`table`]: [`StrataTable`], one table as a DataFusion `TableProvider`.
+//! - `pushdown`: which `WHERE` conjuncts become the engine's time range and tag predicate,
+//!   exactly or as a superset.
+//! - [`scan`]: [`StrataScanExec`], the physical scan, one partition per shard.
+//! - `functions`: `time_bucket` (= `date_bin`).
+//! - [`error`]: [`QueryError`], with the position in the statement where known.
+//!
+//! Query path: `SQL → DataFusion parse + plan (catalog → StrataTable) → optimizer pushes
+//! filters, projection and limit into the scan → StrataScanExec: per shard, on the blocking
+//! pool, Engine::scan_shard(time range, tag predicate, fields) → Arrow batches → DataFusion
+//! operators (filter, aggregate, sort, limit) → Vec<RecordBatch>`.
+//!
+//! When the storage read API changes (`ReadRequest`, `scan_shard`, the Arrow schema of
+//! `strata_storage::arrow`), also touch `table.rs` and `scan.rs`; when the tag predicate
+//! semantics change, `pushdown.rs` (its exact/inexact rules).
+
+pub mod catalog;
+pub mod engine;
+pub mod error;
+mod functions;
+mod pushdown;
+pub mod scan;
+pub mod table;
+
+pub use engine::{QueryEngine, QueryOptions};
+pub use error::{Position, QueryError};
+pub use scan::StrataScanExec;
+pub use table::StrataTable;

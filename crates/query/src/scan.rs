@@ -1,0 +1,255 @@
+//! [`StrataScanExec`]: the physical scan of one table, one DataFusion partition per shard.
+//!
+//! `execute(partition = shard)` returns a stream that, when first polled, runs the blocking
+//! [`Engine::scan_shard`] on tokio's blocking pool, then hands out its batches projected to
+//! the plan's columns and cut at the pushed-down limit. DataFusion polls the partitions on
+//! its own threads, so shards are read in parallel.
+
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions, new_null_array};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{DataFusionError, Result as DfResult};
+use datafusion::execution::TaskContext;
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
+    SendableRecordBatchStream,
+};
+use futures::{StreamExt, TryStreamExt};
+use strata_storage::catalog::TableSchema;
+use strata_storage::{Engine, ReadRequest};
+
+/// Rows per record batch asked of the engine: DataFusion's default batch size.
+pub const SCAN_BATCH_ROWS: usize = 8192;
+
+/// Scans one Strata table: the engine's read request, one partition per shard.
+pub struct StrataScanExec {
+    engine: Arc<Engine>,
+    table: Arc<TableSchema>,
+    request: ReadRequest,
+    /// Output columns: a projection of the table's schema.
+    schema: SchemaRef,
+    limit: Option<usize>,
+    properties: Arc<PlanProperties>,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl fmt::Debug for StrataScanExec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StrataScanExec")
+            .field("table", &self.table.name)
+            .field("request", &self.request)
+            .field("limit", &self.limit)
+            .finish()
+    }
+}
+
+impl StrataScanExec {
+    /// A scan of `table` answering `request`, producing `schema`'s columns (a projection of
+    /// the table's Arrow schema), at most `limit` rows per shard.
+    pub fn new(
+        engine: Arc<Engine>,
+        table: Arc<TableSchema>,
+        request: ReadRequest,
+        schema: SchemaRef,
+        limit: Option<usize>,
+    ) -> Self {
+        let properties = PlanProperties::new(
+            EquivalenceProperties::new(Arc::clone(&schema)),
+            Partitioning::UnknownPartitioning(engine.shard_count().max(1)),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        );
+        Self {
+            engine,
+            table,
+            request,
+            schema,
+            limit,
+            properties: Arc::new(properties),
+            metrics: ExecutionPlanMetricsSet::new(),
+        }
+    }
+
+    /// The engine request this scan makes of every shard.
+    pub fn request(&self) -> &ReadRequest {
+        &self.request
+    }
+
+    /// The per-shard row limit, if one was pushed down.
+    pub fn limit(&self) -> Option<usize> {
+        self.limit
+    }
+
+    fn field_names(&self) -> String {
+        match &self.request.fields {
+            None => "all".to_string(),
+            Some(ids) => {
+                let names: Vec<&str> = self
+                    .table
+                    .fields
+                    .iter()
+                    .filter(|f| ids.contains(&f.id))
+                    .map(|f| f.name.as_str())
+                    .collect();
+                format!("[{}]", names.join(", "))
+            }
+        }
+    }
+}
+
+impl DisplayAs for StrataScanExec {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = &self.request;
+        let bound = |v: i64, open: i64| {
+            if v == open {
+                "∞".to_string()
+            } else {
+                v.to_string()
+            }
+        };
+        match t {
+            DisplayFormatType::Default | DisplayFormatType::Verbose => {
+                write!(
+                    f,
+                    "StrataScanExec: table={}.{}, shards={}, time=[{}, {}), fields={}",
+                    self.table.database,
+                    self.table.name,
+                    self.engine.shard_count(),
+                    bound(r.start, i64::MIN).replace('∞', "-∞"),
+                    bound(r.end, i64::MAX),
+                    self.field_names(),
+                )?;
+                if let Some(p) = &r.predicate {
+                    write!(f, ", predicate={p:?}")?;
+                }
+                if let Some(limit) = self.limit {
+                    write!(f, ", limit={limit}")?;
+                }
+                Ok(())
+            }
+            DisplayFormatType::TreeRender => write!(f, "table={}", self.table.name),
+        }
+    }
+}
+
+impl ExecutionPlan for StrataScanExec {
+    fn name(&self) -> &str {
+        "StrataScanExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        Vec::new()
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+    ) -> DfResult<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        if children.is_empty() {
+            Ok(self)
+        } else {
+            Err(DataFusionError::Internal(
+                "StrataScanExec is a leaf and takes no children".into(),
+            ))
+        }
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        _context: Arc<TaskContext>,
+    ) -> DfResult<SendableRecordBatchStream> {
+        let engine = Arc::clone(&self.engine);
+        let request = self.request.clone();
+        let schema = Arc::clone(&self.schema);
+        let limit = self.limit;
+        let output_rows = MetricBuilder::new(&self.metrics).output_rows(partition);
+        let out_schema = Arc::clone(&schema);
+        let empty =
+            request.start >= request.end || partition >= engine.shard_count() || limit == Some(0);
+        let batches = futures::stream::once(async move {
+            if empty {
+                return Ok(Vec::new());
+            }
+            let batches = tokio::task::spawn_blocking(move || {
+                let batches = engine
+                    .scan_shard(partition, &request, SCAN_BATCH_ROWS)
+                    .map_err(|e| DataFusionError::External(Box::new(e)))?;
+                project(batches, &out_schema, limit)
+            })
+            .await
+            .map_err(|e| DataFusionError::External(Box::new(e)))??;
+            output_rows.add(batches.iter().map(RecordBatch::num_rows).sum());
+            Ok::<_, DataFusionError>(batches)
+        })
+        .map_ok(|batches| futures::stream::iter(batches.into_iter().map(Ok)))
+        .try_flatten();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            schema,
+            batches.boxed(),
+        )))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+}
+
+/// The engine's batches (every tag, the asked-for fields, as the catalog was when read)
+/// rearranged into `schema`'s columns, at most `limit` rows in all. Columns are matched by
+/// name; a column the batch lacks comes out as nulls.
+fn project(
+    batches: Vec<RecordBatch>,
+    schema: &SchemaRef,
+    limit: Option<usize>,
+) -> DfResult<Vec<RecordBatch>> {
+    let mut remaining = limit.unwrap_or(usize::MAX);
+    let mut out = Vec::with_capacity(batches.len());
+    for batch in batches {
+        if remaining == 0 {
+            break;
+        }
+        let batch = if batch.num_rows() > remaining {
+            batch.slice(0, remaining)
+        } else {
+            batch
+        };
+        remaining -= batch.num_rows();
+        let rows = batch.num_rows();
+        let columns: Vec<ArrayRef> = schema
+            .fields()
+            .iter()
+            .map(|field| {
+                batch
+                    .column_by_name(field.name())
+                    .cloned()
+                    .unwrap_or_else(|| new_null_array(field.data_type(), rows))
+            })
+            .collect();
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        out.push(RecordBatch::try_new_with_options(
+            Arc::clone(schema),
+            columns,
+            &options,
+        )?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,262 @@
+//! Differential test: seeded random SQL run through Strata (the engine's table provider,
+//! data spread over memtable, several parts and three shards) and through DataFusion over
+//! a `MemTable` holding the same rows after last-write-wins. Results must match exactly;
+//! only sums and averages of floats (columns named `sum_f*` / `avg_f*`), whose value depends
+//! on the order of additions, are compared with a relative tolerance of 1e-9. Rows are
+//! sorted before comparing unless the query has a total order.
+//!
+//! Prints the seed and the statement on failure; rerun one seed with
+//! `STRATA_QUERY_SEED=<seed>`.
+
+#![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{
+    DB, HOUR_NS, HOURS, Rng, START_NS, TABLE, difference, mem_table, open_engine, rfc3339,
+    sort_rows, to_rows, write_data,
+};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use strata_query::QueryEngine;
+
+/// Queries per seed: enough to cover every template several times, fast in debug builds.
+const QUERIES: usize = 120;
+
+/// A generated statement and whether its ORDER BY is total (rows compared in order).
+struct Query {
+    sql: String,
+    ordered: bool,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_queries_match_datafusion_over_a_mem_table() {
+    let seeds: Vec<u64> = match std::env::var("STRATA_QUERY_SEED") {
+        Ok(seed) => vec![seed.parse().unwrap()],
+        Err(_) => vec![1, 2],
+    };
+    for seed in seeds {
+        run_seed(seed).await;
+    }
+}
+
+async fn run_seed(seed: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(dir.path());
+    let data = write_data(&engine, seed, 20, 4);
+    // The premise: rows in several parts, in memtables and in every shard.
+    let stats = engine.stats();
+    assert!(stats.parts >= 6, "seed {seed}: {stats:?}");
+    assert!(stats.memtable_bytes > 0, "seed {seed}: {stats:?}");
+    assert_eq!(engine.shard_count(), 3);
+
+    let strata = QueryEngine::new(Arc::clone(&engine));
+    let reference = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(3));
+    reference
+        .register_table(TABLE, Arc::new(mem_table(&engine, &data, 3)))
+        .unwrap();
+
+    let mut rng = Rng::new(seed.wrapping_mul(7919));
+    let mut non_empty = 0;
+    for n in 0..QUERIES {
+        let query = random_query(&mut rng);
+        let context = || format!("seed {seed}, query {n}: {}", query.sql);
+        let expected = reference
+            .sql(&query.sql)
+            .await
+            .unwrap_or_else(|e| panic!("{}: reference failed: {e}", context()))
+            .collect()
+            .await
+            .unwrap_or_else(|e| panic!("{}: reference failed: {e}", context()));
+        let actual = strata
+            .sql(DB, &query.sql)
+            .await
+            .unwrap_or_else(|e| panic!("{}: strata failed: {e}", context()));
+        let approx = |name: &str| name.starts_with("sum_f") || name.starts_with("avg_f");
+        let mut expected = to_rows(&expected, &approx);
+        let mut actual = to_rows(&actual, &approx);
+        if !query.ordered {
+            sort_rows(&mut expected);
+            sort_rows(&mut actual);
+        }
+        if !expected.is_empty() {
+            non_empty += 1;
+        }
+        if let Some(diff) = difference(&expected, &actual) {
+            panic!("{}\n{diff}", context());
+        }
+    }
+    // Filters must not empty most results, or the comparison proves little.
+    assert!(
+        non_empty > QUERIES / 2,
+        "seed {seed}: only {non_empty} non-empty results"
+    );
+}
+
+fn random_query(rng: &mut Rng) -> Query {
+    let filter = random_filter(rng);
+    let where_clause = if filter.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", filter.join(" AND "))
+    };
+    let limit = if rng.chance(30) {
+        format!(" LIMIT {}", 1 + rng.below(50))
+    } else {
+        String::new()
+    };
+    match rng.below(5) {
+        // Raw rows, totally ordered by series and time.
+        0 => {
+            let columns = pick_columns(rng);
+            Query {
+                sql: format!(
+                    "SELECT time, host, region, dc{columns} FROM {TABLE}{where_clause} \
+                     ORDER BY host, region, dc, time{limit}"
+                ),
+                ordered: true,
+            }
+        }
+        // Raw rows, no order: compared as sets (no limit, which would pick any rows).
+        1 => {
+            let columns = pick_columns(rng);
+            Query {
+                sql: format!("SELECT time, host, dc{columns} FROM {TABLE}{where_clause}"),
+                ordered: false,
+            }
+        }
+        // Aggregates grouped by tags.
+        2 => {
+            let keys = *rng.pick(&["host", "region", "dc", "host, region", "region, dc"]);
+            let ordered = rng.chance(60);
+            let tail = if ordered {
+                format!(" ORDER BY {keys}{limit}")
+            } else {
+                String::new()
+            };
+            Query {
+                sql: format!(
+                    "SELECT {keys}, {} FROM {TABLE}{where_clause} GROUP BY {keys}{tail}",
+                    aggregates(rng)
+                ),
+                ordered,
+            }
+        }
+        // Aggregates per time bucket (and maybe a tag).
+        3 => {
+            let width = *rng.pick(&["1 minute", "10 minutes", "1 hour", "90 minutes", "1 day"]);
+            let tag = *rng.pick(&["", ", region", ", host"]);
+            Query {
+                sql: format!(
+                    "SELECT date_bin(INTERVAL '{width}', time) AS bucket{tag}, {} \
+                     FROM {TABLE}{where_clause} GROUP BY bucket{tag} ORDER BY bucket{tag}{limit}",
+                    aggregates(rng)
+                ),
+                ordered: true,
+            }
+        }
+        // Whole-table aggregates.
+        _ => Query {
+            sql: format!("SELECT {} FROM {TABLE}{where_clause}", aggregates(rng)),
+            ordered: true,
+        },
+    }
+}
+
+/// `, i, s, …`: a random subset of the fields (possibly none).
+fn pick_columns(rng: &mut Rng) -> String {
+    let mut out = String::new();
+    for field in ["i", "f", "b", "s"] {
+        if rng.chance(50) {
+            out.push_str(", ");
+            out.push_str(field);
+        }
+    }
+    out
+}
+
+/// Two to five aggregates, named so the comparison knows which are float sums.
+fn aggregates(rng: &mut Rng) -> String {
+    const ALL: [&str; 13] = [
+        "count(*) AS n",
+        "count(f) AS count_f",
+        "count(s) AS count_s",
+        "sum(i) AS sum_i",
+        "sum(f) AS sum_f",
+        "min(f) AS min_f",
+        "max(f) AS max_f",
+        "min(i) AS min_i",
+        "max(i) AS max_i",
+        "avg(f) AS avg_f",
+        "avg(i) AS avg_i",
+        "min(s) AS min_s",
+        "max(time) AS last_time",
+    ];
+    let count = 2 + rng.below(4) as usize;
+    let mut chosen: Vec<&str> = Vec::new();
+    while chosen.len() < count {
+        let a = *rng.pick(&ALL);
+        if !chosen.contains(&a) {
+            chosen.push(a);
+        }
+    }
+    chosen.join(", ")
+}
+
+/// Zero to three conditions, each pushed down exactly, inexactly or not at all.
+fn random_filter(rng: &mut Rng) -> Vec<String> {
+    let count = rng.below(4);
+    (0..count).map(|_| random_condition(rng)).collect()
+}
+
+fn random_time(rng: &mut Rng) -> i64 {
+    // A little outside the data on both sides; sometimes on a whole second (where rows are).
+    let span = (HOURS + 1) * HOUR_NS;
+    let mut t = START_NS - HOUR_NS / 2 + rng.below(span as u64) as i64;
+    if rng.chance(50) {
+        t -= t.rem_euclid(1_000_000_000);
+    }
+    t
+}
+
+fn random_condition(rng: &mut Rng) -> String {
+    let host = |rng: &mut Rng| format!("'h{}'", rng.below(11)); // h10 matches nothing
+    let region = |rng: &mut Rng| format!("'r{}'", rng.below(3));
+    let dc = |rng: &mut Rng| format!("'d{}'", rng.below(3));
+    match rng.below(16) {
+        0 => format!("time >= '{}'", rfc3339(random_time(rng))),
+        1 => format!("time < '{}'", rfc3339(random_time(rng))),
+        2 => format!(
+            "time > TIMESTAMP '{}'",
+            rfc3339(random_time(rng)).trim_end_matches('Z')
+        ),
+        3 => format!("time <= '{}'", rfc3339(random_time(rng))),
+        4 => {
+            let a = random_time(rng);
+            let b = a + rng.below(2 * HOUR_NS as u64) as i64;
+            format!("time BETWEEN '{}' AND '{}'", rfc3339(a), rfc3339(b))
+        }
+        5 => format!("host = {}", host(rng)),
+        6 => format!("host IN ({}, {}, {})", host(rng), host(rng), host(rng)),
+        7 => format!("host != {}", host(rng)),
+        8 => format!("dc != {}", dc(rng)),
+        9 => format!("(host = {} OR region = {})", host(rng), region(rng)),
+        10 => format!("(dc = {} OR dc = {})", dc(rng), dc(rng)),
+        11 => format!("region = {}", region(rng)),
+        12 => "f > 0".to_string(),
+        13 => "dc IS NULL".to_string(),
+        14 => format!("(host = {} AND i > 0)", host(rng)),
+        _ => format!("dc NOT IN ({}, {})", dc(rng), dc(rng)),
+    }
+}
+
+#[test]
+fn rfc3339_formats_instants() {
+    assert_eq!(rfc3339(START_NS), "2023-11-14T22:00:00.000000000Z");
+    assert_eq!(rfc3339(-1), "1969-12-31T23:59:59.999999999Z");
+    assert_eq!(
+        rfc3339(951_782_400_000_000_000),
+        "2000-02-29T00:00:00.000000000Z"
+    );
+}
