@@ -107,7 +107,8 @@ impl QueryEngine {
         let frame = self
             .context(database)
             .sql_with_options(statement, options)
-            .await?;
+            .await
+            .map_err(|e| QueryError::from(e).at_end_if_unplaced(statement))?;
         Ok(frame.collect().await?)
     }
 }

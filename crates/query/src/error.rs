@@ -59,6 +59,28 @@ impl QueryError {
     }
 }
 
+impl QueryError {
+    /// A syntax error at the end of input ("found: EOF") comes without a position; it is
+    /// just past the last character of `statement`.
+    pub(crate) fn at_end_if_unplaced(self, statement: &str) -> Self {
+        match self {
+            QueryError::Syntax {
+                message,
+                position: None,
+            } if message.contains("found: EOF") => {
+                let line = statement.lines().count().max(1) as u64;
+                let last = statement.lines().last().unwrap_or("");
+                let column = last.chars().count() as u64 + 1;
+                QueryError::Syntax {
+                    message,
+                    position: Some(Position { line, column }),
+                }
+            }
+            other => other,
+        }
+    }
+}
+
 impl From<DataFusionError> for QueryError {
     fn from(err: DataFusionError) -> Self {
         let position = err
