@@ -179,3 +179,14 @@ async fn errors_say_what_and_where() {
         "{err:?}"
     );
 }
+
+/// The server shares one engine among request tasks: it and its futures must be `Send`.
+#[test]
+fn the_query_engine_can_be_shared_across_tasks() {
+    fn shared<T: Send + Sync + 'static>() {}
+    fn sendable<F: Future + Send>(_: F) {}
+    shared::<QueryEngine>();
+    let dir = tempfile::tempdir().unwrap();
+    let sql = QueryEngine::new(open_engine(dir.path()));
+    sendable(sql.sql("db", "SELECT 1"));
+}
