@@ -21,7 +21,7 @@ use strata_bench::progress::Progress;
 use strata_bench::report::WriteReport;
 use strata_bench::stats::{Process, dir_bytes};
 use strata_lineproto::{ParseOptions, Precision, parse_lines};
-use strata_storage::{Engine, EngineOptions, WalSync};
+use strata_storage::{Engine, EngineOptions};
 
 use crate::generate::{Generator, Workload, WorkloadArgs};
 
@@ -91,21 +91,6 @@ pub struct WriteArgs {
     /// Also write the report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub(crate) json: Option<PathBuf>,
-}
-
-/// Parses `always | none | <duration>`.
-pub fn parse_wal_sync(text: &str) -> Result<WalSync, String> {
-    match text {
-        "always" => Ok(WalSync::Always),
-        "none" => Ok(WalSync::None),
-        other => humantime::parse_duration(other)
-            .map(WalSync::Interval)
-            .map_err(|e| {
-                format!(
-                    "--wal-sync {other:?}: expected always, none or a duration such as 1s ({e})"
-                )
-            }),
-    }
 }
 
 /// Runs the load and prints the report (and writes the JSON when asked).
@@ -460,7 +445,8 @@ fn measure_embedded(
     cores: usize,
     mut report: WriteReport,
 ) -> Result<WriteReport, String> {
-    let wal_sync = parse_wal_sync(&args.wal_sync)?;
+    let wal_sync =
+        strata_server::config::parse_wal_sync(&args.wal_sync).map_err(|e| e.to_string())?;
     let data_dir = args
         .data_dir
         .clone()

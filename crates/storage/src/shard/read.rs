@@ -105,17 +105,7 @@ impl Shard {
                     runs.push(data);
                 }
             }
-            for frozen in &snapshot.frozen {
-                if let Some(data) = frozen.memtable.series_data(series) {
-                    let data = data
-                        .slice_time(request.start, request.end)
-                        .project(request.fields);
-                    if data.rows() > 0 {
-                        runs.push(data);
-                    }
-                }
-            }
-            runs.extend(active);
+            runs.extend(memtable_runs(&snapshot.frozen, series, request, active));
             let data = match runs.len() {
                 0 => continue,
                 1 => runs.pop().unwrap_or_default(),
@@ -178,20 +168,9 @@ impl Shard {
                     runs.push(data.slice_rows(rows - 1, rows));
                 }
             }
-            for frozen in &snapshot.frozen {
-                if let Some(data) = frozen.memtable.series_data(series) {
-                    let data = data
-                        .slice_time(request.start, request.end)
-                        .project(request.fields);
-                    let rows = data.rows();
-                    if rows > 0 {
-                        runs.push(data.slice_rows(rows - 1, rows));
-                    }
-                }
-            }
-            if let Some(active) = active {
-                let rows = active.rows();
-                runs.push(active.slice_rows(rows - 1, rows));
+            for data in memtable_runs(&snapshot.frozen, series, request, active) {
+                let rows = data.rows();
+                runs.push(data.slice_rows(rows - 1, rows));
             }
             // The latest time wins; among runs with that time, merge applies precedence.
             let Some(latest) = runs.iter().filter_map(|r| r.times.last().copied()).max() else {
@@ -241,18 +220,7 @@ impl Shard {
         parts.sort_by_key(|p| p.entry.order);
         let mut out = Vec::new();
         for (series, tags, active) in snapshot.series {
-            let mut memtable_runs: Vec<SeriesData> = Vec::new();
-            for frozen in &snapshot.frozen {
-                if let Some(data) = frozen.memtable.series_data(series) {
-                    let data = data
-                        .slice_time(request.start, request.end)
-                        .project(request.fields);
-                    if data.rows() > 0 {
-                        memtable_runs.push(data);
-                    }
-                }
-            }
-            memtable_runs.extend(active);
+            let memtable_runs = memtable_runs(&snapshot.frozen, series, request, active);
             // Every chunk of the series in range, with its part's precedence.
             let mut chunks: Vec<(usize, crate::part::ChunkMeta)> = Vec::new();
             for (part_index, part) in parts.iter().enumerate() {
@@ -309,4 +277,25 @@ impl Shard {
         }
         Ok(out)
     }
+}
+
+/// The rows of `series` in the request's range from the frozen memtables (oldest first),
+/// then the active memtable's copy: the memtables' runs in precedence order.
+fn memtable_runs(
+    frozen: &[Arc<Frozen>],
+    series: SeriesId,
+    request: &ShardReadRequest<'_>,
+    active: Option<SeriesData>,
+) -> Vec<SeriesData> {
+    let mut runs: Vec<SeriesData> = frozen
+        .iter()
+        .filter_map(|f| f.memtable.series_data(series))
+        .map(|data| {
+            data.slice_time(request.start, request.end)
+                .project(request.fields)
+        })
+        .filter(|data| data.rows() > 0)
+        .collect();
+    runs.extend(active);
+    runs
 }
