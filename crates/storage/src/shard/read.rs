@@ -49,6 +49,16 @@ struct Snapshot {
     frozen: Vec<Arc<Frozen>>,
 }
 
+/// The parts whose time range meets the request's, in precedence order (oldest first).
+fn parts_in_range<'p>(parts: &'p [LivePart], request: &ShardReadRequest<'_>) -> Vec<&'p LivePart> {
+    let mut parts: Vec<&LivePart> = parts
+        .iter()
+        .filter(|p| p.entry.max_time >= request.start && p.entry.min_time < request.end)
+        .collect();
+    parts.sort_by_key(|p| p.entry.order);
+    parts
+}
+
 impl Shard {
     fn snapshot(&self, request: &ShardReadRequest<'_>) -> Snapshot {
         let state = self.state.lock();
@@ -88,12 +98,7 @@ impl Shard {
         request: &ShardReadRequest<'_>,
     ) -> Result<Vec<SeriesRows>, StorageError> {
         let snapshot = self.snapshot(request);
-        let mut parts: Vec<&LivePart> = snapshot
-            .parts
-            .iter()
-            .filter(|p| p.entry.max_time >= request.start && p.entry.min_time < request.end)
-            .collect();
-        parts.sort_by_key(|p| p.entry.order);
+        let parts = parts_in_range(&snapshot.parts, request);
         let mut out = Vec::new();
         for (series, tags, active) in snapshot.series {
             let mut runs: Vec<SeriesData> = Vec::new();
@@ -141,12 +146,7 @@ impl Shard {
         request: &ShardReadRequest<'_>,
     ) -> Result<Vec<SeriesRows>, StorageError> {
         let snapshot = self.snapshot(request);
-        let mut parts: Vec<&LivePart> = snapshot
-            .parts
-            .iter()
-            .filter(|p| p.entry.max_time >= request.start && p.entry.min_time < request.end)
-            .collect();
-        parts.sort_by_key(|p| p.entry.order);
+        let parts = parts_in_range(&snapshot.parts, request);
         let mut out = Vec::new();
         for (series, tags, active) in snapshot.series {
             let mut runs: Vec<SeriesData> = Vec::new();
@@ -212,12 +212,7 @@ impl Shard {
         request: &ShardReadRequest<'_>,
     ) -> Result<Vec<SeriesSummary>, StorageError> {
         let snapshot = self.snapshot(request);
-        let mut parts: Vec<&LivePart> = snapshot
-            .parts
-            .iter()
-            .filter(|p| p.entry.max_time >= request.start && p.entry.min_time < request.end)
-            .collect();
-        parts.sort_by_key(|p| p.entry.order);
+        let parts = parts_in_range(&snapshot.parts, request);
         let mut out = Vec::new();
         for (series, tags, active) in snapshot.series {
             let memtable_runs = memtable_runs(&snapshot.frozen, series, request, active);
