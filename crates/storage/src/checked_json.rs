@@ -11,6 +11,7 @@
 //! cannot (a flipped digit still parses). Files are replaced atomically
 //! ([`crate::fsutil::write_atomic`]), so a crash leaves the old or the new file.
 
+use std::ops::RangeInclusive;
 use std::path::Path;
 
 use serde::Serialize;
@@ -45,6 +46,16 @@ pub fn read<T: DeserializeOwned>(
     kind: &str,
     version: u32,
 ) -> Result<Option<T>, StorageError> {
+    Ok(read_versions(path, kind, version..=version)?.map(|(_, value)| value))
+}
+
+/// Like [`read`], for a format whose older versions are still read: accepts any version
+/// in `versions` and returns the one found with the value.
+pub fn read_versions<T: DeserializeOwned>(
+    path: &Path,
+    kind: &str,
+    versions: RangeInclusive<u32>,
+) -> Result<Option<(u32, T)>, StorageError> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -62,11 +73,21 @@ pub fn read<T: DeserializeOwned>(
     let header = std::str::from_utf8(&bytes[..header_end])
         .map_err(|_| corrupt(0, "header is not UTF-8".into()))?;
     let body = &bytes[header_end + 1..];
-    let expected_prefix = format!("STRATA {kind} v{version} ");
-    let Some(rest) = header.strip_prefix(&expected_prefix) else {
+    let kind_prefix = format!("STRATA {kind} v");
+    let found = header.strip_prefix(&kind_prefix).and_then(|rest| {
+        let (version, rest) = rest.split_once(' ')?;
+        let version: u32 = version.parse().ok()?;
+        versions.contains(&version).then_some((version, rest))
+    });
+    let Some((version, rest)) = found else {
+        let wanted = if versions.start() == versions.end() {
+            format!("{}", versions.start())
+        } else {
+            format!("{}..={}", versions.start(), versions.end())
+        };
         return Err(corrupt(
             0,
-            format!("expected a \"{expected_prefix}…\" header, got \"{header}\""),
+            format!("expected a \"{kind_prefix}{wanted} …\" header, got \"{header}\""),
         ));
     };
     let mut len = None;
@@ -91,7 +112,7 @@ pub fn read<T: DeserializeOwned>(
         return Err(corrupt(header_end + 1, "checksum mismatch".into()));
     }
     serde_json::from_slice(body)
-        .map(Some)
+        .map(|value| Some((version, value)))
         .map_err(|e| corrupt(header_end + 1, format!("bad JSON: {e}")))
 }
 

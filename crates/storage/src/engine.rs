@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use strata_lineproto::{ParseOptions, Precision};
 
 use crate::arrow::to_record_batch;
-use crate::catalog::{Catalog, SchemaCache, TableSchema};
+use crate::catalog::{Catalog, CreateOutcome, SchemaCache, TableDefinition, TableSchema};
 use crate::checked_json;
 use crate::error::StorageError;
 use crate::ingest::{LineError, ShardBatch, group_lines};
@@ -196,6 +196,7 @@ impl Engine {
                 partition_ns,
                 merge_min_parts: options.merge_min_parts,
                 background: options.background,
+                dropped: Arc::clone(catalog.dropped_tables()),
             };
             let (shard, shard_report): (Shard, ShardOpenReport) = Shard::open(config)?;
             report.replayed_records += shard_report.replayed_records;
@@ -460,6 +461,59 @@ impl Engine {
         Ok(())
     }
 
+    /// `CREATE TABLE`: registers `database.table` with `definition`'s tags and typed fields,
+    /// durably (see [`Catalog::create_table`] for `if_not_exists` on an existing table).
+    /// Rows are written as usual ([`Engine::write_lines`]); the table only fixes the names
+    /// and types they must use.
+    pub fn create_table(
+        &self,
+        database: &str,
+        table: &str,
+        definition: &TableDefinition,
+        if_not_exists: bool,
+    ) -> Result<CreateOutcome, StorageError> {
+        if database.is_empty() || table.is_empty() {
+            return Err(StorageError::Invalid(
+                "a database and a table name are needed".into(),
+            ));
+        }
+        let outcome =
+            self.inner
+                .catalog
+                .create_table(database, table, definition, if_not_exists)?;
+        self.inner.catalog.persist()?;
+        Ok(outcome)
+    }
+
+    /// `DROP TABLE`: `database.table` disappears at once and durably (catalog rewritten
+    /// before this returns); its rows are never read again, even by a table created later
+    /// under the same name (which gets a new id). Its rows leave the disk as flushes, merges
+    /// and purges rewrite parts: the maintenance threads purge every shard within a round
+    /// (with `background: false`, at [`Engine::maintain`] or [`Engine::compact`]). Returns
+    /// the dropped table's id, `None` if there was no such table.
+    pub fn drop_table(&self, database: &str, table: &str) -> Result<Option<TableId>, StorageError> {
+        let dropped = self.inner.catalog.drop_table(database, table)?;
+        if dropped.is_some() {
+            for shard in &self.inner.shards {
+                shard.request_work();
+            }
+        }
+        Ok(dropped)
+    }
+
+    /// The distinct values of tag `key` over the series of table `table` in every shard,
+    /// sorted; from the series indexes, without reading rows. Values of series whose rows
+    /// have all expired stay listed (as InfluxDB's `SHOW TAG VALUES` does).
+    pub fn tag_values(&self, table: TableId, key: &str) -> Vec<String> {
+        let mut values: Vec<String> = Vec::new();
+        for shard in &self.inner.shards {
+            values.extend(shard.tag_values(table, key));
+        }
+        values.sort_unstable();
+        values.dedup();
+        values
+    }
+
     fn stop_threads(&mut self) {
         self.inner.stop.store(true, Ordering::SeqCst);
         for shard in &self.inner.shards {
@@ -535,6 +589,7 @@ fn maintain_shard(inner: &Inner, shard_index: usize) -> Result<(), StorageError>
     let max_age = i64::try_from(options.flush_interval.as_nanos()).unwrap_or(i64::MAX);
     shard.freeze_if_old(now, max_age);
     while shard.flush_one()? {}
+    shard.purge_dropped()?;
     if let Some(retention) = options.retention {
         let horizon = now.saturating_sub(i64::try_from(retention.as_nanos()).unwrap_or(i64::MAX));
         shard.drop_partitions_before(horizon)?;

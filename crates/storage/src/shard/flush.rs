@@ -86,7 +86,13 @@ impl Shard {
     ) -> Result<Vec<(i64, u64, PartSummary)>, StorageError> {
         let mut writers: BTreeMap<i64, (u64, PartWriter)> = BTreeMap::new();
         let dirs = self.config.data_dirs.len();
+        // Taken under the manifest lock, like a purge's: a drop published after this is
+        // purged from the parts written here by the next purge.
+        let dropped = self.config.dropped.snapshot();
         for (series, table) in frozen.memtable.series() {
+            if dropped.contains(table) {
+                continue;
+            }
             let Some(data) = frozen.memtable.series_data(series) else {
                 continue;
             };

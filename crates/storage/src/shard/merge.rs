@@ -5,7 +5,8 @@
 //! "last write wins" exact: the merged part takes the run's highest order, and every other
 //! part of the partition is older or newer than the whole run. Crash safety: the new part
 //! is written and fsynced, then the manifest is swapped atomically, then the old files are
-//! deleted; a crash in between leaves orphans that start-up removes.
+//! deleted; a crash in between leaves orphans that start-up removes. Rows of dropped tables
+//! are left out of the merged part.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use super::{LivePart, Shard};
 use crate::column::SeriesData;
 use crate::error::StorageError;
 use crate::layout;
+use crate::manifest::Manifest;
 use crate::part::{PartReader, PartWriter};
 
 /// Most parts merged at once: bounds a merge's open files and memory per series.
@@ -30,9 +32,11 @@ impl Shard {
         self.merge_with(self.config.merge_min_parts.max(2), Some(SIZE_RATIO_MAX))
     }
 
-    /// Merges every partition down to one part (up to [`MERGE_PARTS_MAX`] parts a step);
-    /// returns how many merges ran. For explicit compaction and cold partitions.
+    /// Purges the rows of dropped tables, then merges every partition down to one part (up
+    /// to [`MERGE_PARTS_MAX`] parts a step); returns how many merges ran. For explicit
+    /// compaction and cold partitions.
     pub fn compact(&self) -> Result<usize, StorageError> {
+        self.purge_dropped()?;
         let mut merges = 0;
         while self.merge_with(2, None)? {
             merges += 1;
@@ -50,23 +54,96 @@ impl Shard {
         let Some(run) = pick_run(&parts, min_parts, size_ratio_max) else {
             return Ok(false);
         };
-        let partition = run[0].entry.partition;
-        let id = manifest.next_part_id;
-        let mut next = manifest.clone();
-        next.next_part_id += 1;
+        self.rewrite_run(&mut manifest, &run, 1)?;
+        self.stats.merges.fetch_add(1, Ordering::Relaxed);
+        Ok(true)
+    }
 
+    /// Replaces `run` (parts of one partition, adjacent in precedence order) with one part
+    /// holding their rows merged, less the rows of dropped tables, at the run's highest
+    /// order and its highest level plus `level_step`; with no part at all when no row is
+    /// left. The caller holds the manifest lock (`manifest` is its content).
+    pub(super) fn rewrite_run(
+        &self,
+        manifest: &mut Manifest,
+        run: &[LivePart],
+        level_step: u32,
+    ) -> Result<(), StorageError> {
+        let Some(first) = run.first() else {
+            return Ok(());
+        };
+        let partition = first.entry.partition;
+        let dropped = self.config.dropped.snapshot();
+        let series: BTreeSet<(u32, u32)> = run
+            .iter()
+            .flat_map(|p| p.reader.series_ids().collect::<Vec<_>>())
+            .filter(|(_, table)| !dropped.contains(*table))
+            .collect();
+        let mut next = manifest.clone();
+        let new_part = if series.is_empty() {
+            None
+        } else {
+            let id = next.next_part_id;
+            next.next_part_id += 1;
+            let order = run.iter().map(|p| p.entry.order).max().unwrap_or(0);
+            let level = run.iter().map(|p| p.entry.level).max().unwrap_or(0) + level_step;
+            Some(self.write_merged(run, &series, partition, id, order, level)?)
+        };
+        let replaced: Vec<u64> = run.iter().map(|p| p.entry.id).collect();
+        let emptied = new_part.is_none();
+        next.parts.retain(|p| !replaced.contains(&p.id));
+        if let Some(part) = &new_part {
+            next.parts.push(part.entry.clone());
+        }
+        next.store(&self.config.home().join(layout::MANIFEST_FILE))?;
+        *manifest = next;
+        {
+            let mut state = self.state.lock();
+            let mut parts: Vec<LivePart> = state
+                .parts
+                .iter()
+                .filter(|p| !replaced.contains(&p.entry.id))
+                .cloned()
+                .collect();
+            parts.extend(new_part);
+            state.parts = Arc::new(parts);
+        }
+        // Readers that still hold the old parts keep reading them: an open file outlives
+        // its unlink.
+        for part in run {
+            let data_dir = &self.config.data_dirs[part.entry.dir];
+            remove_part_file(data_dir, self.config.id, &part.entry)?;
+            if emptied {
+                // A purge removed the partition's last rows; a failure (another part is
+                // there) only leaves the directory.
+                let _ = std::fs::remove_dir(layout::partition_dir(
+                    data_dir,
+                    self.config.id,
+                    part.entry.partition,
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the rows of `series` from `run`, merged by precedence, as part `id`.
+    fn write_merged(
+        &self,
+        run: &[LivePart],
+        series: &BTreeSet<(u32, u32)>,
+        partition: i64,
+        id: u64,
+        order: u64,
+        level: u32,
+    ) -> Result<LivePart, StorageError> {
         let dirs = self.config.data_dirs.len();
         let dir =
             &self.config.data_dirs[layout::partition_dir_index(self.config.id, partition, dirs)];
         let path = layout::part_path(dir, self.config.id, partition, id);
         let mut writer = PartWriter::create(&path)?;
-        let series: BTreeSet<(u32, u32)> = run
-            .iter()
-            .flat_map(|p| p.reader.series_ids().collect::<Vec<_>>())
-            .collect();
-        for (series_id, table) in series {
+        for &(series_id, table) in series {
             let mut runs: Vec<SeriesData> = Vec::with_capacity(run.len());
-            for part in &run {
+            for part in run {
                 if let Some(data) = part
                     .reader
                     .read_series(series_id, i64::MIN, i64::MAX, None)?
@@ -85,37 +162,9 @@ impl Shard {
             crate::fsutil::sync_dir(parent)
                 .map_err(|e| StorageError::io("cannot sync directory", parent, e))?;
         }
-        let order = run.iter().map(|p| p.entry.order).max().unwrap_or(0);
-        let level = run.iter().map(|p| p.entry.level).max().unwrap_or(0) + 1;
         let entry = entry_from_summary(&self.config, id, order, partition, &summary, level);
-        let replaced: Vec<u64> = run.iter().map(|p| p.entry.id).collect();
-        next.parts.retain(|p| !replaced.contains(&p.id));
-        next.parts.push(entry.clone());
-        next.store(&self.config.home().join(layout::MANIFEST_FILE))?;
-        *manifest = next;
         let reader = Arc::new(PartReader::open(&summary.path)?);
-        {
-            let mut state = self.state.lock();
-            let mut parts: Vec<LivePart> = state
-                .parts
-                .iter()
-                .filter(|p| !replaced.contains(&p.entry.id))
-                .cloned()
-                .collect();
-            parts.push(LivePart { entry, reader });
-            state.parts = Arc::new(parts);
-        }
-        // Readers that still hold the old parts keep reading them: an open file outlives
-        // its unlink.
-        for part in &run {
-            remove_part_file(
-                &self.config.data_dirs[part.entry.dir],
-                self.config.id,
-                &part.entry,
-            )?;
-        }
-        self.stats.merges.fetch_add(1, Ordering::Relaxed);
-        Ok(true)
+        Ok(LivePart { entry, reader })
     }
 
     /// Drops every partition that ends at or before `horizon_ns`; returns parts dropped.

@@ -7,10 +7,12 @@
 //! thread with no lock held during I/O or compression.
 //!
 //! Files: `flush.rs` (memtable → parts), `merge.rs` (size-tiered merges and retention),
-//! `read.rs` (scans and latest rows), this file (open, replay, write).
+//! `purge.rs` (rows of dropped tables out of parts), `read.rs` (scans and latest rows),
+//! this file (open, replay, write).
 
 mod flush;
 mod merge;
+mod purge;
 mod read;
 
 use std::path::PathBuf;
@@ -19,6 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::catalog::DroppedTables;
 use crate::error::StorageError;
 use crate::ingest::{LineError, ShardBatch};
 use crate::layout;
@@ -45,6 +48,8 @@ pub(crate) struct ShardConfig {
     pub merge_min_parts: usize,
     /// Whether a maintenance thread flushes frozen memtables (writers may then wait for it).
     pub background: bool,
+    /// Tables whose rows flushes, merges and purges leave out.
+    pub dropped: Arc<DroppedTables>,
 }
 
 impl ShardConfig {
@@ -116,6 +121,9 @@ pub(crate) struct Shard {
     /// Held by whoever changes the part set (flush, merge, retention): one at a time.
     pub manifest: Mutex<Manifest>,
     pub stats: ShardStats,
+    /// The [`DroppedTables::generation`] whose tables no live part holds rows of any more
+    /// (`u64::MAX` until the first purge after open checks every part).
+    pub purged_generation: AtomicU64,
 }
 
 /// What opening a shard found.
@@ -187,6 +195,7 @@ impl Shard {
             work: Condvar::new(),
             manifest: Mutex::new(manifest),
             stats: ShardStats::default(),
+            purged_generation: AtomicU64::new(u64::MAX),
         };
         Ok((shard, report))
     }
@@ -333,6 +342,12 @@ impl Shard {
     /// The live parts.
     pub fn parts(&self) -> Arc<Vec<LivePart>> {
         Arc::clone(&self.state.lock().parts)
+    }
+
+    /// The values tag `key` takes in `table`'s series of this shard, sorted (from the
+    /// series index: no data is read).
+    pub fn tag_values(&self, table: TableId, key: &str) -> Vec<String> {
+        self.state.lock().index.tag_values(table, key)
     }
 }
 

@@ -6,22 +6,32 @@
 //! read-mostly; writers keep a per-request [`SchemaCache`] so the hot path takes no lock
 //! per row. A change is made durable (written and fsynced) before the write that caused it
 //! is acknowledged.
+//!
+//! `CREATE TABLE` and `DROP TABLE` are in `ddl.rs`: a dropped table keeps its id (marked
+//! dropped, its name forgotten), so rows stored under it are never seen by a table created
+//! later under the same name; [`DroppedTables`] tells the shards which rows to discard.
+//! Files: `file.rs` (the on-disk form), `cache.rs` ([`SchemaCache`]).
+
+mod cache;
+mod ddl;
+mod file;
 
 use foldhash::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
+use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};
 
-use crate::checked_json;
 use crate::error::StorageError;
 use crate::model::{FieldId, FieldType, TableId};
 
+pub use cache::SchemaCache;
+pub use ddl::{CreateOutcome, DroppedTables, TableDefinition};
+
 /// File name of the catalog inside the first data directory.
 pub const CATALOG_FILE: &str = "catalog.json";
-/// Format version written in the file; bump on any incompatible change.
-const CATALOG_FORMAT_VERSION: u32 = 1;
 /// Column name reserved for the timestamp.
 pub const TIME_COLUMN: &str = "time";
 
@@ -84,12 +94,23 @@ pub enum SchemaError {
         /// What is wrong.
         reason: &'static str,
     },
+    /// `CREATE TABLE` of a name that is taken.
+    #[error("table \"{table}\" already exists in database \"{database}\"")]
+    TableExists {
+        /// Database.
+        database: String,
+        /// Table name.
+        table: String,
+    },
 }
 
 #[derive(Debug, Default)]
 struct State {
     tables: Vec<TableSchema>,
+    /// Live tables by (database, name); dropped tables are not in it.
     by_name: HashMap<(String, String), TableId>,
+    /// Ids of dropped tables (their entries stay in `tables`: ids are never reused).
+    dropped: RoaringBitmap,
     /// Bumped on every change; the file holds `persisted_version`.
     version: u64,
 }
@@ -101,21 +122,21 @@ pub struct Catalog {
     state: RwLock<State>,
     /// Serialises writes of the file, outside the state lock; holds the version on disk.
     persisted_version: Mutex<u64>,
+    /// Dropped tables whose drop is durable, shared with the shards.
+    dropped: Arc<DroppedTables>,
 }
 
 impl Catalog {
     /// Opens the catalog in `dir`, loading `catalog.json` if it exists.
     pub fn open(dir: &Path) -> Result<Self, StorageError> {
         let path = dir.join(CATALOG_FILE);
-        let state =
-            match checked_json::read::<CatalogFile>(&path, CATALOG_KIND, CATALOG_FORMAT_VERSION)? {
-                Some(file) => decode(&path, file)?,
-                None => State::default(),
-            };
+        let state = file::load(&path)?.unwrap_or_default();
+        let dropped = Arc::new(DroppedTables::new(state.dropped.clone()));
         Ok(Self {
             path,
             state: RwLock::new(state),
             persisted_version: Mutex::new(0),
+            dropped,
         })
     }
 
@@ -128,14 +149,13 @@ impl Catalog {
             .copied()
     }
 
-    /// A snapshot of table `id`'s schema.
+    /// A snapshot of table `id`'s schema; `None` for a dropped table.
     pub fn table(&self, id: TableId) -> Option<Arc<TableSchema>> {
-        self.state
-            .read()
-            .tables
-            .get(id as usize)
-            .cloned()
-            .map(Arc::new)
+        let state = self.state.read();
+        if state.dropped.contains(id) {
+            return None;
+        }
+        state.tables.get(id as usize).cloned().map(Arc::new)
     }
 
     /// Every table of `database`, sorted by name.
@@ -144,7 +164,7 @@ impl Catalog {
         let mut tables: Vec<Arc<TableSchema>> = state
             .tables
             .iter()
-            .filter(|t| t.database == database)
+            .filter(|t| t.database == database && !state.dropped.contains(t.id))
             .cloned()
             .map(Arc::new)
             .collect();
@@ -152,10 +172,15 @@ impl Catalog {
         tables
     }
 
-    /// Every database name, sorted.
+    /// Every database name with at least one table, sorted.
     pub fn databases(&self) -> Vec<String> {
         let state = self.state.read();
-        let mut names: Vec<String> = state.tables.iter().map(|t| t.database.clone()).collect();
+        let mut names: Vec<String> = state
+            .tables
+            .iter()
+            .filter(|t| !state.dropped.contains(t.id))
+            .map(|t| t.database.clone())
+            .collect();
         names.sort();
         names.dedup();
         names
@@ -256,9 +281,9 @@ impl Catalog {
             if state.version == *persisted {
                 return Ok(());
             }
-            (state.version, encode(&state))
+            (state.version, file::encode(&state))
         };
-        checked_json::write(&self.path, CATALOG_KIND, CATALOG_FORMAT_VERSION, &file)?;
+        file::store(&self.path, &file)?;
         *persisted = version;
         Ok(())
     }
@@ -305,159 +330,6 @@ fn column_error(schema: &TableSchema, name: &str, reason: &'static str) -> Schem
         table: schema.name.clone(),
         name: name.to_string(),
         reason,
-    }
-}
-
-/// On-disk form, separate from the in-memory types so a refactor cannot silently change
-/// the file.
-#[derive(Serialize, Deserialize)]
-struct CatalogFile {
-    tables: Vec<TableFile>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct TableFile {
-    id: TableId,
-    database: String,
-    name: String,
-    tags: Vec<String>,
-    fields: Vec<FieldDef>,
-}
-
-/// Kind named in the file header.
-const CATALOG_KIND: &str = "catalog";
-
-fn encode(state: &State) -> CatalogFile {
-    CatalogFile {
-        tables: state
-            .tables
-            .iter()
-            .map(|t| TableFile {
-                id: t.id,
-                database: t.database.clone(),
-                name: t.name.clone(),
-                tags: t.tags.clone(),
-                fields: t.fields.clone(),
-            })
-            .collect(),
-    }
-}
-
-fn decode(path: &Path, file: CatalogFile) -> Result<State, StorageError> {
-    let corrupt = |reason: String| StorageError::Corrupt {
-        path: path.to_path_buf(),
-        offset: 0,
-        reason,
-    };
-    let mut state = State::default();
-    for (index, table) in file.tables.into_iter().enumerate() {
-        if table.id as usize != index {
-            return Err(corrupt(format!("table ids out of order at {}", table.name)));
-        }
-        if table
-            .fields
-            .iter()
-            .enumerate()
-            .any(|(i, f)| f.id as usize != i)
-        {
-            return Err(corrupt(format!("field ids out of order in {}", table.name)));
-        }
-        state
-            .by_name
-            .insert((table.database.clone(), table.name.clone()), table.id);
-        state.tables.push(TableSchema {
-            id: table.id,
-            database: table.database,
-            name: table.name,
-            tags: table.tags,
-            fields: table.fields,
-        });
-    }
-    Ok(state)
-}
-
-/// Per-request cache of one database's table and field ids, so the hot path takes no catalog
-/// lock and allocates nothing per row. Valid as long as ids are never reused (they are not).
-#[derive(Debug)]
-pub struct SchemaCache {
-    database: String,
-    tables: HashMap<String, TableId>,
-    /// Per table: field name → id and type.
-    fields: HashMap<TableId, HashMap<String, (FieldId, FieldType)>>,
-    /// Per table: tag keys known to the catalog.
-    tags_known: HashMap<TableId, Vec<String>>,
-    /// The last table looked up, for runs of lines of one measurement.
-    last_table: Option<(String, TableId)>,
-}
-
-impl SchemaCache {
-    /// An empty cache for `database`.
-    pub fn new(database: &str) -> Self {
-        Self {
-            database: database.to_string(),
-            tables: HashMap::default(),
-            fields: HashMap::default(),
-            tags_known: HashMap::default(),
-            last_table: None,
-        }
-    }
-
-    /// The id of `table`, created in `catalog` if needed.
-    pub fn table(&mut self, catalog: &Catalog, table: &str) -> TableId {
-        if let Some((name, id)) = &self.last_table {
-            if name == table {
-                return *id;
-            }
-        }
-        let id = match self.tables.get(table) {
-            Some(id) => *id,
-            None => {
-                let id = catalog.get_or_create_table(&self.database, table);
-                self.tables.insert(table.to_string(), id);
-                id
-            }
-        };
-        self.last_table = Some((table.to_string(), id));
-        id
-    }
-
-    /// The field id for a value of `field_type`, created if needed.
-    pub fn field(
-        &mut self,
-        catalog: &Catalog,
-        table: TableId,
-        name: &str,
-        field_type: FieldType,
-    ) -> Result<FieldId, SchemaError> {
-        let fields = self.fields.entry(table).or_default();
-        if let Some((id, known_type)) = fields.get(name) {
-            if *known_type == field_type {
-                return Ok(*id);
-            }
-        }
-        let id = catalog.get_or_create_field(table, name, field_type)?;
-        fields.insert(name.to_string(), (id, field_type));
-        Ok(id)
-    }
-
-    /// Makes sure every key is a tag key of `table`.
-    pub fn tags<'k>(
-        &mut self,
-        catalog: &Catalog,
-        table: TableId,
-        keys: impl Iterator<Item = &'k str> + Clone,
-    ) -> Result<(), SchemaError> {
-        let known = self.tags_known.entry(table).or_default();
-        if keys.clone().all(|k| known.iter().any(|t| t == k)) {
-            return Ok(());
-        }
-        catalog.ensure_tags(table, keys.clone())?;
-        for key in keys {
-            if !known.iter().any(|t| t == key) {
-                known.push(key.to_string());
-            }
-        }
-        Ok(())
     }
 }
 

@@ -1,0 +1,254 @@
+//! `CREATE TABLE` and `DROP TABLE` in the catalog, and the set of dropped tables the
+//! shards consult to discard their rows.
+//!
+//! A dropped table keeps its entry and its id (ids go into WAL records, series and parts,
+//! and are never reused); its name is forgotten, so a later table of the same name gets a
+//! new id and never sees the old rows. The drop is written to `catalog.json` before it is
+//! published in [`DroppedTables`]: rows are discarded from disk only once the drop itself
+//! is durable.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::RwLock;
+use roaring::RoaringBitmap;
+
+use super::{Catalog, FieldDef, SchemaError, TIME_COLUMN, TableSchema, file};
+use crate::error::StorageError;
+use crate::model::{FieldId, FieldType, TableId};
+
+/// The columns of a table declared by `CREATE TABLE` (the time column is implicit).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableDefinition {
+    /// Tag keys, in declaration order.
+    pub tags: Vec<String>,
+    /// Fields and their types, in declaration order.
+    pub fields: Vec<(String, FieldType)>,
+}
+
+/// What [`Catalog::create_table`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateOutcome {
+    /// The table is new.
+    Created(TableId),
+    /// The table existed (`if_not_exists`) and agrees with the definition; declared
+    /// columns it lacked were added.
+    Existed(TableId),
+}
+
+impl CreateOutcome {
+    /// The table's id.
+    pub fn id(self) -> TableId {
+        match self {
+            Self::Created(id) | Self::Existed(id) => id,
+        }
+    }
+}
+
+/// Tables whose drop is durable; shared by the catalog and every shard. Flushes, merges
+/// and purges leave these tables' rows out of the parts they write.
+#[derive(Debug, Default)]
+pub struct DroppedTables {
+    tables: RwLock<Arc<RoaringBitmap>>,
+    /// Bumped by every drop, so a shard can tell cheaply whether it has purged them all.
+    generation: AtomicU64,
+}
+
+impl DroppedTables {
+    /// The set holding `tables`.
+    pub(super) fn new(tables: RoaringBitmap) -> Self {
+        Self {
+            tables: RwLock::new(Arc::new(tables)),
+            generation: AtomicU64::new(0),
+        }
+    }
+
+    /// A snapshot of the dropped table ids (cheap: shared, copied only on a drop).
+    pub fn snapshot(&self) -> Arc<RoaringBitmap> {
+        Arc::clone(&self.tables.read())
+    }
+
+    /// Whether table `id` is dropped.
+    pub fn contains(&self, id: TableId) -> bool {
+        self.tables.read().contains(id)
+    }
+
+    /// Changes with every drop (starts at 0 at open).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn insert(&self, id: TableId) {
+        let mut tables = self.tables.write();
+        let mut next = tables.as_ref().clone();
+        next.insert(id);
+        *tables = Arc::new(next);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+impl Catalog {
+    /// The dropped tables, shared (the shards hold a clone).
+    pub fn dropped_tables(&self) -> &Arc<DroppedTables> {
+        &self.dropped
+    }
+
+    /// Creates table `database.name` with `definition`'s tags and fields. If the name is
+    /// taken, that is [`SchemaError::TableExists`], unless `if_not_exists`: then the
+    /// existing table must agree (no declared tag is a field, no declared field is a tag or
+    /// has another type) and the declared columns it lacks are added, as a write would add
+    /// them. Call [`Catalog::persist`] to make the change durable.
+    pub fn create_table(
+        &self,
+        database: &str,
+        name: &str,
+        definition: &TableDefinition,
+        if_not_exists: bool,
+    ) -> Result<CreateOutcome, SchemaError> {
+        check_definition(name, definition)?;
+        let mut state = self.state.write();
+        let key = (database.to_string(), name.to_string());
+        if let Some(&id) = state.by_name.get(&key) {
+            if !if_not_exists {
+                return Err(SchemaError::TableExists {
+                    database: database.to_string(),
+                    table: name.to_string(),
+                });
+            }
+            let schema = &mut state.tables[id as usize];
+            check_agrees(schema, definition)?;
+            let changed = add_missing(schema, definition);
+            if changed {
+                state.version += 1;
+            }
+            return Ok(CreateOutcome::Existed(id));
+        }
+        let id = TableId::try_from(state.tables.len()).map_err(|_| SchemaError::ColumnName {
+            table: name.to_string(),
+            name: name.to_string(),
+            reason: "cannot be created: every table id is taken",
+        })?;
+        let mut schema = TableSchema {
+            id,
+            database: database.to_string(),
+            name: name.to_string(),
+            tags: Vec::new(),
+            fields: Vec::new(),
+        };
+        add_missing(&mut schema, definition);
+        state.tables.push(schema);
+        state.by_name.insert(key, id);
+        state.version += 1;
+        Ok(CreateOutcome::Created(id))
+    }
+
+    /// Drops table `database.name`: its name is forgotten and its id marked dropped, durably
+    /// (the catalog file is rewritten before this returns), then published to the shards,
+    /// which discard its rows as they flush, merge and purge. Returns the dropped id, or
+    /// `None` if there is no such table.
+    pub fn drop_table(&self, database: &str, name: &str) -> Result<Option<TableId>, StorageError> {
+        // The file lock first, then the state lock: the order `persist` takes them in. The
+        // state stays locked while the file is written so that a failed write can be undone
+        // exactly (a drop is rare; writers wait one fsync).
+        let mut persisted = self.persisted_version.lock();
+        let mut state = self.state.write();
+        let key = (database.to_string(), name.to_string());
+        let Some(id) = state.by_name.remove(&key) else {
+            return Ok(None);
+        };
+        state.dropped.insert(id);
+        state.version += 1;
+        if let Err(e) = file::store(&self.path, &file::encode(&state)) {
+            state.dropped.remove(id);
+            state.by_name.insert(key, id);
+            return Err(e);
+        }
+        *persisted = state.version;
+        let schema = &mut state.tables[id as usize];
+        schema.tags = Vec::new();
+        schema.fields = Vec::new();
+        drop(state);
+        self.dropped.insert(id);
+        Ok(Some(id))
+    }
+}
+
+/// Column names of a definition: not empty, not `time`, each declared once.
+fn check_definition(table: &str, definition: &TableDefinition) -> Result<(), SchemaError> {
+    let error = |name: &str, reason: &'static str| SchemaError::ColumnName {
+        table: table.to_string(),
+        name: name.to_string(),
+        reason,
+    };
+    let names: Vec<&str> = definition
+        .tags
+        .iter()
+        .map(String::as_str)
+        .chain(definition.fields.iter().map(|(n, _)| n.as_str()))
+        .collect();
+    for (i, name) in names.iter().enumerate() {
+        if name.is_empty() {
+            return Err(error(name, "is empty: a column needs a name"));
+        }
+        if *name == TIME_COLUMN {
+            return Err(error(name, "is reserved for the timestamp"));
+        }
+        if names[..i].contains(name) {
+            return Err(error(name, "is declared twice"));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the existing `schema` can hold `definition`'s columns as declared.
+fn check_agrees(schema: &TableSchema, definition: &TableDefinition) -> Result<(), SchemaError> {
+    let error = |name: &str, reason: &'static str| SchemaError::ColumnName {
+        table: schema.name.clone(),
+        name: name.to_string(),
+        reason,
+    };
+    for tag in &definition.tags {
+        if schema.field(tag).is_some() {
+            return Err(error(tag, "is declared a tag but is a field of the table"));
+        }
+    }
+    for (name, field_type) in &definition.fields {
+        if schema.tags.iter().any(|t| t == name) {
+            return Err(error(name, "is declared a field but is a tag of the table"));
+        }
+        if let Some(field) = schema.field(name) {
+            if field.field_type != *field_type {
+                return Err(SchemaError::FieldTypeConflict {
+                    table: schema.name.clone(),
+                    field: name.clone(),
+                    existing: field.field_type,
+                    got: *field_type,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Adds the columns of `definition` that `schema` lacks; whether it added any.
+fn add_missing(schema: &mut TableSchema, definition: &TableDefinition) -> bool {
+    let mut changed = false;
+    for tag in &definition.tags {
+        if !schema.tags.contains(tag) {
+            schema.tags.push(tag.clone());
+            changed = true;
+        }
+    }
+    for (name, field_type) in &definition.fields {
+        if schema.field(name).is_none() {
+            let id = schema.fields.len() as FieldId;
+            schema.fields.push(FieldDef {
+                id,
+                name: name.clone(),
+                field_type: *field_type,
+            });
+            changed = true;
+        }
+    }
+    changed
+}

@@ -1,0 +1,177 @@
+//! `catalog.json`: the catalog's on-disk form, kept apart from the in-memory types so a
+//! refactor cannot silently change the file.
+//!
+//! Version 2 (written): `{"tables": [{"id", "database", "name", "tags", "fields",
+//! "dropped"}]}`; `dropped` is present (and `true`) only on tables removed by
+//! `DROP TABLE`, which keep their entry, with no tags or fields, so that their id is never
+//! given again. Version 1 (read only) is the same without `dropped`.
+
+use std::path::Path;
+
+use roaring::RoaringBitmap;
+use serde::{Deserialize, Serialize};
+
+use super::{FieldDef, State, TableSchema};
+use crate::checked_json;
+use crate::error::StorageError;
+use crate::model::TableId;
+
+/// Kind named in the file header.
+const CATALOG_KIND: &str = "catalog";
+/// Format version written; bump on any incompatible change.
+const CATALOG_FORMAT_VERSION: u32 = 2;
+/// Oldest version still read.
+const OLDEST_READABLE_VERSION: u32 = 1;
+
+/// The file's body.
+#[derive(Serialize, Deserialize)]
+pub(super) struct CatalogFile {
+    tables: Vec<TableFile>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct TableFile {
+    id: TableId,
+    database: String,
+    name: String,
+    tags: Vec<String>,
+    fields: Vec<FieldDef>,
+    /// Version 2: the table was dropped; its id stays taken.
+    #[serde(default, skip_serializing_if = "is_false")]
+    dropped: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Reads the catalog file at `path`; `Ok(None)` if there is none.
+pub(super) fn load(path: &Path) -> Result<Option<State>, StorageError> {
+    let found = checked_json::read_versions::<CatalogFile>(
+        path,
+        CATALOG_KIND,
+        OLDEST_READABLE_VERSION..=CATALOG_FORMAT_VERSION,
+    )?;
+    let Some((version, file)) = found else {
+        return Ok(None);
+    };
+    decode(path, version, file).map(Some)
+}
+
+/// Writes `file` to `path` atomically and durably, in the current version.
+pub(super) fn store(path: &Path, file: &CatalogFile) -> Result<(), StorageError> {
+    checked_json::write(path, CATALOG_KIND, CATALOG_FORMAT_VERSION, file)
+}
+
+/// The file form of `state` (a snapshot: the caller writes it outside the state lock).
+pub(super) fn encode(state: &State) -> CatalogFile {
+    CatalogFile {
+        tables: state
+            .tables
+            .iter()
+            .map(|t| {
+                let dropped = state.dropped.contains(t.id);
+                TableFile {
+                    id: t.id,
+                    database: t.database.clone(),
+                    name: t.name.clone(),
+                    // A dropped table's columns mean nothing any more (a writer that raced
+                    // with the drop may even have added some): only its id matters.
+                    tags: if dropped { Vec::new() } else { t.tags.clone() },
+                    fields: if dropped {
+                        Vec::new()
+                    } else {
+                        t.fields.clone()
+                    },
+                    dropped,
+                }
+            })
+            .collect(),
+    }
+}
+
+fn decode(path: &Path, version: u32, file: CatalogFile) -> Result<State, StorageError> {
+    let corrupt = |reason: String| StorageError::Corrupt {
+        path: path.to_path_buf(),
+        offset: 0,
+        reason,
+    };
+    let mut state = State::default();
+    let mut dropped = RoaringBitmap::new();
+    for (index, table) in file.tables.into_iter().enumerate() {
+        if table.id as usize != index {
+            return Err(corrupt(format!("table ids out of order at {}", table.name)));
+        }
+        if table
+            .fields
+            .iter()
+            .enumerate()
+            .any(|(i, f)| f.id as usize != i)
+        {
+            return Err(corrupt(format!("field ids out of order in {}", table.name)));
+        }
+        if table.dropped && version < 2 {
+            return Err(corrupt(format!(
+                "table {} is marked dropped in a version {version} file",
+                table.name
+            )));
+        }
+        if table.dropped {
+            dropped.insert(table.id);
+        } else {
+            let key = (table.database.clone(), table.name.clone());
+            if state.by_name.insert(key, table.id).is_some() {
+                return Err(corrupt(format!(
+                    "two live tables named {}.{}",
+                    table.database, table.name
+                )));
+            }
+        }
+        state.tables.push(TableSchema {
+            id: table.id,
+            database: table.database,
+            name: table.name,
+            tags: table.tags,
+            fields: table.fields,
+        });
+    }
+    state.dropped = dropped;
+    Ok(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A catalog written by version 1 (before `DROP TABLE`) still opens.
+    #[test]
+    fn version_1_files_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.json");
+        let body = r#"{"tables":[{"id":0,"database":"db","name":"cpu","tags":["host"],
+            "fields":[{"id":0,"name":"usage","field_type":"float"}]}]}"#;
+        let header = format!(
+            "STRATA catalog v1 len={} crc32={:08x}\n",
+            body.len(),
+            crc32fast::hash(body.as_bytes())
+        );
+        std::fs::write(&path, format!("{header}{body}")).unwrap();
+        let state = load(&path).unwrap().unwrap();
+        assert_eq!(state.tables.len(), 1);
+        assert_eq!(state.tables[0].tags, vec!["host".to_string()]);
+        assert_eq!(state.by_name.get(&("db".into(), "cpu".into())), Some(&0));
+        assert!(state.dropped.is_empty());
+
+        // Rewritten as version 2, a dropped table keeps its id but loses its columns.
+        let mut state = state;
+        state.dropped.insert(0);
+        state.by_name.clear();
+        store(&path, &encode(&state)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("STRATA catalog v2 "), "{text}");
+        let reread = load(&path).unwrap().unwrap();
+        assert!(reread.dropped.contains(0));
+        assert!(reread.by_name.is_empty());
+        assert!(reread.tables[0].fields.is_empty());
+    }
+}
