@@ -1,10 +1,12 @@
 //! [`QueryEngine`]: SQL over an [`Engine`] through DataFusion.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::context::SessionState;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
 use strata_storage::Engine;
 use strata_storage::options::available_cores;
@@ -12,6 +14,11 @@ use strata_storage::options::available_cores;
 use crate::catalog::{CATALOG_NAME, StrataCatalog};
 use crate::error::QueryError;
 use crate::functions;
+use crate::guard::{Admission, QueryStream};
+
+/// Statement timeout unless configured: long enough for any benchmark query, short enough
+/// that a runaway query does not hold a slot for long.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How queries run.
 #[derive(Debug, Clone)]
@@ -19,26 +26,67 @@ pub struct QueryOptions {
     /// Threads a query may use (DataFusion's `target_partitions`): joins, aggregates and
     /// sorts repartition to this many streams. Default: the cores this process may use.
     pub target_partitions: usize,
+    /// Longest a statement may run, from admission to its last batch (streams included);
+    /// past it the statement is cancelled with [`QueryError::Timeout`]. Default
+    /// [`DEFAULT_TIMEOUT`]; `None`: no limit.
+    pub timeout: Option<Duration>,
+    /// Bytes that the sorts, aggregates and joins of all running statements may hold
+    /// together (DataFusion's memory pool); a statement that needs more fails with
+    /// [`QueryError::ResourcesExhausted`]. Scans stream and are not counted. Default: a
+    /// quarter of physical memory; `None`: unlimited.
+    pub memory_limit: Option<usize>,
+    /// Statements running at once (default: twice the cores). More wait for a slot within
+    /// their timeout; when four times this many already wait, a statement fails at once with
+    /// [`QueryError::Busy`].
+    pub max_concurrent: usize,
 }
 
 impl Default for QueryOptions {
     fn default() -> Self {
+        let cores = available_cores();
         Self {
-            target_partitions: available_cores(),
+            target_partitions: cores,
+            timeout: Some(DEFAULT_TIMEOUT),
+            memory_limit: Some(physical_memory() / 4),
+            max_concurrent: 2 * cores,
         }
     }
+}
+
+/// Physical memory in bytes (`MemTotal` of /proc/meminfo); 8 GiB where it cannot be read.
+fn physical_memory() -> usize {
+    const FALLBACK: usize = 8 << 30;
+    let Ok(meminfo) = std::fs::read_to_string("/proc/meminfo") else {
+        return FALLBACK;
+    };
+    meminfo
+        .lines()
+        .find_map(|line| line.strip_prefix("MemTotal:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<usize>()
+                .ok()
+        })
+        .map_or(FALLBACK, |kib| kib.saturating_mul(1024))
 }
 
 /// Runs SQL statements against the engine's tables.
 ///
 /// Tables are named `table` (in the statement's database), `database.table`, or
 /// `strata.database.table`. Unquoted identifiers are lower-cased (standard SQL); quote
-/// names with capitals: `"CPU"`. Statements are read-only for now: DDL, DML and `SET` are
-/// refused with [`QueryError::NotSupported`] or [`QueryError::Plan`].
+/// names with capitals: `"CPU"`. DataFusion's own DDL, DML and `SET` are refused with
+/// [`QueryError::NotSupported`] or [`QueryError::Plan`].
+///
+/// Guard rails ([`QueryOptions`]): a timeout per statement, a memory pool shared by all
+/// statements, and a limit on statements running at once.
 pub struct QueryEngine {
     engine: Arc<Engine>,
     /// The session every statement starts from (functions, catalog, configuration).
     state: SessionState,
+    options: QueryOptions,
+    admission: Admission,
 }
 
 impl std::fmt::Debug for QueryEngine {
@@ -51,12 +99,19 @@ impl std::fmt::Debug for QueryEngine {
 
 impl QueryEngine {
     /// A query engine over `engine` with default options.
-    pub fn new(engine: Arc<Engine>) -> Self {
+    ///
+    /// # Errors
+    /// As [`QueryEngine::with_options`].
+    pub fn new(engine: Arc<Engine>) -> Result<Self, QueryError> {
         Self::with_options(engine, QueryOptions::default())
     }
 
     /// A query engine over `engine`.
-    pub fn with_options(engine: Arc<Engine>, options: QueryOptions) -> Self {
+    ///
+    /// # Errors
+    /// None in practice: building DataFusion's runtime (memory pool, spill directory) is
+    /// reported as [`QueryError::Execution`] should it fail.
+    pub fn with_options(engine: Arc<Engine>, options: QueryOptions) -> Result<Self, QueryError> {
         let mut config = SessionConfig::new()
             .with_target_partitions(options.target_partitions.max(1))
             .with_default_catalog_and_schema(CATALOG_NAME, "public")
@@ -64,8 +119,13 @@ impl QueryEngine {
             .with_information_schema(false);
         // Spans let planning errors point at the offending identifier.
         config.options_mut().sql_parser.collect_spans = true;
+        let mut runtime = RuntimeEnvBuilder::new();
+        if let Some(limit) = options.memory_limit {
+            runtime = runtime.with_memory_limit(limit, 1.0);
+        }
         let state = SessionStateBuilder::new()
             .with_config(config)
+            .with_runtime_env(runtime.build_arc()?)
             .with_default_features()
             .build();
         let context = SessionContext::new_with_state(state);
@@ -74,10 +134,17 @@ impl QueryEngine {
             Arc::new(StrataCatalog::new(Arc::clone(&engine))),
         );
         functions::register(&context);
-        Self {
+        Ok(Self {
             engine,
             state: context.state(),
-        }
+            admission: Admission::new(options.max_concurrent),
+            options,
+        })
+    }
+
+    /// The options this engine runs statements with.
+    pub fn options(&self) -> &QueryOptions {
+        &self.options
     }
 
     /// The storage engine.
@@ -93,13 +160,45 @@ impl QueryEngine {
         SessionContext::new_with_state(state)
     }
 
-    /// Runs one read-only statement with unqualified table names in `database`; returns
-    /// every result batch.
+    /// Runs one statement with unqualified table names in `database`; returns every result
+    /// batch.
     pub async fn sql(
         &self,
         database: &str,
         statement: &str,
     ) -> Result<Vec<RecordBatch>, QueryError> {
+        self.sql_stream(database, statement).await?.collect().await
+    }
+
+    /// Runs one statement with unqualified table names in `database`; its result comes as a
+    /// stream, so large results need not fit in memory. The statement holds a concurrency
+    /// slot and runs under its timeout until the stream ends or is dropped.
+    pub async fn sql_stream(
+        &self,
+        database: &str,
+        statement: &str,
+    ) -> Result<QueryStream, QueryError> {
+        let deadline = self
+            .options
+            .timeout
+            .map(|limit| (tokio::time::Instant::now() + limit, limit));
+        let slot = self.admission.admit(deadline).await?;
+        let plan = self.plan_stream(database, statement);
+        let stream = match deadline {
+            Some((at, limit)) => tokio::time::timeout_at(at, plan)
+                .await
+                .map_err(|_| QueryError::Timeout { limit })??,
+            None => plan.await?,
+        };
+        Ok(QueryStream::running(stream, slot, deadline))
+    }
+
+    /// Plans `statement` with DataFusion and starts it.
+    async fn plan_stream(
+        &self,
+        database: &str,
+        statement: &str,
+    ) -> Result<datafusion::physical_plan::SendableRecordBatchStream, QueryError> {
         let options = SQLOptions::new()
             .with_allow_ddl(false)
             .with_allow_dml(false)
@@ -109,6 +208,6 @@ impl QueryEngine {
             .sql_with_options(statement, options)
             .await
             .map_err(|e| QueryError::from(e).at_end_if_unplaced(statement))?;
-        Ok(frame.collect().await?)
+        Ok(frame.execute_stream().await?)
     }
 }

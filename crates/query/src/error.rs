@@ -47,6 +47,33 @@ pub enum QueryError {
         /// DataFusion's message.
         message: String,
     },
+    /// The statement ran past [`crate::QueryOptions::timeout`] and was cancelled.
+    #[error("query timed out after {}", humantime_ms(*limit))]
+    Timeout {
+        /// The limit it ran past.
+        limit: std::time::Duration,
+    },
+    /// Too many statements were running and waiting for a slot; try again later.
+    #[error("too many queries: {limit} running and as many queued; retry later")]
+    Busy {
+        /// Statements that may run at once ([`crate::QueryOptions::max_concurrent`]).
+        limit: usize,
+    },
+    /// The statement needed more memory than [`crate::QueryOptions::memory_limit`] leaves.
+    #[error("query memory limit reached: {message}")]
+    ResourcesExhausted {
+        /// DataFusion's message (which operator asked for how much).
+        message: String,
+    },
+}
+
+/// A duration as "250ms" or "60s" for messages.
+fn humantime_ms(limit: std::time::Duration) -> String {
+    if limit.subsec_millis() == 0 && limit.as_secs() > 0 {
+        format!("{}s", limit.as_secs())
+    } else {
+        format!("{}ms", limit.as_millis())
+    }
 }
 
 impl QueryError {
@@ -55,6 +82,22 @@ impl QueryError {
         match self {
             QueryError::Syntax { position, .. } | QueryError::Plan { position, .. } => *position,
             _ => None,
+        }
+    }
+
+    /// A short stable name of the error's kind, for machine-readable output: `syntax`,
+    /// `plan`, `not_supported`, `storage`, `execution`, `timeout`, `busy` or
+    /// `resources_exhausted`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            QueryError::Syntax { .. } => "syntax",
+            QueryError::Plan { .. } => "plan",
+            QueryError::NotSupported { .. } => "not_supported",
+            QueryError::Storage(_) => "storage",
+            QueryError::Execution { .. } => "execution",
+            QueryError::Timeout { .. } => "timeout",
+            QueryError::Busy { .. } => "busy",
+            QueryError::ResourcesExhausted { .. } => "resources_exhausted",
         }
     }
 }
@@ -102,6 +145,7 @@ impl From<DataFusionError> for QueryError {
                 QueryError::Plan { message, position }
             }
             DataFusionError::NotImplemented(_) => QueryError::NotSupported { message },
+            DataFusionError::ResourcesExhausted(_) => QueryError::ResourcesExhausted { message },
             DataFusionError::External(e) => match e.downcast_ref::<StorageError>() {
                 Some(_) => match err_into_storage(err) {
                     Ok(storage) => QueryError::Storage(storage),

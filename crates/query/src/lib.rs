@@ -10,6 +10,7 @@
 //! - [`scan`]: [`StrataScanExec`], the physical scan, one partition per shard.
 //! - `functions`: `time_bucket` (= `date_bin`).
 //! - [`error`]: [`QueryError`], with the position in the statement where known.
+//! - `guard`: the guard rails — concurrency slots and [`QueryStream`] with its deadline.
 //!
 //! Query path: `SQL → DataFusion parse + plan (catalog → StrataTable) → optimizer pushes
 //! filters, projection and limit into the scan → StrataScanExec: per shard, on the blocking
@@ -24,11 +25,13 @@ pub mod catalog;
 pub mod engine;
 pub mod error;
 mod functions;
+mod guard;
 mod pushdown;
 pub mod scan;
 pub mod table;
 
 pub use engine::{QueryEngine, QueryOptions};
 pub use error::{Position, QueryError};
+pub use guard::QueryStream;
 pub use scan::StrataScanExec;
 pub use table::StrataTable;

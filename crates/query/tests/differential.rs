@@ -51,7 +51,7 @@ async fn run_seed(seed: u64) {
     assert!(stats.memtable_bytes > 0, "seed {seed}: {stats:?}");
     assert_eq!(engine.shard_count(), 3);
 
-    let strata = QueryEngine::new(Arc::clone(&engine));
+    let strata = QueryEngine::new(Arc::clone(&engine)).unwrap();
     let reference = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(3));
     reference
         .register_table(TABLE, Arc::new(mem_table(&engine, &data, 3)))

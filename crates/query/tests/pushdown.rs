@@ -24,7 +24,7 @@ fn fixture() -> Fixture {
     Fixture {
         _dir: dir,
         data,
-        sql: QueryEngine::new(engine),
+        sql: QueryEngine::new(engine).unwrap(),
     }
 }
 

@@ -28,7 +28,7 @@ async fn time_bucket_is_date_bin() {
     engine
         .write_lines("db", body.as_bytes(), Precision::Nanoseconds)
         .unwrap();
-    let sql = QueryEngine::new(engine);
+    let sql = QueryEngine::new(engine).unwrap();
     let bucketed = sql
         .sql(
             "db",
@@ -70,7 +70,7 @@ async fn time_bucket_is_date_bin() {
 async fn unqualified_names_resolve_in_the_statement_database() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open_engine(dir.path());
-    let sql = QueryEngine::new(Arc::clone(&engine));
+    let sql = QueryEngine::new(Arc::clone(&engine)).unwrap();
     let t = START_NS;
     engine
         .write_lines(
@@ -125,7 +125,7 @@ async fn errors_say_what_and_where() {
     engine
         .write_lines("db", b"m,host=a v=1i 1\n", Precision::Nanoseconds)
         .unwrap();
-    let sql = QueryEngine::new(engine);
+    let sql = QueryEngine::new(engine).unwrap();
 
     let err = sql
         .sql("db", "SELECT v\nFROM m WHERE ) AND")
@@ -187,6 +187,6 @@ fn the_query_engine_can_be_shared_across_tasks() {
     fn sendable<F: Future + Send>(_: F) {}
     shared::<QueryEngine>();
     let dir = tempfile::tempdir().unwrap();
-    let sql = QueryEngine::new(open_engine(dir.path()));
+    let sql = QueryEngine::new(open_engine(dir.path())).unwrap();
     sendable(sql.sql("db", "SELECT 1"));
 }
