@@ -134,9 +134,11 @@ impl QueryEngine {
             Arc::new(StrataCatalog::new(Arc::clone(&engine))),
         );
         functions::register(&context);
+        let mut state = context.state();
+        functions::register_rewrites(&mut state)?;
         Ok(Self {
             engine,
-            state: context.state(),
+            state,
             admission: Admission::new(options.max_concurrent),
             options,
         })

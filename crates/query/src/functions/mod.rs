@@ -6,11 +6,31 @@
 //!   result column names say `date_bin`. TimescaleDB's `time_bucket` aligns week buckets on
 //!   Monday 2000-01-03; here, as in `date_bin`, they align on the epoch (a Thursday): pass
 //!   an origin for Monday weeks.
+//! - `first(x)` / `last(x)` (also `first(x, t)`): the value of `x` at the earliest / latest
+//!   time; see [`first_last`].
 
+pub(crate) mod first_last;
+mod rewrite;
+
+use std::sync::Arc;
+
+use datafusion::execution::FunctionRegistry;
+use datafusion::logical_expr::AggregateUDF;
 use datafusion::prelude::SessionContext;
+
+use first_last::{End, FirstLast};
 
 /// Adds Strata's functions to `context`.
 pub(crate) fn register(context: &SessionContext) {
     let date_bin = datafusion::functions::datetime::date_bin();
     context.register_udf(date_bin.as_ref().clone().with_aliases(["time_bucket"]));
+    context.register_udaf(AggregateUDF::new_from_impl(FirstLast::new(End::First)));
+    context.register_udaf(AggregateUDF::new_from_impl(FirstLast::new(End::Last)));
+}
+
+/// Adds Strata's analyzer rewrites (`first(x)` → `first(x, time)`) to `registry`.
+pub(crate) fn register_rewrites(
+    registry: &mut dyn FunctionRegistry,
+) -> datafusion::common::Result<()> {
+    registry.register_function_rewrite(Arc::new(rewrite::AddTimeArgument))
 }
