@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
+use strata_query::QueryOptions;
 use strata_storage::WalSync;
 
 use crate::error::ServerError;
@@ -20,6 +21,10 @@ pub const DEFAULT_DATA_DIR: &str = "strata-data";
 /// Database that TCP line-protocol writes go to unless configured (TCP has no URL to name
 /// one in).
 pub const DEFAULT_TCP_DATABASE: &str = "strata";
+
+/// Database that `/sql` statements name tables in unless the request gives `db`: the same
+/// as TCP writes, so what a TCP client writes is what an unqualified query reads.
+pub const DEFAULT_SQL_DATABASE: &str = DEFAULT_TCP_DATABASE;
 
 /// Default request body cap: 64 MiB. A TSBS batch of 10,000 rows is about 2.5 MB and
 /// Telegraf's default batch about 1 MB, so 64 MiB leaves room for very large batches
@@ -65,6 +70,9 @@ pub struct ServerConfig {
     /// Most write-body bytes held at once over all HTTP requests before new writes get 503.
     /// Default [`DEFAULT_MAX_INFLIGHT_WRITE_BYTES`].
     pub max_inflight_write_bytes: usize,
+    /// How `/sql` statements run: timeout, memory limit, concurrency. Default
+    /// [`QueryOptions::default`] (60 s, a quarter of RAM, twice the cores).
+    pub query: QueryOptions,
 }
 
 impl Default for ServerConfig {
@@ -80,6 +88,7 @@ impl Default for ServerConfig {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_inflight_write_bytes: DEFAULT_MAX_INFLIGHT_WRITE_BYTES,
+            query: QueryOptions::default(),
         }
     }
 }
@@ -98,6 +107,9 @@ impl Default for ServerConfig {
 /// max_body_bytes = 67108864
 /// max_line_bytes = 1048576
 /// max_inflight_write_bytes = 268435456
+/// query_timeout = "60s"       # a duration, or none
+/// query_memory_limit = "4G"   # bytes with an optional K, M or G suffix, or none
+/// query_concurrency = 16
 /// log = "info"
 /// ```
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -123,6 +135,12 @@ pub struct FileConfig {
     pub max_line_bytes: Option<usize>,
     /// In-flight write bytes cap.
     pub max_inflight_write_bytes: Option<usize>,
+    /// Statement timeout (a duration or `none`).
+    pub query_timeout: Option<String>,
+    /// Query memory limit (bytes with an optional K/M/G suffix, or `none`).
+    pub query_memory_limit: Option<String>,
+    /// Statements running at once.
+    pub query_concurrency: Option<usize>,
     /// Log filter (`RUST_LOG` syntax).
     pub log: Option<String>,
 }
@@ -158,6 +176,54 @@ pub fn parse_wal_sync(text: &str) -> Result<WalSync, ServerError> {
                 ))
             }),
     }
+}
+
+/// Parses a statement timeout: a duration such as `60s` or `500ms`, or `none` (no limit).
+pub fn parse_query_timeout(text: &str) -> Result<Option<Duration>, ServerError> {
+    if text.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    match humantime::parse_duration(text) {
+        Ok(limit) if !limit.is_zero() => Ok(Some(limit)),
+        Ok(_) => Err(ServerError::Config(format!(
+            "query timeout {text:?}: must be positive (or none for no limit)"
+        ))),
+        Err(e) => Err(ServerError::Config(format!(
+            "query timeout {text:?}: expected a duration such as 60s, or none ({e})"
+        ))),
+    }
+}
+
+/// Parses a memory size: bytes with an optional `K`, `M`, `G` or `T` suffix (powers of
+/// 1024, `KiB`/`KB` spellings too), or `none` (unlimited).
+pub fn parse_memory_limit(text: &str) -> Result<Option<usize>, ServerError> {
+    let bad = |why: &str| {
+        ServerError::Config(format!(
+            "query memory limit {text:?}: {why}; expected bytes such as 4G, 512M or 1073741824, or none"
+        ))
+    };
+    let trimmed = text.trim();
+    if trimmed.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
+    let (number, suffix) = trimmed.split_at(digits);
+    let number: usize = number.parse().map_err(|_| bad("no number"))?;
+    let shift = match suffix.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(bad("unknown suffix")),
+    };
+    let bytes = number
+        .checked_mul(1usize << shift)
+        .ok_or_else(|| bad("too large"))?;
+    if bytes == 0 {
+        return Err(bad("must be positive"));
+    }
+    Ok(Some(bytes))
 }
 
 /// Parses a listen address such as `127.0.0.1:8086` or `[::1]:8086`.
@@ -204,5 +270,23 @@ mod tests {
         assert_eq!(parse_wal_sync("none").ok(), Some(WalSync::None));
         assert!(parse_wal_sync("sometimes").is_err());
         assert!(parse_addr("http", "localhost").is_err());
+    }
+
+    #[test]
+    fn query_settings_parse() {
+        assert_eq!(
+            parse_query_timeout("250ms").ok(),
+            Some(Some(Duration::from_millis(250)))
+        );
+        assert_eq!(parse_query_timeout("none").ok(), Some(None));
+        assert!(parse_query_timeout("0s").is_err());
+        assert!(parse_query_timeout("soon").is_err());
+        assert_eq!(parse_memory_limit("1048576").ok(), Some(Some(1 << 20)));
+        assert_eq!(parse_memory_limit("512M").ok(), Some(Some(512 << 20)));
+        assert_eq!(parse_memory_limit("4GiB").ok(), Some(Some(4 << 30)));
+        assert_eq!(parse_memory_limit("none").ok(), Some(None));
+        assert!(parse_memory_limit("4X").is_err());
+        assert!(parse_memory_limit("G").is_err());
+        assert!(parse_memory_limit("0").is_err());
     }
 }

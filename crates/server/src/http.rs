@@ -1,4 +1,5 @@
-//! The HTTP API (axum): InfluxDB 1.x and 2.x writes, ping, health, metrics.
+//! The HTTP API (axum): InfluxDB 1.x and 2.x writes, SQL (`/sql`, in `sql`), ping, health,
+//! metrics.
 //!
 //! `request → track (metrics) → auth → body (capped, counted in flight) → spawn_blocking:
 //! gunzip (capped) + Engine::write_lines → 204, or 400 naming the first bad lines`.
@@ -18,6 +19,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use strata_lineproto::{DEFAULT_MAX_LINE_BYTES, Precision};
+use strata_query::QueryEngine;
 use strata_storage::ingest::LineError;
 use strata_storage::{Engine, WriteReport};
 
@@ -34,18 +36,22 @@ const MAX_REPORTED_LINES: usize = 10;
 #[derive(Debug)]
 pub(crate) struct AppState {
     pub engine: Arc<Engine>,
+    /// SQL over `engine`, shared by every `/sql` request (its guard rails are global).
+    pub query: Arc<QueryEngine>,
     pub metrics: Arc<Metrics>,
     pub config: Arc<ServerConfig>,
 }
 
-type Shared = Arc<AppState>;
-type Params = Result<Query<HashMap<String, String>>, axum::extract::rejection::QueryRejection>;
+pub(crate) type Shared = Arc<AppState>;
+pub(crate) type Params =
+    Result<Query<HashMap<String, String>>, axum::extract::rejection::QueryRejection>;
 
 /// The router with every endpoint.
 pub(crate) fn router(state: Shared) -> Router {
     Router::new()
         .route("/write", post(write_v1))
         .route("/api/v2/write", post(write_v2))
+        .route("/sql", get(crate::sql::sql_get).post(crate::sql::sql_post))
         .route("/ping", get(ping).head(ping))
         .route("/health", get(health))
         .route("/metrics", get(metrics))
@@ -61,6 +67,7 @@ async fn track(State(state): State<Shared>, request: Request, next: Next) -> Res
     let endpoint = match request.uri().path() {
         "/write" => "write",
         "/api/v2/write" => "api_v2_write",
+        "/sql" => "sql",
         "/ping" => "ping",
         "/health" => "health",
         "/metrics" => "metrics",

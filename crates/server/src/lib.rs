@@ -1,18 +1,24 @@
-//! Strata's network front: InfluxDB-compatible HTTP writes, line protocol over TCP, health
-//! and Prometheus metrics, in front of one [`strata_storage::Engine`].
+//! Strata's network front: InfluxDB-compatible HTTP writes, SQL over HTTP, line protocol over
+//! TCP, health and Prometheus metrics, in front of one [`strata_storage::Engine`].
 //!
 //! Module map:
 //! - [`config`]: [`ServerConfig`] (typed settings, documented defaults) and [`FileConfig`]
 //!   (the optional TOML file).
 //! - [`error`]: [`ServerError`], [`ApiError`] and the one error → HTTP status mapping.
-//! - `http`: the axum router — `/write`, `/api/v2/write`, `/ping`, `/health`, `/metrics`.
+//! - `http`: the axum router — `/write`, `/api/v2/write`, `/sql`, `/ping`, `/health`,
+//!   `/metrics`.
+//! - `sql`: `/sql`, one statement through the shared [`strata_query::QueryEngine`], its
+//!   result streamed batch by batch; `sql_format` (json, csv, Arrow IPC) and `sql_cells`
+//!   (one column's values as text) encode it.
 //! - `tcp`: the line-protocol listener.
 //! - `auth`: token checks (Token, Bearer, Basic, 1.x `u`/`p`).
 //! - [`metrics`]: server counters and the Prometheus text rendering.
 //!
 //! Write path: `HTTP body (capped, gunzipped, counted in flight) or TCP batch →
 //! spawn_blocking → Engine::write_lines (WAL append, acknowledged) → 204 or 400 with the
-//! bad lines`. Shutdown: `SIGINT/SIGTERM → stop accepting → finish in-flight requests and
+//! bad lines`. Query path: `/sql → QueryEngine::sql_stream (admission, timeout, memory
+//! pool) → first batch awaited (errors get their status) → one body chunk per batch`.
+//! Shutdown: `SIGINT/SIGTERM → stop accepting → finish in-flight requests and
 //! TCP batches → Engine::flush → Engine::close → Ok`.
 //!
 //! When you add an endpoint, also add its name to `track` in `http` (metrics label).
@@ -23,6 +29,9 @@ pub mod metrics;
 
 mod auth;
 mod http;
+mod sql;
+mod sql_cells;
+mod sql_format;
 mod tcp;
 
 use std::future::Future;
@@ -30,6 +39,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::http::HeaderValue;
+use strata_query::QueryEngine;
 use strata_storage::{Engine, EngineOptions};
 use tokio::sync::watch;
 
@@ -108,6 +118,9 @@ pub async fn serve(
         tracing::warn!("{note}");
     }
     let engine = Arc::new(engine);
+    let query = QueryEngine::with_options(Arc::clone(&engine), config.query.clone())
+        .map_err(|e| ServerError::Config(format!("cannot start the query engine: {e}")))?;
+    let query = Arc::new(query);
     let metrics = Arc::new(metrics::Metrics::default());
     let config = Arc::new(config);
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -148,6 +161,7 @@ pub async fn serve(
     };
     let state = Arc::new(http::AppState {
         engine: Arc::clone(&engine),
+        query,
         metrics: Arc::clone(&metrics),
         config: Arc::clone(&config),
     });

@@ -38,6 +38,12 @@ pub struct Metrics {
     pub overload_rejections: AtomicU64,
     /// Write-body bytes held right now.
     pub inflight_write_bytes: AtomicU64,
+    /// SQL statements whose result was sent in full.
+    queries_ok: AtomicU64,
+    /// SQL statements that failed, timed out, were refused or whose client went away.
+    queries_error: AtomicU64,
+    /// Total time of SQL statements, from admission to the end of the result, microseconds.
+    query_duration_sum_us: AtomicU64,
 }
 
 impl Metrics {
@@ -61,6 +67,20 @@ impl Metrics {
         let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
         self.latency_sum_us.fetch_add(micros, Ordering::Relaxed);
         self.latency_count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Records one SQL statement: how long it took (to its result's end) and whether its
+    /// result was sent in full.
+    pub fn observe_query(&self, elapsed: Duration, ok: bool) {
+        let counter = if ok {
+            &self.queries_ok
+        } else {
+            &self.queries_error
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        self.query_duration_sum_us
+            .fetch_add(micros, Ordering::Relaxed);
     }
 
     /// The Prometheus text exposition of these counters and the engine's.
@@ -154,6 +174,31 @@ impl Metrics {
             out,
             "strata_write_request_duration_seconds_count {}",
             load(&self.latency_count)
+        );
+        help(
+            &mut out,
+            "strata_queries_total",
+            "SQL statements by outcome: ok (result sent in full) or error.",
+            "counter",
+        );
+        let (queries_ok, queries_error) = (load(&self.queries_ok), load(&self.queries_error));
+        let _ = writeln!(out, "strata_queries_total{{status=\"ok\"}} {queries_ok}");
+        let _ = writeln!(
+            out,
+            "strata_queries_total{{status=\"error\"}} {queries_error}"
+        );
+        help(
+            &mut out,
+            "strata_query_duration_seconds",
+            "Time of SQL statements, from the request to the end of the result.",
+            "summary",
+        );
+        let query_sum_s = load(&self.query_duration_sum_us) as f64 / 1e6;
+        let _ = writeln!(out, "strata_query_duration_seconds_sum {query_sum_s}");
+        let _ = writeln!(
+            out,
+            "strata_query_duration_seconds_count {}",
+            queries_ok + queries_error
         );
         counter(
             &mut out,
@@ -253,6 +298,8 @@ mod tests {
         metrics.observe_write(Duration::from_secs(60));
         metrics.count_request("write", 204);
         metrics.count_request("write", 204);
+        metrics.observe_query(Duration::from_millis(500), true);
+        metrics.observe_query(Duration::from_millis(250), false);
         let text = metrics.render(&EngineStats::default());
         assert!(
             text.contains("strata_write_request_duration_seconds_bucket{le=\"0.0005\"} 1\n"),
@@ -272,6 +319,22 @@ mod tests {
         );
         assert!(
             text.contains("strata_http_requests_total{endpoint=\"write\",status=\"204\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("strata_queries_total{status=\"ok\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("strata_queries_total{status=\"error\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("strata_query_duration_seconds_sum 0.75\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("strata_query_duration_seconds_count 2\n"),
             "{text}"
         );
         // Every sample line belongs to a metric announced by # TYPE.

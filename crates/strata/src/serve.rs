@@ -5,7 +5,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::Args;
-use strata_server::config::{self, parse_addr, parse_wal_sync};
+use strata_server::config::{
+    self, parse_addr, parse_memory_limit, parse_query_timeout, parse_wal_sync,
+};
 use strata_server::{FileConfig, ServerConfig};
 
 /// Flags of `strata serve`. Every setting is also an environment variable and a key of
@@ -63,6 +65,19 @@ pub struct ServeArgs {
     /// Retry-After [default: 268435456 (256 MiB)]
     #[arg(long, env = "STRATA_MAX_INFLIGHT_WRITE_BYTES", value_name = "BYTES")]
     max_inflight_write_bytes: Option<usize>,
+    /// Longest a SQL statement may run, from its request to its last row; past it the
+    /// statement is cancelled and answered 504. A duration, or none [default: 60s]
+    #[arg(long, env = "STRATA_QUERY_TIMEOUT", value_name = "DURATION|none")]
+    query_timeout: Option<String>,
+    /// Memory that the sorts, aggregates and joins of all SQL statements may hold together
+    /// (bytes, optional K/M/G suffix), or none; a statement needing more fails
+    /// [default: a quarter of physical memory]
+    #[arg(long, env = "STRATA_QUERY_MEMORY_LIMIT", value_name = "BYTES|none")]
+    query_memory_limit: Option<String>,
+    /// SQL statements running at once; more wait for a slot within their timeout, and when
+    /// four times as many wait, new ones get 503 with Retry-After [default: twice the cores]
+    #[arg(long, env = "STRATA_QUERY_CONCURRENCY", value_name = "N")]
+    query_concurrency: Option<usize>,
     /// Log filter in RUST_LOG syntax, e.g. info or strata_server=debug [default: info]
     #[arg(long, env = "RUST_LOG", value_name = "FILTER")]
     log: Option<String>,
@@ -105,6 +120,21 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
         Some(text) => parse_wal_sync(&text)?,
         None => defaults.wal_sync,
     };
+    let mut query = defaults.query.clone();
+    if let Some(text) = args.query_timeout.or(file.query_timeout) {
+        query.timeout = parse_query_timeout(&text)?;
+    }
+    if let Some(text) = args.query_memory_limit.or(file.query_memory_limit) {
+        query.memory_limit = parse_memory_limit(&text)?;
+    }
+    if let Some(concurrency) = args.query_concurrency.or(file.query_concurrency) {
+        if concurrency == 0 {
+            return Err(strata_server::ServerError::Config(
+                "query concurrency must be positive".into(),
+            ));
+        }
+        query.max_concurrent = concurrency;
+    }
     let config = ServerConfig {
         http_addr,
         tcp_addr,
@@ -128,6 +158,7 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
             .max_inflight_write_bytes
             .or(file.max_inflight_write_bytes)
             .unwrap_or(defaults.max_inflight_write_bytes),
+        query,
     };
     if config.tcp_database.is_empty() {
         return Err(strata_server::ServerError::Config(
