@@ -512,3 +512,64 @@ fn a_full_waiting_line_is_503() {
     }
     assert!(server.stop().success());
 }
+
+/// A statement that times out after its result began: JSON ends with an `error` member,
+/// CSV and Arrow are cut off (no last chunk), so no client takes a short result for whole.
+#[test]
+fn a_failure_after_the_result_began_is_never_a_short_success() {
+    let dir = data_dir();
+    let server = Server::start(dir.path(), &["--query-timeout", "4s"]);
+    write_rows(&server, "metrics", &many_rows(20, 100));
+    // 4 million joined rows: the client reads the head (sent with the first batch, well
+    // within the timeout), then stops reading until the deadline has passed.
+    let statement = "SELECT a.host, a.time, b.usage FROM cpu a, cpu b";
+    let started: Vec<(&str, BufReader<TcpStream>)> = ["json", "csv", "arrow"]
+        .into_iter()
+        .map(|format| {
+            let mut stream = TcpStream::connect(server.http).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(60)))
+                .unwrap();
+            let path = format!("/sql?db=metrics&format={format}");
+            write_request(
+                &mut stream,
+                server.http,
+                "POST",
+                &path,
+                &[],
+                statement.as_bytes(),
+            );
+            let mut reader = BufReader::new(stream);
+            let (status, _) = read_head(&mut reader);
+            assert_eq!(status, 200, "{format}");
+            (format, reader)
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(5));
+    for (format, mut reader) in started {
+        let mut raw = Vec::new();
+        let _ = reader.read_to_end(&mut raw);
+        let (body, complete) = dechunk(&raw);
+        assert!(
+            !body.is_empty(),
+            "{format}: rows were sent before the timeout"
+        );
+        match format {
+            "json" => {
+                assert!(complete, "json ends its document");
+                let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                assert_eq!(value["error"]["kind"], "timeout", "{}", value["error"]);
+                let rows = value["rows"].as_array().unwrap().len();
+                assert!(rows > 0 && rows < 4_000_000, "{rows} rows");
+                assert_eq!(value["row_count"], rows);
+            }
+            _ => assert!(!complete, "{format}: a cut result must not end cleanly"),
+        }
+    }
+    let metrics = server.metrics();
+    assert!(
+        metric(&metrics, "strata_queries_total{status=\"error\"}") >= 3.0,
+        "{metrics}"
+    );
+    assert!(server.stop().success());
+}
