@@ -4,6 +4,8 @@
 //! the body with `Content-Length`; the response is read as status line, headers, then the
 //! body by `Content-Length` or chunked encoding (or to the end when the server closes).
 //! A server that closed an idle keep-alive connection is answered by reconnecting once.
+//! [`HttpClient::request_streaming`] hands the body to the caller as a reader instead (the
+//! query benchmark counts the rows of answers far larger than memory should hold).
 //! Every failure is a value ([`HttpError`]); nothing here panics on what a server sends.
 //!
 //! Why not a client crate: the loader must measure the server, so the client does nothing
@@ -174,18 +176,7 @@ impl HttpClient {
         body: &[u8],
         gzip: bool,
     ) -> Result<Response, HttpError> {
-        let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: strata-bench\r\nContent-Length: {}\r\n",
-            self.authority,
-            body.len()
-        );
-        if gzip {
-            head.push_str("Content-Encoding: gzip\r\n");
-        }
-        if !body.is_empty() {
-            head.push_str("Content-Type: text/plain; charset=utf-8\r\n");
-        }
-        head.push_str("\r\n");
+        let head = self.request_head(method, path, body.len(), gzip);
         let reused = self.conn.is_some();
         match self.exchange(head.as_bytes(), body) {
             Err(Attempt::Stale) if reused => {
@@ -195,6 +186,58 @@ impl HttpClient {
             }
             other => other.map_err(|e| e.into_error(&self.authority)),
         }
+    }
+
+    /// Sends one request and hands the response's head and its body, as a reader, to
+    /// `read_body`; no size limit applies. Whatever `read_body` leaves unread is drained, so
+    /// the connection stays reusable. Reconnects once like [`HttpClient::request`]; an
+    /// error `read_body` returns comes back as [`HttpError::Io`].
+    pub fn request_streaming<T>(
+        &mut self,
+        method: &str,
+        path: &str,
+        body: &[u8],
+        read_body: impl FnOnce(&ResponseHead, &mut dyn Read) -> io::Result<T>,
+    ) -> Result<T, HttpError> {
+        let head = self.request_head(method, path, body.len(), false);
+        let reused = self.conn.is_some();
+        let started = match self.send_and_read_head(head.as_bytes(), body) {
+            Err(Attempt::Stale) if reused => {
+                self.conn = None;
+                self.send_and_read_head(head.as_bytes(), body)
+            }
+            other => other,
+        };
+        let (response_head, framing, keep_alive) =
+            started.map_err(|e| e.into_error(&self.authority))?;
+        let Some(conn) = self.conn.as_mut() else {
+            return Err(Attempt::Io(io::Error::other("no connection")).into_error(&self.authority));
+        };
+        let mut reader = BodyReader::new(conn, framing);
+        let result = read_body(&response_head, &mut reader);
+        let drained = result.is_ok() && io::copy(&mut reader, &mut io::sink()).is_ok();
+        if !keep_alive || !drained {
+            self.conn = None;
+        }
+        result.map_err(|source| HttpError::Io {
+            addr: self.authority.clone(),
+            source,
+        })
+    }
+
+    fn request_head(&self, method: &str, path: &str, body_len: usize, gzip: bool) -> String {
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: strata-bench\r\nContent-Length: {}\r\n",
+            self.authority, body_len
+        );
+        if gzip {
+            head.push_str("Content-Encoding: gzip\r\n");
+        }
+        if body_len > 0 {
+            head.push_str("Content-Type: text/plain; charset=utf-8\r\n");
+        }
+        head.push_str("\r\n");
+        head
     }
 
     fn dial(&mut self) -> Result<BufReader<TcpStream>, HttpError> {
@@ -225,7 +268,12 @@ impl HttpClient {
         Err(connect_error(last))
     }
 
-    fn exchange(&mut self, head: &[u8], body: &[u8]) -> Result<Response, Attempt> {
+    /// Sends the request and reads the response's head; the body is left on the connection.
+    fn send_and_read_head(
+        &mut self,
+        head: &[u8],
+        body: &[u8],
+    ) -> Result<(ResponseHead, Framing, bool), Attempt> {
         if self.conn.is_none() {
             self.conn = Some(self.dial().map_err(Attempt::Fatal)?);
         }
@@ -240,13 +288,28 @@ impl HttpClient {
             self.conn = None;
             return Err(stale_or_io(e));
         }
-        let result = read_response(conn);
-        match result {
-            Ok((response, keep)) => {
+        let result = read_head(conn);
+        if result.is_err() {
+            self.conn = None;
+        }
+        result
+    }
+
+    fn exchange(&mut self, head: &[u8], body: &[u8]) -> Result<Response, Attempt> {
+        let (head, framing, keep) = self.send_and_read_head(head, body)?;
+        let Some(conn) = self.conn.as_mut() else {
+            return Err(Attempt::Io(io::Error::other("no connection")));
+        };
+        match read_body(conn, framing) {
+            Ok(body) => {
                 if !keep {
                     self.conn = None;
                 }
-                Ok(response)
+                Ok(Response {
+                    status: head.status,
+                    headers: head.headers,
+                    body,
+                })
             }
             Err(e) => {
                 self.conn = None;
@@ -325,8 +388,41 @@ fn read_line(conn: &mut impl BufRead, line: &mut Vec<u8>) -> Result<Option<()>, 
     Ok(Some(()))
 }
 
-/// Reads a response; also says whether the connection may be reused.
-fn read_response(conn: &mut BufReader<TcpStream>) -> Result<(Response, bool), Attempt> {
+/// The status line and headers of a response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseHead {
+    /// Status code, e.g. 200.
+    pub status: u16,
+    /// Header names (lower case) and values, in order.
+    pub headers: Vec<(String, String)>,
+}
+
+impl ResponseHead {
+    /// The first header named `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// How a response's body is delimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    /// No body (1xx, 204, 304).
+    Empty,
+    /// `Content-Length` bytes.
+    Length(u64),
+    /// `Transfer-Encoding: chunked`.
+    Chunked,
+    /// Up to the end of the connection.
+    ToEnd,
+}
+
+/// Reads a response's head; also says how its body is delimited and whether the connection
+/// may be reused after it.
+fn read_head(conn: &mut BufReader<TcpStream>) -> Result<(ResponseHead, Framing, bool), Attempt> {
     let mut line = Vec::new();
     if read_line(conn, &mut line)?.is_none() {
         return Err(Attempt::Stale);
@@ -366,49 +462,179 @@ fn read_response(conn: &mut BufReader<TcpStream>) -> Result<(Response, bool), At
             .ok_or_else(|| Attempt::Malformed(format!("header line {text:?} has no colon")))?;
         headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
     }
-    let find = |name: &str| {
-        headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    };
+    let head = ResponseHead { status, headers };
     let mut keep_alive = !version.ends_with("1.0")
-        && !find("connection").is_some_and(|v| v.eq_ignore_ascii_case("close"));
-    let no_body = status < 200 || status == 204 || status == 304;
-    let body = if no_body {
-        Vec::new()
-    } else if find("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"))
+        && !head
+            .header("connection")
+            .is_some_and(|v| v.eq_ignore_ascii_case("close"));
+    let framing = if status < 200 || status == 204 || status == 304 {
+        Framing::Empty
+    } else if head
+        .header("transfer-encoding")
+        .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"))
     {
-        read_chunked(conn)?
-    } else if let Some(length) = find("content-length") {
-        let length: usize = length
+        Framing::Chunked
+    } else if let Some(length) = head.header("content-length") {
+        let length: u64 = length
             .parse()
             .map_err(|_| Attempt::Malformed(format!("Content-Length {length:?}")))?;
-        if length > BODY_BYTES_MAX {
-            return Err(Attempt::Malformed(format!(
-                "body of {length} bytes, over {BODY_BYTES_MAX}"
-            )));
-        }
-        let mut body = vec![0; length];
-        conn.read_exact(&mut body).map_err(Attempt::Io)?;
-        body
+        Framing::Length(length)
     } else {
         // No length: the body runs to the end of the connection.
         keep_alive = false;
-        let mut body = Vec::new();
-        conn.take(BODY_BYTES_MAX as u64)
-            .read_to_end(&mut body)
-            .map_err(Attempt::Io)?;
-        body
+        Framing::ToEnd
     };
-    Ok((
-        Response {
-            status,
-            headers,
-            body,
-        },
-        keep_alive,
-    ))
+    Ok((head, framing, keep_alive))
+}
+
+/// Reads a whole body of at most [`BODY_BYTES_MAX`] bytes.
+fn read_body(conn: &mut BufReader<TcpStream>, framing: Framing) -> Result<Vec<u8>, Attempt> {
+    match framing {
+        Framing::Empty => Ok(Vec::new()),
+        Framing::Chunked => read_chunked(conn),
+        Framing::Length(length) => {
+            let length = usize::try_from(length)
+                .ok()
+                .filter(|l| *l <= BODY_BYTES_MAX)
+                .ok_or_else(|| {
+                    Attempt::Malformed(format!("body of {length} bytes, over {BODY_BYTES_MAX}"))
+                })?;
+            let mut body = vec![0; length];
+            conn.read_exact(&mut body).map_err(Attempt::Io)?;
+            Ok(body)
+        }
+        Framing::ToEnd => {
+            let mut body = Vec::new();
+            conn.take(BODY_BYTES_MAX as u64)
+                .read_to_end(&mut body)
+                .map_err(Attempt::Io)?;
+            Ok(body)
+        }
+    }
+}
+
+/// A response body as a reader: decodes chunked encoding, stops at `Content-Length`.
+struct BodyReader<'a> {
+    conn: &'a mut BufReader<TcpStream>,
+    framing: Framing,
+    /// Bytes left in the body (`Length`) or in the current chunk (`Chunked`).
+    left: u64,
+    /// `Chunked`: the CRLF after the current chunk's data is still to be read.
+    crlf_pending: bool,
+    done: bool,
+}
+
+impl<'a> BodyReader<'a> {
+    fn new(conn: &'a mut BufReader<TcpStream>, framing: Framing) -> Self {
+        let left = match framing {
+            Framing::Length(n) => n,
+            _ => 0,
+        };
+        Self {
+            conn,
+            framing,
+            left,
+            crlf_pending: false,
+            done: framing == Framing::Empty,
+        }
+    }
+
+    /// Reads up to `self.left` bytes of data into `buf`.
+    fn read_counted(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.conn.read(&mut buf[..want])?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "connection closed inside the body",
+            ));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
+
+    /// `Chunked`: moves to the next chunk; false at the last (empty) chunk.
+    fn next_chunk(&mut self) -> io::Result<bool> {
+        let mut line = Vec::new();
+        if self.crlf_pending {
+            let mut crlf = [0; 2];
+            self.conn.read_exact(&mut crlf)?;
+            if &crlf != b"\r\n" {
+                return Err(invalid("chunk not followed by CRLF".into()));
+            }
+            self.crlf_pending = false;
+        }
+        if read_line(self.conn, &mut line)
+            .map_err(attempt_to_io)?
+            .is_none()
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "connection closed inside a chunked body",
+            ));
+        }
+        let text = String::from_utf8_lossy(&line);
+        let size_text = text.split(';').next().unwrap_or_default().trim();
+        let size = u64::from_str_radix(size_text, 16)
+            .map_err(|_| invalid(format!("chunk size {size_text:?}")))?;
+        if size == 0 {
+            for _ in 0..HEADERS_MAX {
+                match read_line(self.conn, &mut line).map_err(attempt_to_io)? {
+                    Some(()) if !line.is_empty() => {}
+                    _ => return Ok(false),
+                }
+            }
+            return Err(invalid(format!("more than {HEADERS_MAX} trailers")));
+        }
+        self.left = size;
+        self.crlf_pending = true;
+        Ok(true)
+    }
+}
+
+impl Read for BodyReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.done || buf.is_empty() {
+            return Ok(0);
+        }
+        match self.framing {
+            Framing::Empty => Ok(0),
+            Framing::Length(_) => {
+                if self.left == 0 {
+                    self.done = true;
+                    return Ok(0);
+                }
+                self.read_counted(buf)
+            }
+            Framing::ToEnd => {
+                let n = self.conn.read(buf)?;
+                self.done = n == 0;
+                Ok(n)
+            }
+            Framing::Chunked => {
+                if self.left == 0 && !self.next_chunk()? {
+                    self.done = true;
+                    return Ok(0);
+                }
+                self.read_counted(buf)
+            }
+        }
+    }
+}
+
+fn invalid(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, message)
+}
+
+fn attempt_to_io(attempt: Attempt) -> io::Error {
+    match attempt {
+        Attempt::Stale => io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed"),
+        Attempt::Io(e) => e,
+        Attempt::Malformed(reason) => invalid(reason),
+        Attempt::Fatal(e) => io::Error::other(e.to_string()),
+    }
 }
 
 fn read_chunked(conn: &mut BufReader<TcpStream>) -> Result<Vec<u8>, Attempt> {

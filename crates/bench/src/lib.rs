@@ -11,6 +11,9 @@
 //! - [`stats`]: latency percentiles; CPU time, memory and disk writes of a process.
 //! - [`progress`]: the progress bar on stderr while a load runs.
 //! - [`report`]: the write report (seeds' text style and JSON).
+//! - [`queries`]: seeded query generators (TSBS devops on `cpu`, TDengine's on `meters`).
+//! - [`query_run`]: running queries with N clients, embedded or over HTTP `/sql`.
+//! - [`query_report`]: the query report (per type and client count; text and JSON).
 //! - [`scale`]: the core-scaling table, CSV and SVG chart.
 //!
 //! Data path: `config → generator (per-series state) → rows → line-protocol bytes`.
@@ -23,6 +26,9 @@ pub mod http;
 pub mod load;
 pub mod meters;
 pub mod progress;
+pub mod queries;
+pub mod query_report;
+pub mod query_run;
 pub mod report;
 pub mod rng;
 pub mod scale;

@@ -334,3 +334,86 @@ fn tcp_load_sends_every_byte() {
     assert_eq!((load.rows, load.requests, load.errors), (3, 2, 0));
     assert_eq!(server.join().unwrap(), b"a 1\nb 2\nc 3\n");
 }
+
+/// A chunked 200 response whose body is `chunks` (one chunk each).
+fn chunked(chunks: &[&[u8]]) -> Vec<u8> {
+    let mut out = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for chunk in chunks {
+        out.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        out.extend_from_slice(chunk);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"0\r\nX-Trailer: t\r\n\r\n");
+    out
+}
+
+#[test]
+fn streaming_bodies_chunked_sized_over_the_cap_and_drained() {
+    // Over the 16 MiB cap of whole-body reads: streaming has no cap.
+    let big = vec![b'x'; 17 << 20];
+    let big_answer = {
+        let mut out =
+            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", big.len()).into_bytes();
+        out.extend_from_slice(&big);
+        out
+    };
+    let (addr, server) = serve(1, 4, move |i| match i {
+        0 => chunked(&[b"a,b\n1,", b"2\n", b"3,4\n"]),
+        1 => big_answer.clone(),
+        // Read only in part by the caller: the rest is drained, the connection reused.
+        2 => chunked(&[b"first", b"second"]),
+        _ => b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\noops".to_vec(),
+    });
+    let mut client = HttpClient::new(&addr, TIMEOUT);
+    let whole = client
+        .request_streaming("POST", "/sql", b"select 1", |head, body| {
+            assert_eq!(head.status, 200);
+            assert_eq!(head.header("Transfer-Encoding"), Some("chunked"));
+            let mut all = Vec::new();
+            body.read_to_end(&mut all)?;
+            Ok(all)
+        })
+        .unwrap();
+    assert_eq!(whole, b"a,b\n1,2\n3,4\n");
+    let length = client
+        .request_streaming("POST", "/sql", b"select 2", |_, body| {
+            std::io::copy(body, &mut std::io::sink())
+        })
+        .unwrap();
+    assert_eq!(length, 17 << 20);
+    let part = client
+        .request_streaming("POST", "/sql", b"select 3", |_, body| {
+            let mut first = [0u8; 3];
+            body.read_exact(&mut first)?;
+            Ok(first)
+        })
+        .unwrap();
+    assert_eq!(&part, b"fir");
+    let failed = client
+        .request_streaming("POST", "/sql", b"select 4", |head, body| {
+            let mut text = String::new();
+            body.read_to_string(&mut text)?;
+            Ok((head.status, text))
+        })
+        .unwrap();
+    assert_eq!(failed, (500, "oops".to_string()));
+    assert_eq!(client.connects(), 1, "every body was read to its end");
+    drop(client);
+    let seen = server.join().unwrap();
+    assert_eq!(seen[0].len(), 4);
+    assert_eq!(seen[0][3].body, b"select 4");
+
+    // A body cut off before its end is an I/O error, not a short answer.
+    let (addr, server) = serve(1, 1, |_| {
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab".to_vec()
+    });
+    let mut client = HttpClient::new(&addr, TIMEOUT);
+    let error = client
+        .request_streaming("POST", "/sql", b"x", |_, body| {
+            let mut all = Vec::new();
+            body.read_to_end(&mut all).map(|_| all)
+        })
+        .unwrap_err();
+    assert!(matches!(error, HttpError::Io { .. }), "{error}");
+    server.join().unwrap();
+}
