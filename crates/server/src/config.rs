@@ -288,5 +288,13 @@ mod tests {
         assert!(parse_memory_limit("4X").is_err());
         assert!(parse_memory_limit("G").is_err());
         assert!(parse_memory_limit("0").is_err());
+        let file = FileConfig::parse(
+            "query_timeout = \"5s\"\nquery_memory_limit = \"1G\"\nquery_concurrency = 3\n",
+            "f.toml",
+        )
+        .expect("parse");
+        assert_eq!(file.query_timeout.as_deref(), Some("5s"));
+        assert_eq!(file.query_memory_limit.as_deref(), Some("1G"));
+        assert_eq!(file.query_concurrency, Some(3));
     }
 }
