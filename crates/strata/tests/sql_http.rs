@@ -11,7 +11,9 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 use common::{Server, data_dir, metric};
-use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::array::{AsArray, RecordBatch};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Float64Type};
 use datafusion::arrow::ipc::reader::StreamReader;
 use datafusion::arrow::util::pretty::pretty_format_batches;
 
@@ -305,6 +307,35 @@ fn tables_resolve_in_the_requested_database() {
     assert_eq!(count("", "SELECT count(*) FROM cpu"), 1);
     assert_eq!(count("?db=metrics", "SELECT count(*) FROM cpu"), 2);
     assert_eq!(count("?db=strata", "SELECT count(*) FROM metrics.cpu"), 2);
+    // Unsorted batches come from different shards, each with its own tag dictionary: the
+    // Arrow stream replaces dictionaries between batches and says the same as JSON.
+    write_rows(&server, "big", &many_rows(20, 100));
+    let arrow = post_sql(
+        &server,
+        "?db=big&format=arrow",
+        "SELECT host, usage FROM cpu",
+    );
+    assert_eq!(arrow.status, 200, "{}", arrow.text());
+    let mut from_arrow = Vec::new();
+    for batch in arrow_batches(&arrow) {
+        let hosts = cast(batch.column(0), &DataType::Utf8).unwrap();
+        let hosts = hosts.as_string::<i32>();
+        let usage = batch.column(1).as_primitive::<Float64Type>();
+        for row in 0..batch.num_rows() {
+            from_arrow.push(format!("{} {}", hosts.value(row), usage.value(row)));
+        }
+    }
+    let json = post_sql(&server, "?db=big", "SELECT host, usage FROM cpu").json();
+    let mut from_json: Vec<String> = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| format!("{} {}", row[0].as_str().unwrap(), row[1].as_f64().unwrap()))
+        .collect();
+    from_arrow.sort();
+    from_json.sort();
+    assert_eq!(from_arrow.len(), 2000);
+    assert_eq!(from_arrow, from_json);
     let missing = post_sql(&server, "?db=nowhere", "SELECT * FROM cpu");
     assert_eq!(missing.status, 400, "{}", missing.text());
     assert_eq!(missing.json()["kind"], "plan");
