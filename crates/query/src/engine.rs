@@ -15,6 +15,7 @@ use crate::catalog::{CATALOG_NAME, StrataCatalog};
 use crate::error::QueryError;
 use crate::functions;
 use crate::guard::{Admission, QueryStream};
+use crate::preagg::PreAggregateRule;
 
 /// Statement timeout unless configured: long enough for any benchmark query, short enough
 /// that a runaway query does not hold a slot for long.
@@ -39,6 +40,10 @@ pub struct QueryOptions {
     /// their timeout; when four times this many already wait, a statement fails at once with
     /// [`QueryError::Busy`].
     pub max_concurrent: usize,
+    /// Answer aggregates from block pre-aggregates where blocks allow (the `preagg`
+    /// module). Default on; off only to compare results or timings with DataFusion's own
+    /// aggregation.
+    pub pre_aggregate: bool,
 }
 
 impl Default for QueryOptions {
@@ -49,6 +54,7 @@ impl Default for QueryOptions {
             timeout: Some(DEFAULT_TIMEOUT),
             memory_limit: Some(physical_memory() / 4),
             max_concurrent: 2 * cores,
+            pre_aggregate: true,
         }
     }
 }
@@ -123,11 +129,14 @@ impl QueryEngine {
         if let Some(limit) = options.memory_limit {
             runtime = runtime.with_memory_limit(limit, 1.0);
         }
-        let state = SessionStateBuilder::new()
+        let mut builder = SessionStateBuilder::new()
             .with_config(config)
             .with_runtime_env(runtime.build_arc()?)
-            .with_default_features()
-            .build();
+            .with_default_features();
+        if options.pre_aggregate {
+            builder = builder.with_physical_optimizer_rule(Arc::new(PreAggregateRule));
+        }
+        let state = builder.build();
         let context = SessionContext::new_with_state(state);
         context.register_catalog(
             CATALOG_NAME,

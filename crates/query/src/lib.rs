@@ -10,6 +10,8 @@
 //! - [`scan`]: [`StrataScanExec`], the physical scan, one partition per shard.
 //! - `functions`: `time_bucket` (= `date_bin`).
 //! - [`error`]: [`QueryError`], with the position in the statement where known.
+//! - `preagg`: aggregates from block pre-aggregates ([`PreAggExec`]), a physical
+//!   optimizer rule.
 //! - `guard`: the guard rails — concurrency slots and [`QueryStream`] with its deadline.
 //!
 //! Query path: `SQL → DataFusion parse + plan (catalog → StrataTable) → optimizer pushes
@@ -26,12 +28,15 @@ pub mod engine;
 pub mod error;
 mod functions;
 mod guard;
+mod preagg;
 mod pushdown;
 pub mod scan;
 pub mod table;
 
 pub use engine::{QueryEngine, QueryOptions};
 pub use error::{Position, QueryError};
+pub use functions::register_functions;
 pub use guard::QueryStream;
+pub use preagg::PreAggExec;
 pub use scan::StrataScanExec;
 pub use table::StrataTable;

@@ -77,6 +77,16 @@ impl StrataScanExec {
         }
     }
 
+    /// The engine this scan reads.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// The table this scan reads, as its schema was when planned.
+    pub fn table(&self) -> &Arc<TableSchema> {
+        &self.table
+    }
+
     /// The engine request this scan makes of every shard.
     pub fn request(&self) -> &ReadRequest {
         &self.request

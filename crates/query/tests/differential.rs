@@ -1,6 +1,7 @@
 //! Differential test: seeded random SQL run through Strata (the engine's table provider,
 //! data spread over memtable, several parts and three shards) and through DataFusion over
-//! a `MemTable` holding the same rows after last-write-wins. Results must match exactly;
+//! a `MemTable` holding the same rows after last-write-wins — each statement twice, with
+//! and without the pre-aggregate path. Results must match exactly;
 //! only sums and averages of floats (columns named `sum_f*` / `avg_f*`), whose value depends
 //! on the order of additions, are compared with a relative tolerance of 1e-9. Rows are
 //! sorted before comparing unless the query has a total order.
@@ -19,7 +20,7 @@ use common::{
     sort_rows, to_rows, write_data,
 };
 use datafusion::prelude::{SessionConfig, SessionContext};
-use strata_query::QueryEngine;
+use strata_query::{QueryEngine, QueryOptions, register_functions};
 
 /// Queries per seed: enough to cover every template several times, fast in debug builds.
 const QUERIES: usize = 120;
@@ -52,7 +53,17 @@ async fn run_seed(seed: u64) {
     assert_eq!(engine.shard_count(), 3);
 
     let strata = QueryEngine::new(Arc::clone(&engine)).unwrap();
-    let reference = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(3));
+    let without_preagg = QueryEngine::with_options(
+        Arc::clone(&engine),
+        QueryOptions {
+            pre_aggregate: false,
+            ..QueryOptions::default()
+        },
+    )
+    .unwrap();
+    let mut reference =
+        SessionContext::new_with_config(SessionConfig::new().with_target_partitions(3));
+    register_functions(&mut reference).unwrap();
     reference
         .register_table(TABLE, Arc::new(mem_table(&engine, &data, 3)))
         .unwrap();
@@ -69,22 +80,26 @@ async fn run_seed(seed: u64) {
             .collect()
             .await
             .unwrap_or_else(|e| panic!("{}: reference failed: {e}", context()));
-        let actual = strata
-            .sql(DB, &query.sql)
-            .await
-            .unwrap_or_else(|e| panic!("{}: strata failed: {e}", context()));
         let approx = |name: &str| name.starts_with("sum_f") || name.starts_with("avg_f");
         let mut expected = to_rows(&expected, &approx);
-        let mut actual = to_rows(&actual, &approx);
         if !query.ordered {
             sort_rows(&mut expected);
-            sort_rows(&mut actual);
         }
         if !expected.is_empty() {
             non_empty += 1;
         }
-        if let Some(diff) = difference(&expected, &actual) {
-            panic!("{}\n{diff}", context());
+        for (path, engine) in [("pre-aggregates", &strata), ("scan", &without_preagg)] {
+            let actual = engine
+                .sql(DB, &query.sql)
+                .await
+                .unwrap_or_else(|e| panic!("{} ({path}): strata failed: {e}", context()));
+            let mut actual = to_rows(&actual, &approx);
+            if !query.ordered {
+                sort_rows(&mut actual);
+            }
+            if let Some(diff) = difference(&expected, &actual) {
+                panic!("{} ({path})\n{diff}", context());
+            }
         }
     }
     // Filters must not empty most results, or the comparison proves little.
@@ -178,7 +193,7 @@ fn pick_columns(rng: &mut Rng) -> String {
 
 /// Two to five aggregates, named so the comparison knows which are float sums.
 fn aggregates(rng: &mut Rng) -> String {
-    const ALL: [&str; 13] = [
+    const ALL: [&str; 18] = [
         "count(*) AS n",
         "count(f) AS count_f",
         "count(s) AS count_s",
@@ -192,6 +207,11 @@ fn aggregates(rng: &mut Rng) -> String {
         "avg(i) AS avg_i",
         "min(s) AS min_s",
         "max(time) AS last_time",
+        "first(f) AS first_f",
+        "last(f) AS last_f",
+        "first(i) AS first_i",
+        "last(b) AS last_b",
+        "first(s) AS first_s",
     ];
     let count = 2 + rng.below(4) as usize;
     let mut chosen: Vec<&str> = Vec::new();

@@ -374,18 +374,21 @@ impl Engine {
     }
 
     /// For aggregates: each series of one shard as whole chunks with exact pre-aggregates
-    /// plus the decoded rest (see [`SeriesSummary`]).
+    /// plus the decoded rest (see [`SeriesSummary`]). A chunk is kept whole only if
+    /// `usable(chunk)` also says its pre-aggregates answer the caller (e.g. the chunk lies
+    /// inside one time bucket); otherwise its rows go to the rest.
     pub fn summarize_shard(
         &self,
         shard: usize,
         request: &ReadRequest,
+        usable: &dyn Fn(&crate::part::ChunkMeta) -> bool,
     ) -> Result<Vec<SeriesSummary>, StorageError> {
         let shard = self
             .inner
             .shards
             .get(shard)
             .ok_or_else(|| StorageError::Invalid(format!("no shard {shard}")))?;
-        shard.summarize(&request.for_shard())
+        shard.summarize(&request.for_shard(), usable)
     }
 
     /// The latest row of each series of the request, without a scan.

@@ -28,6 +28,13 @@ pub(crate) fn register(context: &SessionContext) {
     context.register_udaf(AggregateUDF::new_from_impl(FirstLast::new(End::Last)));
 }
 
+/// Adds Strata's SQL functions (`time_bucket`, `first`, `last`) to any DataFusion context,
+/// e.g. one over in-memory tables used to check Strata's answers.
+pub fn register_functions(context: &mut SessionContext) -> datafusion::common::Result<()> {
+    register(context);
+    register_rewrites(context)
+}
+
 /// Adds Strata's analyzer rewrites (`first(x)` → `first(x, time)`) to `registry`.
 pub(crate) fn register_rewrites(
     registry: &mut dyn FunctionRegistry,

@@ -207,9 +207,11 @@ impl Shard {
     /// The rows of each series of the request, as whole clean chunks (pre-aggregates) plus
     /// decoded rest. Aggregates computed from `chunks` pre-aggregates and `rest` equal those
     /// computed from [`Shard::read`].
+    /// Only chunks that `usable` accepts are kept whole.
     pub(crate) fn summarize(
         &self,
         request: &ShardReadRequest<'_>,
+        usable: &dyn Fn(&crate::part::ChunkMeta) -> bool,
     ) -> Result<Vec<SeriesSummary>, StorageError> {
         let snapshot = self.snapshot(request);
         let parts = parts_in_range(&snapshot.parts, request);
@@ -241,7 +243,7 @@ impl Shard {
                 let alone = intervals.iter().enumerate().all(|(other, (lo, hi))| {
                     other == index || *hi < chunk.min_time || *lo > chunk.max_time
                 });
-                if inside && alone {
+                if inside && alone && usable(&chunk) {
                     clean.push(chunk);
                 } else {
                     let data = parts[part_index]

@@ -1,0 +1,595 @@
+//! Folding one shard's series summaries into partial aggregate states, group by group:
+//! whole chunks through their pre-aggregates, the rest of the rows as value slices. The
+//! states are DataFusion's partial states for the same aggregates, so DataFusion's final
+//! aggregation combines shards exactly as it would combine its own partial results.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, RecordBatch, RecordBatchOptions, StringDictionaryBuilder,
+    TimestampNanosecondArray,
+};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Int32Type, Int64Type, SchemaRef};
+use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue};
+use datafusion::physical_expr::PhysicalExpr;
+use strata_storage::SeriesSummary;
+use strata_storage::column::{Column, Values};
+use strata_storage::part::{ChunkMeta, PreAgg};
+
+use super::plan::{AggKind, AggSpec, GroupKey, PreAggPlan, time_schema};
+use crate::functions::first_last::End;
+
+/// Largest integer sum (in magnitude) that converts to the same float whether summed
+/// exactly or as floats row by row: below 2^53 every partial sum is exact in f64.
+const EXACT_FLOAT_SUM: i128 = 1 << 53;
+
+/// One aggregate's partial state.
+#[derive(Debug, Clone)]
+enum State {
+    Count(i64),
+    Sum(Option<ScalarValue>),
+    Min(Option<ScalarValue>),
+    Max(Option<ScalarValue>),
+    Avg { count: u64, sum: f64 },
+    Edge(End, Option<(i64, ScalarValue)>),
+}
+
+impl State {
+    fn new(spec: &AggSpec) -> Self {
+        match spec.kind {
+            AggKind::CountRows | AggKind::Count => State::Count(0),
+            AggKind::Sum => State::Sum(None),
+            AggKind::Min => State::Min(None),
+            AggKind::Max => State::Max(None),
+            AggKind::Avg => State::Avg { count: 0, sum: 0.0 },
+            AggKind::First => State::Edge(End::First, None),
+            AggKind::Last => State::Edge(End::Last, None),
+        }
+    }
+
+    fn edge(&mut self, time: i64, value: ScalarValue) {
+        if let State::Edge(end, best) = self {
+            let better = match best {
+                None => true,
+                Some((t, v)) => end.beats(time, &value, *t, v),
+            };
+            if better {
+                *best = Some((time, value));
+            }
+        }
+    }
+}
+
+/// Whether a float is smaller under Arrow's order for min/max (NaN above everything).
+fn float_lt(a: f64, b: f64) -> bool {
+    a.total_cmp(&b).is_lt()
+}
+
+fn combine_min(current: &mut Option<ScalarValue>, value: ScalarValue) {
+    let replace = match (current.as_ref(), &value) {
+        (None, _) => true,
+        (Some(ScalarValue::Float64(Some(c))), ScalarValue::Float64(Some(v))) => float_lt(*v, *c),
+        (Some(c), v) => v < c,
+    };
+    if replace {
+        *current = Some(value);
+    }
+}
+
+fn combine_max(current: &mut Option<ScalarValue>, value: ScalarValue) {
+    let replace = match (current.as_ref(), &value) {
+        (None, _) => true,
+        (Some(ScalarValue::Float64(Some(c))), ScalarValue::Float64(Some(v))) => float_lt(*c, *v),
+        (Some(c), v) => v > c,
+    };
+    if replace {
+        *current = Some(value);
+    }
+}
+
+fn combine_sum(current: &mut Option<ScalarValue>, value: ScalarValue) {
+    *current = Some(match (current.take(), value) {
+        (None, v) => v,
+        (Some(ScalarValue::Float64(Some(a))), ScalarValue::Float64(Some(b))) => {
+            ScalarValue::Float64(Some(a + b))
+        }
+        (Some(ScalarValue::Int64(Some(a))), ScalarValue::Int64(Some(b))) => {
+            ScalarValue::Int64(Some(a.wrapping_add(b)))
+        }
+        (Some(ScalarValue::UInt64(Some(a))), ScalarValue::UInt64(Some(b))) => {
+            ScalarValue::UInt64(Some(a.wrapping_add(b)))
+        }
+        (Some(a), _) => a,
+    });
+}
+
+/// Whether `chunk`'s pre-aggregates answer every aggregate of `plan` exactly, and the chunk
+/// lies inside one time bucket.
+pub(crate) fn chunk_usable(plan: &PreAggPlan, chunk: &ChunkMeta) -> bool {
+    let buckets_ok = plan.groups.iter().all(|key| match key {
+        GroupKey::Tag(_) => true,
+        GroupKey::Time(expr) => match bucket_values(expr, &[chunk.min_time, chunk.max_time]) {
+            Ok(b) => b[0] == b[1],
+            Err(_) => false,
+        },
+    });
+    buckets_ok
+        && plan.aggs.iter().all(|spec| {
+            let Some((field, _)) = spec.field else {
+                return true;
+            };
+            let Some(column) = chunk.column(field) else {
+                return true; // no values here: contributes nothing
+            };
+            match (spec.kind, &column.preagg) {
+                (AggKind::Count | AggKind::CountRows, _) => true,
+                (AggKind::Min | AggKind::Max, PreAgg::Float { has_nan, .. }) => !has_nan,
+                (AggKind::Avg, PreAgg::Integer { sum, .. }) => sum.abs() < EXACT_FLOAT_SUM,
+                (AggKind::Avg, PreAgg::Unsigned { sum, .. }) => (*sum as i128) < EXACT_FLOAT_SUM,
+                (AggKind::First | AggKind::Last, PreAgg::String { .. }) => false,
+                // first/last times are the chunk's only when every row has the field.
+                (AggKind::First | AggKind::Last, _) => column.presence.is_none(),
+                _ => true,
+            }
+        })
+}
+
+/// The bucket of each time under `expr` (a time key), as i64.
+fn bucket_values(expr: &Arc<dyn PhysicalExpr>, times: &[i64]) -> DfResult<Vec<i64>> {
+    let array: ArrayRef = Arc::new(TimestampNanosecondArray::from(times.to_vec()));
+    let batch = RecordBatch::try_new(time_schema(), vec![array])?;
+    let out = expr.evaluate(&batch)?.into_array(times.len())?;
+    let out = cast(&out, &DataType::Int64)?;
+    let out = out.as_primitive::<Int64Type>();
+    if out.null_count() > 0 {
+        return Err(DataFusionError::Internal(
+            "time bucket of a time is null".into(),
+        ));
+    }
+    Ok(out.values().to_vec())
+}
+
+/// Partial states by group for one shard.
+pub(crate) struct Folder<'p> {
+    plan: &'p PreAggPlan,
+    /// Tag values of each distinct tag combination, by id.
+    tag_sets: Vec<Vec<Option<String>>>,
+    tag_ids: HashMap<Vec<Option<String>>, u32>,
+    /// Group index by (tag set, time buckets).
+    groups: HashMap<(u32, Vec<i64>), usize>,
+    keys: Vec<(u32, Vec<i64>)>,
+    states: Vec<Vec<State>>,
+}
+
+impl<'p> Folder<'p> {
+    pub(crate) fn new(plan: &'p PreAggPlan) -> Self {
+        let mut folder = Self {
+            plan,
+            tag_sets: Vec::new(),
+            tag_ids: HashMap::new(),
+            groups: HashMap::new(),
+            keys: Vec::new(),
+            states: Vec::new(),
+        };
+        if plan.groups.is_empty() {
+            // Without GROUP BY there is always exactly one row, rows or not.
+            let tags = folder.tag_set(Vec::new());
+            folder.group(tags, Vec::new());
+        }
+        folder
+    }
+
+    fn tag_set(&mut self, values: Vec<Option<String>>) -> u32 {
+        if let Some(id) = self.tag_ids.get(&values) {
+            return *id;
+        }
+        let id = self.tag_sets.len() as u32;
+        self.tag_sets.push(values.clone());
+        self.tag_ids.insert(values, id);
+        id
+    }
+
+    fn group(&mut self, tags: u32, buckets: Vec<i64>) -> usize {
+        let key = (tags, buckets);
+        if let Some(index) = self.groups.get(&key) {
+            return *index;
+        }
+        let index = self.keys.len();
+        self.keys.push(key.clone());
+        self.groups.insert(key, index);
+        self.states
+            .push(self.plan.aggs.iter().map(State::new).collect());
+        index
+    }
+
+    /// Folds one series in.
+    pub(crate) fn add(&mut self, series: &SeriesSummary) -> DfResult<()> {
+        let tag_values: Vec<Option<String>> = self
+            .plan
+            .groups
+            .iter()
+            .filter_map(|key| match key {
+                GroupKey::Tag(name) => Some(
+                    series
+                        .tags
+                        .iter()
+                        .find(|(k, _)| k == name)
+                        .map(|(_, v)| v.clone()),
+                ),
+                GroupKey::Time(_) => None,
+            })
+            .collect();
+        let tags = self.tag_set(tag_values);
+        let time_keys: Vec<Arc<dyn PhysicalExpr>> = self
+            .plan
+            .groups
+            .iter()
+            .filter_map(|key| match key {
+                GroupKey::Time(expr) => Some(Arc::clone(expr)),
+                GroupKey::Tag(_) => None,
+            })
+            .collect();
+        for chunk in &series.chunks {
+            let mut buckets = Vec::with_capacity(time_keys.len());
+            for expr in &time_keys {
+                buckets.push(bucket_values(expr, &[chunk.min_time])?[0]);
+            }
+            let group = self.group(tags, buckets);
+            for (spec, state) in self.plan.aggs.iter().zip(&mut self.states[group]) {
+                fold_chunk(spec, state, chunk);
+            }
+        }
+        let rest = &series.rest;
+        if rest.rows() == 0 {
+            return Ok(());
+        }
+        let mut bucket_columns = Vec::with_capacity(time_keys.len());
+        for expr in &time_keys {
+            bucket_columns.push(bucket_values(expr, &rest.times)?);
+        }
+        // Prefix counts of present rows per aggregate's column: value ranges of row ranges.
+        let columns: Vec<Option<ColumnRows<'_>>> = self
+            .plan
+            .aggs
+            .iter()
+            .map(|spec| {
+                let (field, _) = spec.field?;
+                let column = rest.column(field)?;
+                let prefix = column.present.as_ref().map(|present| {
+                    let mut prefix = Vec::with_capacity(present.len() + 1);
+                    let mut n = 0u32;
+                    prefix.push(0);
+                    for p in present {
+                        n += u32::from(*p);
+                        prefix.push(n);
+                    }
+                    prefix
+                });
+                Some((column, prefix))
+            })
+            .collect();
+        let rows = rest.rows();
+        let mut start = 0;
+        while start < rows {
+            let mut end = start + 1;
+            while end < rows && bucket_columns.iter().all(|b| b[end] == b[start]) {
+                end += 1;
+            }
+            let buckets: Vec<i64> = bucket_columns.iter().map(|b| b[start]).collect();
+            let group = self.group(tags, buckets);
+            let run = RowRun {
+                times: &rest.times,
+                start,
+                end,
+            };
+            for ((spec, state), column) in self
+                .plan
+                .aggs
+                .iter()
+                .zip(&mut self.states[group])
+                .zip(&columns)
+            {
+                fold_rows(spec, state, column.as_ref(), &run);
+            }
+            start = end;
+        }
+        Ok(())
+    }
+
+    /// The partial-aggregate batch: group columns then state columns, as `schema`.
+    pub(crate) fn finish(self, schema: &SchemaRef) -> DfResult<RecordBatch> {
+        let rows = self.keys.len();
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+        let mut tag_index = 0;
+        let mut time_index = 0;
+        for (key, field) in self.plan.groups.iter().zip(schema.fields()) {
+            match key {
+                GroupKey::Tag(_) => {
+                    let mut builder = StringDictionaryBuilder::<Int32Type>::new();
+                    for (tags, _) in &self.keys {
+                        builder.append_option(self.tag_sets[*tags as usize][tag_index].as_deref());
+                    }
+                    let array: ArrayRef = Arc::new(builder.finish());
+                    columns.push(cast(&array, field.data_type())?);
+                    tag_index += 1;
+                }
+                GroupKey::Time(_) => {
+                    let values: Vec<i64> = self.keys.iter().map(|(_, b)| b[time_index]).collect();
+                    let array: ArrayRef = Arc::new(TimestampNanosecondArray::from(values));
+                    columns.push(cast(&array, field.data_type())?);
+                    time_index += 1;
+                }
+            }
+        }
+        let mut state_fields = schema.fields().iter().skip(self.plan.groups.len());
+        for (index, spec) in self.plan.aggs.iter().enumerate() {
+            for part in 0..spec.state_types.len() {
+                let field = state_fields
+                    .next()
+                    .ok_or_else(|| DataFusionError::Internal("pre-aggregate schema".into()))?;
+                let target = ScalarValue::try_from(field.data_type())?;
+                let values = self
+                    .states
+                    .iter()
+                    .map(|states| state_value(&states[index], part, &target));
+                let array = if rows == 0 {
+                    datafusion::arrow::array::new_empty_array(field.data_type())
+                } else {
+                    ScalarValue::iter_to_array(values)?
+                };
+                columns.push(cast(&array, field.data_type())?);
+            }
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        Ok(RecordBatch::try_new_with_options(
+            Arc::clone(schema),
+            columns,
+            &options,
+        )?)
+    }
+}
+
+/// Part `part` of a state as a scalar; `null` is a null of the state's type.
+fn state_value(state: &State, part: usize, null: &ScalarValue) -> ScalarValue {
+    match (state, part) {
+        (State::Count(n), _) => ScalarValue::Int64(Some(*n)),
+        (State::Sum(v) | State::Min(v) | State::Max(v), _) => v.clone().unwrap_or(null.clone()),
+        // A group no value reached has a null count, as DataFusion's own partial state has:
+        // its final step would otherwise divide 0 by 0.
+        (State::Avg { count, .. }, 0) => ScalarValue::UInt64((*count > 0).then_some(*count)),
+        (State::Avg { count, sum }, _) => ScalarValue::Float64((*count > 0).then_some(*sum)),
+        (State::Edge(_, best), 0) => best.as_ref().map_or(null.clone(), |(_, v)| v.clone()),
+        (State::Edge(_, best), _) => {
+            ScalarValue::TimestampNanosecond(best.as_ref().map(|(t, _)| *t), None)
+        }
+    }
+}
+
+/// Folds a whole clean chunk through its pre-aggregates.
+fn fold_chunk(spec: &AggSpec, state: &mut State, chunk: &ChunkMeta) {
+    if spec.kind == AggKind::CountRows {
+        if let State::Count(n) = state {
+            *n += i64::from(chunk.rows);
+        }
+        return;
+    }
+    let Some((field, _)) = spec.field else {
+        return;
+    };
+    let Some(column) = chunk.column(field) else {
+        return;
+    };
+    let preagg = &column.preagg;
+    if preagg.count() == 0 {
+        return;
+    }
+    match (state, preagg) {
+        (State::Count(n), p) => *n += i64::from(p.count()),
+        (State::Sum(s), PreAgg::Float { sum, .. }) => {
+            combine_sum(s, ScalarValue::Float64(Some(*sum)))
+        }
+        (State::Sum(s), PreAgg::Integer { sum, .. }) => {
+            combine_sum(s, ScalarValue::Int64(Some(*sum as i64)))
+        }
+        (State::Sum(s), PreAgg::Unsigned { sum, .. }) => {
+            combine_sum(s, ScalarValue::UInt64(Some(*sum as u64)))
+        }
+        (State::Min(m), p) => {
+            if let Some(v) = preagg_min_max(p, true) {
+                combine_min(m, v);
+            }
+        }
+        (State::Max(m), p) => {
+            if let Some(v) = preagg_min_max(p, false) {
+                combine_max(m, v);
+            }
+        }
+        (State::Avg { count, sum: total }, p) => {
+            let part_sum = match p {
+                PreAgg::Float { sum, .. } => *sum,
+                PreAgg::Integer { sum, .. } => *sum as f64,
+                PreAgg::Unsigned { sum, .. } => *sum as f64,
+                _ => return,
+            };
+            *count += u64::from(p.count());
+            *total += part_sum;
+        }
+        (state @ State::Edge(..), p) => {
+            let (time, first) = match spec.kind {
+                AggKind::First => (chunk.min_time, true),
+                _ => (chunk.max_time, false),
+            };
+            if let Some(v) = preagg_edge(p, first) {
+                state.edge(time, v);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn preagg_min_max(p: &PreAgg, min: bool) -> Option<ScalarValue> {
+    Some(match *p {
+        PreAgg::Float {
+            min: lo, max: hi, ..
+        } => ScalarValue::Float64(Some(if min { lo } else { hi })),
+        PreAgg::Integer {
+            min: lo, max: hi, ..
+        } => ScalarValue::Int64(Some(if min { lo } else { hi })),
+        PreAgg::Unsigned {
+            min: lo, max: hi, ..
+        } => ScalarValue::UInt64(Some(if min { lo } else { hi })),
+        _ => return None,
+    })
+}
+
+fn preagg_edge(p: &PreAgg, first: bool) -> Option<ScalarValue> {
+    Some(match *p {
+        PreAgg::Float {
+            first: a, last: b, ..
+        } => ScalarValue::Float64(Some(if first { a } else { b })),
+        PreAgg::Integer {
+            first: a, last: b, ..
+        } => ScalarValue::Int64(Some(if first { a } else { b })),
+        PreAgg::Unsigned {
+            first: a, last: b, ..
+        } => ScalarValue::UInt64(Some(if first { a } else { b })),
+        PreAgg::Boolean {
+            first: a, last: b, ..
+        } => ScalarValue::Boolean(Some(if first { a } else { b })),
+        PreAgg::String { .. } => return None,
+    })
+}
+
+/// A decoded column with the prefix counts of its present rows (`None`: all present), so a
+/// run of rows maps to a slice of values.
+type ColumnRows<'a> = (&'a Column, Option<Vec<u32>>);
+
+/// Rows `start..end` of a series' decoded rest.
+struct RowRun<'a> {
+    times: &'a [i64],
+    start: usize,
+    end: usize,
+}
+
+/// Folds rows of a run into a state; `column` is the aggregate's column with its prefix
+/// counts of present rows (`None` prefix: every row present).
+fn fold_rows(
+    spec: &AggSpec,
+    state: &mut State,
+    column: Option<&ColumnRows<'_>>,
+    run: &RowRun<'_>,
+) {
+    if spec.kind == AggKind::CountRows {
+        if let State::Count(n) = state {
+            *n += (run.end - run.start) as i64;
+        }
+        return;
+    }
+    let Some((column, prefix)) = column else {
+        return;
+    };
+    let (from, to) = match prefix {
+        Some(p) => (p[run.start] as usize, p[run.end] as usize),
+        None => (run.start, run.end),
+    };
+    if from == to {
+        return;
+    }
+    match state {
+        State::Count(n) => *n += (to - from) as i64,
+        State::Sum(s) => {
+            if let Some(v) = slice_sum(&column.values, from, to) {
+                combine_sum(s, v);
+            }
+        }
+        State::Min(m) => {
+            if let Some(v) = slice_extreme(&column.values, from, to, true) {
+                combine_min(m, v);
+            }
+        }
+        State::Max(m) => {
+            if let Some(v) = slice_extreme(&column.values, from, to, false) {
+                combine_max(m, v);
+            }
+        }
+        State::Avg { count, sum } => {
+            let part = match &column.values {
+                Values::Float(v) => v[from..to].iter().sum::<f64>(),
+                Values::Integer(v) => v[from..to].iter().map(|x| *x as f64).sum(),
+                Values::Unsigned(v) => v[from..to].iter().map(|x| *x as f64).sum(),
+                _ => return,
+            };
+            *count += (to - from) as u64;
+            *sum += part;
+        }
+        State::Edge(end, _) => {
+            let end = *end;
+            // The run's first / last present row and its value index.
+            let (row, value_index) = match (end, prefix) {
+                (End::First, None) => (run.start, from),
+                (End::Last, None) => (run.end - 1, to - 1),
+                (End::First, Some(_)) => match (run.start..run.end).find(|r| column.is_present(*r))
+                {
+                    Some(r) => (r, from),
+                    None => return,
+                },
+                (End::Last, Some(_)) => {
+                    match (run.start..run.end).rev().find(|r| column.is_present(*r)) {
+                        Some(r) => (r, to - 1),
+                        None => return,
+                    }
+                }
+            };
+            state.edge(run.times[row], scalar(&column.values, value_index));
+        }
+    }
+}
+
+fn scalar(values: &Values, index: usize) -> ScalarValue {
+    match values {
+        Values::Float(v) => ScalarValue::Float64(Some(v[index])),
+        Values::Integer(v) => ScalarValue::Int64(Some(v[index])),
+        Values::Unsigned(v) => ScalarValue::UInt64(Some(v[index])),
+        Values::Boolean(v) => ScalarValue::Boolean(Some(v[index])),
+        Values::String(v) => ScalarValue::Utf8(Some(v[index].clone())),
+    }
+}
+
+fn slice_sum(values: &Values, from: usize, to: usize) -> Option<ScalarValue> {
+    Some(match values {
+        Values::Float(v) => ScalarValue::Float64(Some(v[from..to].iter().sum())),
+        Values::Integer(v) => ScalarValue::Int64(Some(
+            v[from..to].iter().fold(0i64, |a, x| a.wrapping_add(*x)),
+        )),
+        Values::Unsigned(v) => ScalarValue::UInt64(Some(
+            v[from..to].iter().fold(0u64, |a, x| a.wrapping_add(*x)),
+        )),
+        _ => return None,
+    })
+}
+
+fn slice_extreme(values: &Values, from: usize, to: usize, min: bool) -> Option<ScalarValue> {
+    Some(match values {
+        Values::Float(v) => {
+            let slice = &v[from..to];
+            let mut best = slice[0];
+            for x in &slice[1..] {
+                if (min && float_lt(*x, best)) || (!min && float_lt(best, *x)) {
+                    best = *x;
+                }
+            }
+            ScalarValue::Float64(Some(best))
+        }
+        Values::Integer(v) => {
+            let slice = v[from..to].iter().copied();
+            ScalarValue::Int64(if min { slice.min() } else { slice.max() })
+        }
+        Values::Unsigned(v) => {
+            let slice = v[from..to].iter().copied();
+            ScalarValue::UInt64(if min { slice.min() } else { slice.max() })
+        }
+        _ => return None,
+    })
+}

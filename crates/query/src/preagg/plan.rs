@@ -1,0 +1,266 @@
+//! Which aggregates the pre-aggregate path can answer, decided from DataFusion's physical
+//! plan: an `AggregateExec` reading a [`StrataScanExec`] directly (every filter pushed down
+//! exactly, no limit), grouping by tags and time buckets, computing count, sum, min, max,
+//! avg, first and last of fields. Anything else keeps DataFusion's own plan.
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::ScalarFunctionExpr;
+use datafusion::physical_expr::expressions::{CastExpr, Column, Literal};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::aggregates::AggregateExec;
+use strata_storage::catalog::TableSchema;
+use strata_storage::model::{FieldId, FieldType};
+
+use crate::scan::StrataScanExec;
+
+/// One GROUP BY key.
+#[derive(Debug, Clone)]
+pub(crate) enum GroupKey {
+    /// A tag column, by name.
+    Tag(String),
+    /// A function of the time column that never decreases as time grows (`time` itself,
+    /// `date_bin`, `date_trunc`), rebound to read column 0 of a one-column batch of times,
+    /// so it is evaluated by DataFusion itself and buckets match exactly.
+    Time(Arc<dyn PhysicalExpr>),
+}
+
+/// What an aggregate computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AggKind {
+    /// `count(*)`, `count(1)`, `count(time)`: rows.
+    CountRows,
+    /// `count(field)`: rows with a value.
+    Count,
+    /// `sum(field)`.
+    Sum,
+    /// `min(field)`.
+    Min,
+    /// `max(field)`.
+    Max,
+    /// `avg(field)`, state (count, sum as float).
+    Avg,
+    /// `first(field)`, state (value, time).
+    First,
+    /// `last(field)`, state (value, time).
+    Last,
+}
+
+/// One aggregate of the statement.
+#[derive(Debug, Clone)]
+pub(crate) struct AggSpec {
+    pub kind: AggKind,
+    /// The field read; `None` for [`AggKind::CountRows`].
+    pub field: Option<(FieldId, FieldType)>,
+    /// Arrow types of the aggregate's partial state, in order.
+    pub state_types: Vec<DataType>,
+}
+
+/// A statement the pre-aggregate path answers.
+#[derive(Debug, Clone)]
+pub(crate) struct PreAggPlan {
+    pub groups: Vec<GroupKey>,
+    pub aggs: Vec<AggSpec>,
+}
+
+/// The pre-aggregate plan for `aggregate` over `scan`, when every part of it is supported.
+pub(crate) fn analyze(aggregate: &AggregateExec, scan: &StrataScanExec) -> Option<PreAggPlan> {
+    let group_by = aggregate.group_expr();
+    if !group_by.is_single() || scan.limit().is_some() {
+        return None;
+    }
+    if aggregate.filter_expr().iter().any(Option::is_some) {
+        return None;
+    }
+    let input = scan.schema();
+    let table = scan.table();
+    let mut groups = Vec::new();
+    for (expr, _name) in group_by.expr() {
+        groups.push(group_key(expr, &input, table)?);
+    }
+    let mut aggs = Vec::new();
+    for function in aggregate.aggr_expr() {
+        if function.is_distinct() || !function.order_bys().is_empty() {
+            return None;
+        }
+        let args = function.expressions();
+        let spec = agg_spec(function.fun().name(), &args, &input, table)?;
+        let state: Vec<DataType> = function
+            .state_fields()
+            .ok()?
+            .iter()
+            .map(|f| f.data_type().clone())
+            .collect();
+        if state != spec.state_types {
+            return None;
+        }
+        aggs.push(spec);
+    }
+    Some(PreAggPlan { groups, aggs })
+}
+
+/// What `name` is in the scan's output: the time column, a tag, or a field.
+enum Role {
+    Time,
+    Tag,
+    Field(FieldId, FieldType),
+}
+
+fn role(column: &Column, input: &Schema, table: &TableSchema) -> Option<Role> {
+    let name = input.fields().get(column.index())?.name();
+    if name == strata_storage::catalog::TIME_COLUMN {
+        Some(Role::Time)
+    } else if table.tags.iter().any(|t| t == name) {
+        Some(Role::Tag)
+    } else {
+        table.field(name).map(|f| Role::Field(f.id, f.field_type))
+    }
+}
+
+fn group_key(
+    expr: &Arc<dyn PhysicalExpr>,
+    input: &Schema,
+    table: &TableSchema,
+) -> Option<GroupKey> {
+    if let Some(column) = expr.downcast_ref::<Column>() {
+        let name = input.fields().get(column.index())?.name();
+        return match role(column, input, table)? {
+            Role::Tag => Some(GroupKey::Tag(name.clone())),
+            Role::Time => Some(GroupKey::Time(Arc::new(Column::new(name, 0)))),
+            Role::Field(..) => None,
+        };
+    }
+    let function = expr.downcast_ref::<ScalarFunctionExpr>()?;
+    if !matches!(function.fun().name(), "date_bin" | "date_trunc") {
+        return None;
+    }
+    // Every argument a literal except one bare `time` column.
+    let mut rebound = Vec::new();
+    let mut times = 0;
+    for arg in function.args() {
+        if arg.downcast_ref::<Literal>().is_some() {
+            rebound.push(Arc::clone(arg));
+        } else if let Some(column) = arg.downcast_ref::<Column>()
+            && matches!(role(column, input, table)?, Role::Time)
+        {
+            times += 1;
+            rebound.push(Arc::new(Column::new(column.name(), 0)) as Arc<dyn PhysicalExpr>);
+        } else {
+            return None;
+        }
+    }
+    if times != 1 {
+        return None;
+    }
+    let rebound = Arc::clone(expr).with_new_children(rebound).ok()?;
+    Some(GroupKey::Time(rebound))
+}
+
+fn agg_spec(
+    name: &str,
+    args: &[Arc<dyn PhysicalExpr>],
+    input: &Schema,
+    table: &TableSchema,
+) -> Option<AggSpec> {
+    let column_role = |expr: &Arc<dyn PhysicalExpr>| -> Option<Role> {
+        role(expr.downcast_ref::<Column>()?, input, table)
+    };
+    let numeric = |t: FieldType| {
+        matches!(
+            t,
+            FieldType::Float | FieldType::Integer | FieldType::Unsigned
+        )
+    };
+    let spec = |kind, field: Option<(FieldId, FieldType)>, state_types| {
+        Some(AggSpec {
+            kind,
+            field,
+            state_types,
+        })
+    };
+    match (name, args) {
+        ("count", [arg]) => {
+            if let Some(literal) = arg.downcast_ref::<Literal>() {
+                return (!literal.value().is_null())
+                    .then(|| spec(AggKind::CountRows, None, vec![DataType::Int64]))?;
+            }
+            match column_role(arg)? {
+                Role::Time => spec(AggKind::CountRows, None, vec![DataType::Int64]),
+                Role::Field(id, t) => spec(AggKind::Count, Some((id, t)), vec![DataType::Int64]),
+                Role::Tag => None,
+            }
+        }
+        ("sum" | "min" | "max", [arg]) => {
+            let Role::Field(id, t) = column_role(arg)? else {
+                return None;
+            };
+            if !numeric(t) {
+                return None;
+            }
+            let kind = match name {
+                "sum" => AggKind::Sum,
+                "min" => AggKind::Min,
+                _ => AggKind::Max,
+            };
+            spec(kind, Some((id, t)), vec![value_type(t)])
+        }
+        ("avg", [arg]) => {
+            // avg casts integers to float before summing.
+            let inner = match arg.downcast_ref::<CastExpr>() {
+                Some(cast) if cast.cast_type() == &DataType::Float64 => cast.expr(),
+                Some(_) => return None,
+                None => arg,
+            };
+            let Role::Field(id, t) = column_role(inner)? else {
+                return None;
+            };
+            if !numeric(t) || (t == FieldType::Float) != (arg.downcast_ref::<CastExpr>().is_none())
+            {
+                return None;
+            }
+            spec(
+                AggKind::Avg,
+                Some((id, t)),
+                vec![DataType::UInt64, DataType::Float64],
+            )
+        }
+        ("first" | "last", [value, time]) => {
+            let Role::Field(id, t) = column_role(value)? else {
+                return None;
+            };
+            if !matches!(column_role(time)?, Role::Time) {
+                return None;
+            }
+            let kind = if name == "first" {
+                AggKind::First
+            } else {
+                AggKind::Last
+            };
+            spec(
+                kind,
+                Some((id, t)),
+                vec![
+                    value_type(t),
+                    DataType::Timestamp(TimeUnit::Nanosecond, None),
+                ],
+            )
+        }
+        _ => None,
+    }
+}
+
+/// The Arrow type of a field's values.
+pub(crate) fn value_type(t: FieldType) -> DataType {
+    strata_storage::arrow::field_data_type(t)
+}
+
+/// The one-column schema time keys are evaluated against.
+pub(crate) fn time_schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![Field::new(
+        strata_storage::catalog::TIME_COLUMN,
+        DataType::Timestamp(TimeUnit::Nanosecond, None),
+        false,
+    )]))
+}
