@@ -16,6 +16,7 @@ use crate::error::QueryError;
 use crate::functions;
 use crate::guard::{Admission, QueryStream};
 use crate::preagg::PreAggregateRule;
+use crate::statements;
 
 /// Statement timeout unless configured: long enough for any benchmark query, short enough
 /// that a runaway query does not hold a slot for long.
@@ -82,8 +83,10 @@ fn physical_memory() -> usize {
 ///
 /// Tables are named `table` (in the statement's database), `database.table`, or
 /// `strata.database.table`. Unquoted identifiers are lower-cased (standard SQL); quote
-/// names with capitals: `"CPU"`. DataFusion's own DDL, DML and `SET` are refused with
-/// [`QueryError::NotSupported`] or [`QueryError::Plan`].
+/// names with capitals: `"CPU"`. Strata runs `SHOW`, `DESCRIBE`, `CREATE TABLE`, `INSERT`
+/// and `DROP TABLE` itself (the `statements` module, outside the guard rails); DataFusion's
+/// own DDL, DML and `SET` are refused with [`QueryError::NotSupported`] or
+/// [`QueryError::Plan`].
 ///
 /// Guard rails ([`QueryOptions`]): a timeout per statement, a memory pool shared by all
 /// statements, and a limit on statements running at once.
@@ -189,6 +192,9 @@ impl QueryEngine {
         database: &str,
         statement: &str,
     ) -> Result<QueryStream, QueryError> {
+        if let Some(done) = statements::execute(&self.engine, database, statement).await {
+            return done;
+        }
         let deadline = self
             .options
             .timeout

@@ -13,6 +13,9 @@
 //! - `preagg`: aggregates from block pre-aggregates ([`PreAggExec`]), a physical
 //!   optimizer rule.
 //! - `guard`: the guard rails — concurrency slots and [`QueryStream`] with its deadline.
+//! - `statements`: what Strata runs itself before DataFusion sees a statement — `SHOW`,
+//!   `DESCRIBE`, `CREATE TABLE`, `INSERT … VALUES` (through `Engine::write_lines`),
+//!   `DROP TABLE` (reference: `docs/sql.md`).
 //!
 //! Query path: `SQL → DataFusion parse + plan (catalog → StrataTable) → optimizer pushes
 //! filters, projection and limit into the scan → StrataScanExec: per shard, on the blocking
@@ -31,6 +34,7 @@ mod guard;
 mod preagg;
 mod pushdown;
 pub mod scan;
+mod statements;
 pub mod table;
 
 pub use engine::{QueryEngine, QueryOptions};

@@ -1,0 +1,137 @@
+//! The statements Strata runs itself instead of handing them to DataFusion: `SHOW TABLES`,
+//! `SHOW TAGS|FIELDS FROM t`, `SHOW TAG VALUES FROM t WITH KEY …`, `DESCRIBE t`,
+//! `CREATE TABLE`, `INSERT INTO … VALUES`, `DROP TABLE` (reference: `docs/sql.md`).
+//!
+//! [`execute`] looks at a statement's first words; anything else returns `None` and goes to
+//! DataFusion unchanged. Results are record batches like a query's: one batch for `SHOW`
+//! and `DESCRIBE` (even with no rows, so the columns are known), one row `count` for
+//! `INSERT`, nothing for `CREATE` and `DROP`.
+//!
+//! Files: `tokens.rs` (token cursor, names, errors), `show.rs` (SHOW, DESCRIBE),
+//! `create.rs`, `drop.rs`, `insert.rs` (with `values.rs`: SQL literals to line protocol
+//! values).
+
+mod create;
+mod drop;
+mod insert;
+mod show;
+mod tokens;
+mod values;
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use strata_storage::Engine;
+
+use crate::error::QueryError;
+use crate::guard::QueryStream;
+use tokens::{Cursor, is_keyword};
+
+/// What a statement returned: its columns and its rows.
+#[derive(Debug, Clone)]
+pub(crate) struct Output {
+    /// The result's columns (empty for `CREATE` and `DROP`).
+    pub schema: SchemaRef,
+    /// The rows.
+    pub batches: Vec<RecordBatch>,
+}
+
+impl Output {
+    /// No columns, no rows: what `CREATE` and `DROP` return.
+    fn empty() -> Self {
+        Self {
+            schema: Arc::new(Schema::empty()),
+            batches: Vec::new(),
+        }
+    }
+
+    /// One batch of non-null string columns named `names`, row by row.
+    fn strings(names: &[&str], rows: Vec<Vec<String>>) -> Result<Self, QueryError> {
+        let schema = Arc::new(Schema::new(
+            names
+                .iter()
+                .map(|n| Field::new(*n, DataType::Utf8, false))
+                .collect::<Vec<_>>(),
+        ));
+        let columns: Vec<ArrayRef> = (0..names.len())
+            .map(|i| {
+                Arc::new(StringArray::from_iter_values(
+                    rows.iter().map(|row| row[i].as_str()),
+                )) as ArrayRef
+            })
+            .collect();
+        let batch = RecordBatch::try_new(Arc::clone(&schema), columns).map_err(|e| {
+            QueryError::Execution {
+                message: format!("cannot build the result: {e}"),
+            }
+        })?;
+        Ok(Self {
+            schema,
+            batches: vec![batch],
+        })
+    }
+}
+
+/// Runs `statement` if it is one of Strata's own statements (unqualified table names in
+/// `database`); `None` if DataFusion should run it.
+pub(crate) async fn execute(
+    engine: &Arc<Engine>,
+    database: &str,
+    statement: &str,
+) -> Option<Result<QueryStream, QueryError>> {
+    let mut cursor = Cursor::new(statement)?;
+    let second = cursor.peek_second();
+    let ours = match cursor.peek() {
+        Some(first) if is_keyword(Some(first), "SHOW") => ["TABLES", "TAGS", "FIELDS", "TAG"]
+            .iter()
+            .any(|w| is_keyword(second, w)),
+        Some(first) if is_keyword(Some(first), "DESCRIBE") || is_keyword(Some(first), "DESC") => {
+            true
+        }
+        Some(first) if is_keyword(Some(first), "CREATE") || is_keyword(Some(first), "DROP") => {
+            is_keyword(second, "TABLE")
+        }
+        Some(first) => is_keyword(Some(first), "INSERT"),
+        None => false,
+    };
+    if !ours {
+        return None;
+    }
+    let output = run(engine, database, statement, &mut cursor).await;
+    Some(output.map(|o| QueryStream::from_batches(o.schema, o.batches)))
+}
+
+async fn run(
+    engine: &Arc<Engine>,
+    database: &str,
+    statement: &str,
+    cursor: &mut Cursor,
+) -> Result<Output, QueryError> {
+    if cursor.eat_keyword("SHOW") {
+        return show::show(engine, database, cursor);
+    }
+    if cursor.eat_keyword("DESCRIBE") || cursor.eat_keyword("DESC") {
+        return show::describe(engine, database, cursor);
+    }
+    if cursor.eat_keyword("CREATE") {
+        let create = create::parse(database, cursor)?;
+        return create::execute(engine, create).await;
+    }
+    if cursor.eat_keyword("DROP") {
+        let drop = drop::parse(database, cursor)?;
+        return drop::execute(engine, drop).await;
+    }
+    insert::execute(engine, database, statement).await
+}
+
+/// Runs blocking storage work (WAL and catalog fsyncs) off the async runtime's threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, QueryError> + Send + 'static,
+) -> Result<T, QueryError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| QueryError::Execution {
+            message: format!("statement task failed: {e}"),
+        })?
+}

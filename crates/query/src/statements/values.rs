@@ -1,0 +1,206 @@
+//! The literals `INSERT … VALUES` takes, checked against the column they go to and turned
+//! into line protocol values.
+//!
+//! - `time`: an integer (nanoseconds since the epoch), an RFC 3339 string or
+//!   `TIMESTAMP '…'` (no offset = UTC), or `now()` (the engine's clock at the write).
+//! - tags: strings; `NULL` leaves the tag out (the series has no such tag).
+//! - fields: numbers for float, integer (no fraction or exponent) and unsigned (not
+//!   negative) columns, `TRUE`/`FALSE`, strings; `NULL` leaves the field out of the row.
+
+use std::borrow::Cow;
+
+use datafusion::arrow::compute::kernels::cast_utils::string_to_timestamp_nanos;
+use datafusion::sql::sqlparser::ast::{
+    DataType as SqlType, Expr, FunctionArguments, Spanned, UnaryOperator, Value,
+};
+use strata_lineproto::FieldValue;
+use strata_storage::model::FieldType;
+
+use super::tokens::{plan, position};
+use crate::error::{Position, QueryError};
+
+/// A literal of a `VALUES` row.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Literal {
+    /// A number as written (sign included).
+    Number(String),
+    /// A `'string'`.
+    Text(String),
+    /// `TRUE` or `FALSE`.
+    Boolean(bool),
+    /// `NULL`.
+    Null,
+    /// `TIMESTAMP '…'`.
+    Timestamp(String),
+    /// `now()`.
+    Now,
+}
+
+impl Literal {
+    /// How the literal reads in messages.
+    fn describe(&self) -> String {
+        match self {
+            Literal::Number(n) => n.clone(),
+            Literal::Text(s) => format!("'{s}'"),
+            Literal::Boolean(b) => b.to_string().to_uppercase(),
+            Literal::Null => "NULL".to_string(),
+            Literal::Timestamp(s) => format!("TIMESTAMP '{s}'"),
+            Literal::Now => "now()".to_string(),
+        }
+    }
+}
+
+/// Where `expr` starts.
+pub(super) fn start_of(expr: &Expr) -> Position {
+    position(expr.span().start)
+}
+
+/// The literal `expr` is; anything else (a column, an expression) is an error at it.
+pub(super) fn literal(expr: &Expr) -> Result<Literal, QueryError> {
+    let at = start_of(expr);
+    match expr {
+        Expr::Value(v) => match &v.value {
+            Value::Number(n, _) => Ok(Literal::Number(n.clone())),
+            Value::SingleQuotedString(s) => Ok(Literal::Text(s.clone())),
+            Value::Boolean(b) => Ok(Literal::Boolean(*b)),
+            Value::Null => Ok(Literal::Null),
+            other => Err(plan(format!("unsupported literal {other}"), at)),
+        },
+        Expr::UnaryOp { op, expr: inner } => match (op, literal(inner)?) {
+            (UnaryOperator::Minus, Literal::Number(n)) => match n.strip_prefix('-') {
+                Some(positive) => Ok(Literal::Number(positive.to_string())),
+                None => Ok(Literal::Number(format!("-{n}"))),
+            },
+            (UnaryOperator::Plus, Literal::Number(n)) => Ok(Literal::Number(n)),
+            _ => Err(plan(format!("VALUES take literals, not {expr}"), at)),
+        },
+        Expr::Nested(inner) => literal(inner),
+        Expr::TypedString(typed) if matches!(typed.data_type, SqlType::Timestamp(..)) => {
+            match &typed.value.value {
+                Value::SingleQuotedString(s) => Ok(Literal::Timestamp(s.clone())),
+                other => Err(plan(format!("TIMESTAMP takes a string, not {other}"), at)),
+            }
+        }
+        Expr::Function(f)
+            if f.name.to_string().eq_ignore_ascii_case("now")
+                && match &f.args {
+                    FunctionArguments::List(list) => list.args.is_empty(),
+                    FunctionArguments::None => true,
+                    FunctionArguments::Subquery(_) => false,
+                } =>
+        {
+            Ok(Literal::Now)
+        }
+        Expr::Identifier(ident) if ident.quote_style == Some('"') => Err(plan(
+            format!(
+                "\"{}\" is a quoted name; strings take single quotes: '{}'",
+                ident.value, ident.value
+            ),
+            at,
+        )),
+        _ => Err(plan(
+            format!(
+                "VALUES take literals (numbers, 'strings', TRUE, FALSE, NULL, TIMESTAMP '…', now()), not {expr}"
+            ),
+            at,
+        )),
+    }
+}
+
+/// The row's time in nanoseconds, `None` for `now()`.
+pub(super) fn time(literal: &Literal, at: Position) -> Result<Option<i64>, QueryError> {
+    match literal {
+        Literal::Number(n) => n.parse::<i64>().map(Some).map_err(|_| {
+            plan(
+                format!("time {n} is not an integer number of nanoseconds since the epoch"),
+                at,
+            )
+        }),
+        Literal::Text(s) | Literal::Timestamp(s) => string_to_timestamp_nanos(s)
+            .map(Some)
+            .map_err(|e| plan(format!("time '{s}' is not an RFC 3339 timestamp: {e}"), at)),
+        Literal::Now => Ok(None),
+        Literal::Null => Err(plan("time cannot be NULL: every row needs one", at)),
+        Literal::Boolean(_) => Err(plan(format!("time cannot be {}", literal.describe()), at)),
+    }
+}
+
+/// The value of tag `tag`, `None` for `NULL`.
+pub(super) fn tag(
+    literal: &Literal,
+    tag: &str,
+    at: Position,
+) -> Result<Option<String>, QueryError> {
+    match literal {
+        Literal::Null => Ok(None),
+        Literal::Text(s) if s.is_empty() => Err(plan(
+            format!("tag \"{tag}\" cannot be empty; use NULL to leave it out"),
+            at,
+        )),
+        Literal::Text(s) => Ok(Some(s.clone())),
+        other => Err(plan(
+            format!("tag \"{tag}\" takes a string, not {}", other.describe()),
+            at,
+        )),
+    }
+}
+
+/// The value of field `field` of type `field_type`, `None` for `NULL`.
+pub(super) fn field(
+    literal: &Literal,
+    field: &str,
+    field_type: FieldType,
+    at: Position,
+) -> Result<Option<FieldValue<'static>>, QueryError> {
+    if *literal == Literal::Null {
+        return Ok(None);
+    }
+    let mismatch = || {
+        plan(
+            format!(
+                "column \"{field}\" is {field_type}; {} is not",
+                literal.describe()
+            ),
+            at,
+        )
+    };
+    let value = match (field_type, literal) {
+        (FieldType::Float, Literal::Number(n)) => {
+            let v: f64 = n.parse().map_err(|_| mismatch())?;
+            if !v.is_finite() {
+                return Err(plan(format!("{n} is out of the float range"), at));
+            }
+            FieldValue::Float(v)
+        }
+        (FieldType::Integer, Literal::Number(n)) => FieldValue::Integer(
+            n.parse()
+                .map_err(|_| integer_error(n, field, field_type, at))?,
+        ),
+        (FieldType::Unsigned, Literal::Number(n)) => FieldValue::UInteger(
+            n.parse()
+                .map_err(|_| integer_error(n, field, field_type, at))?,
+        ),
+        (FieldType::Boolean, Literal::Boolean(b)) => FieldValue::Boolean(*b),
+        (FieldType::String, Literal::Text(s)) => FieldValue::String(Cow::Owned(s.clone())),
+        _ => return Err(mismatch()),
+    };
+    Ok(Some(value))
+}
+
+fn integer_error(n: &str, field: &str, field_type: FieldType, at: Position) -> QueryError {
+    let integral = n
+        .trim_start_matches('-')
+        .bytes()
+        .all(|b| b.is_ascii_digit());
+    let reason = if !integral {
+        "not an integer"
+    } else if field_type == FieldType::Unsigned && n.starts_with('-') {
+        "negative"
+    } else {
+        "out of its range"
+    };
+    plan(
+        format!("column \"{field}\" is {field_type}; {n} is {reason}"),
+        at,
+    )
+}
