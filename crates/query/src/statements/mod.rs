@@ -80,6 +80,14 @@ pub(crate) async fn execute(
     database: &str,
     statement: &str,
 ) -> Option<Result<QueryStream, QueryError>> {
+    // Queries skip the tokenizer: only these first words can start one of ours.
+    let first = first_word(statement);
+    if !["SHOW", "DESCRIBE", "DESC", "CREATE", "DROP", "INSERT"]
+        .iter()
+        .any(|w| first.eq_ignore_ascii_case(w))
+    {
+        return None;
+    }
     let mut cursor = Cursor::new(statement)?;
     let second = cursor.peek_second();
     let ours = match cursor.peek() {
@@ -125,6 +133,25 @@ async fn run(
     insert::execute(engine, database, statement).await
 }
 
+/// The statement's first word, after whitespace and comments (`""` if there is none).
+fn first_word(statement: &str) -> &str {
+    let mut rest = statement;
+    loop {
+        rest = rest.trim_start();
+        if let Some(comment) = rest.strip_prefix("--") {
+            rest = comment.split_once('\n').map_or("", |(_, after)| after);
+        } else if let Some(comment) = rest.strip_prefix("/*") {
+            rest = comment.split_once("*/").map_or("", |(_, after)| after);
+        } else {
+            break;
+        }
+    }
+    let end = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
 /// Runs blocking storage work (WAL and catalog fsyncs) off the async runtime's threads.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, QueryError> + Send + 'static,
@@ -134,4 +161,19 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| QueryError::Execution {
             message: format!("statement task failed: {e}"),
         })?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_word;
+
+    #[test]
+    fn the_first_word_skips_whitespace_and_comments() {
+        assert_eq!(first_word("  SELECT 1"), "SELECT");
+        assert_eq!(first_word("-- note\n\tshow tables"), "show");
+        assert_eq!(first_word("/* a */ /* b\n */INSERT INTO t"), "INSERT");
+        assert_eq!(first_word("DESC(x)"), "DESC");
+        assert_eq!(first_word("-- only a comment"), "");
+        assert_eq!(first_word(""), "");
+    }
 }
