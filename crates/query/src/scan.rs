@@ -1,9 +1,10 @@
 //! [`StrataScanExec`]: the physical scan of one table, one DataFusion partition per shard.
 //!
-//! `execute(partition = shard)` returns a stream that, when first polled, runs the blocking
-//! [`Engine::scan_shard`] on tokio's blocking pool, then hands out its batches projected to
-//! the plan's columns and cut at the pushed-down limit. DataFusion polls the partitions on
-//! its own threads, so shards are read in parallel.
+//! `execute(partition = shard)` starts [`Engine::scan_shard_each`] on tokio's blocking pool
+//! and returns a stream of its batches, projected to the plan's columns and cut at the
+//! pushed-down limit, passed through a channel of two batches: results of any size stream
+//! in constant memory, and the read stops as soon as the consumer goes away. DataFusion
+//! polls the partitions on its own threads, so shards are read in parallel.
 
 use std::fmt;
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
     SendableRecordBatchStream,
 };
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use strata_storage::catalog::TableSchema;
 use strata_storage::{Engine, ReadRequest};
 
@@ -195,26 +196,55 @@ impl ExecutionPlan for StrataScanExec {
         let out_schema = Arc::clone(&schema);
         let empty =
             request.start >= request.end || partition >= engine.shard_count() || limit == Some(0);
-        let batches = futures::stream::once(async move {
-            if empty {
-                return Ok(Vec::new());
+        if empty {
+            return Ok(Box::pin(RecordBatchStreamAdapter::new(
+                schema,
+                futures::stream::empty(),
+            )));
+        }
+        // The shard is read on the blocking pool and handed over batch by batch; the small
+        // channel keeps the reader at most a couple of batches ahead of the consumer, and a
+        // dropped consumer (a satisfied LIMIT, a cancelled query) stops the read.
+        let (sender, receiver) = tokio::sync::mpsc::channel::<DfResult<RecordBatch>>(2);
+        let reader = tokio::task::spawn_blocking(move || {
+            let mut remaining = limit.unwrap_or(usize::MAX);
+            let result =
+                engine.scan_shard_each(partition, &request, SCAN_BATCH_ROWS, &mut |batch| {
+                    let batch = match project(batch, &out_schema, remaining) {
+                        Ok(batch) => batch,
+                        Err(e) => {
+                            // Stop reading either way; the consumer sees the error if listening.
+                            let _ = sender.blocking_send(Err(e));
+                            return false;
+                        }
+                    };
+                    remaining -= batch.num_rows();
+                    output_rows.add(batch.num_rows());
+                    sender.blocking_send(Ok(batch)).is_ok() && remaining > 0
+                });
+            if let Err(e) = result {
+                let _ = sender.blocking_send(Err(DataFusionError::External(Box::new(e))));
             }
-            let batches = tokio::task::spawn_blocking(move || {
-                let batches = engine
-                    .scan_shard(partition, &request, SCAN_BATCH_ROWS)
-                    .map_err(|e| DataFusionError::External(Box::new(e)))?;
-                project(batches, &out_schema, limit)
-            })
-            .await
-            .map_err(|e| DataFusionError::External(Box::new(e)))??;
-            output_rows.add(batches.iter().map(RecordBatch::num_rows).sum());
-            Ok::<_, DataFusionError>(batches)
-        })
-        .map_ok(|batches| futures::stream::iter(batches.into_iter().map(Ok)))
-        .try_flatten();
+        });
+        // The reader's own failure (a panic) surfaces as an error, not a short result.
+        let stream = futures::stream::unfold(
+            (receiver, Some(reader)),
+            |(mut receiver, reader)| async move {
+                match receiver.recv().await {
+                    Some(item) => Some((item, (receiver, reader))),
+                    None => match reader?.await {
+                        Ok(()) => None,
+                        Err(e) => Some((
+                            Err(DataFusionError::External(Box::new(e))),
+                            (receiver, None),
+                        )),
+                    },
+                }
+            },
+        );
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             schema,
-            batches.boxed(),
+            stream.boxed(),
         )))
     }
 
@@ -223,43 +253,30 @@ impl ExecutionPlan for StrataScanExec {
     }
 }
 
-/// The engine's batches (every tag, the asked-for fields, as the catalog was when read)
-/// rearranged into `schema`'s columns, at most `limit` rows in all. Columns are matched by
-/// name; a column the batch lacks comes out as nulls.
-fn project(
-    batches: Vec<RecordBatch>,
-    schema: &SchemaRef,
-    limit: Option<usize>,
-) -> DfResult<Vec<RecordBatch>> {
-    let mut remaining = limit.unwrap_or(usize::MAX);
-    let mut out = Vec::with_capacity(batches.len());
-    for batch in batches {
-        if remaining == 0 {
-            break;
-        }
-        let batch = if batch.num_rows() > remaining {
-            batch.slice(0, remaining)
-        } else {
+/// One engine batch (every tag, the asked-for fields, as the catalog was when read)
+/// rearranged into `schema`'s columns and cut to at most `limit` rows. Columns are matched
+/// by name; a column the batch lacks comes out as nulls.
+fn project(batch: RecordBatch, schema: &SchemaRef, limit: usize) -> DfResult<RecordBatch> {
+    let batch = if batch.num_rows() > limit {
+        batch.slice(0, limit)
+    } else {
+        batch
+    };
+    let rows = batch.num_rows();
+    let columns: Vec<ArrayRef> = schema
+        .fields()
+        .iter()
+        .map(|field| {
             batch
-        };
-        remaining -= batch.num_rows();
-        let rows = batch.num_rows();
-        let columns: Vec<ArrayRef> = schema
-            .fields()
-            .iter()
-            .map(|field| {
-                batch
-                    .column_by_name(field.name())
-                    .cloned()
-                    .unwrap_or_else(|| new_null_array(field.data_type(), rows))
-            })
-            .collect();
-        let options = RecordBatchOptions::new().with_row_count(Some(rows));
-        out.push(RecordBatch::try_new_with_options(
-            Arc::clone(schema),
-            columns,
-            &options,
-        )?);
-    }
-    Ok(out)
+                .column_by_name(field.name())
+                .cloned()
+                .unwrap_or_else(|| new_null_array(field.data_type(), rows))
+        })
+        .collect();
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    Ok(RecordBatch::try_new_with_options(
+        Arc::clone(schema),
+        columns,
+        &options,
+    )?)
 }

@@ -96,6 +96,12 @@ async fn supported_aggregates_are_planned_on_pre_aggregates_and_others_are_not()
     ] {
         let plan = physical_plan(&sql, &statement).await;
         assert!(plan.contains("StrataPreAggExec"), "{statement}\n{plan}");
+        if statement.contains("IN (") {
+            assert!(plan.contains("predicate=Or([Eq { key: \"host\""), "{plan}");
+        }
+        if statement.contains("time >=") {
+            assert!(plan.contains("time=[1700002800000000000, ∞)"), "{plan}");
+        }
         assert!(!plan.contains("StrataScanExec"), "{statement}\n{plan}");
     }
     for statement in [

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use common::{DB, Data, START_NS, open_engine, rfc3339, write_data};
 use datafusion::arrow::array::{Array, RecordBatch, StringArray};
-use strata_query::QueryEngine;
+use strata_query::{QueryEngine, QueryOptions};
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -24,7 +24,15 @@ fn fixture() -> Fixture {
     Fixture {
         _dir: dir,
         data,
-        sql: QueryEngine::new(engine).unwrap(),
+        // Aggregates here are the scan's subject: keep them on the scan.
+        sql: QueryEngine::with_options(
+            engine,
+            QueryOptions {
+                pre_aggregate: false,
+                ..QueryOptions::default()
+            },
+        )
+        .unwrap(),
     }
 }
 

@@ -350,27 +350,51 @@ impl Engine {
         request: &ReadRequest,
         batch_rows: usize,
     ) -> Result<Vec<RecordBatch>, StorageError> {
-        let Some(schema) = self.inner.catalog.table(request.table) else {
-            return Ok(Vec::new());
-        };
-        let series = self.read_shard(shard, request)?;
-        let fields = request.fields.as_deref();
         let mut batches = Vec::new();
+        self.scan_shard_each(shard, request, batch_rows, &mut |batch| {
+            batches.push(batch);
+            true
+        })?;
+        Ok(batches)
+    }
+
+    /// As [`Engine::scan_shard`], but hands each batch to `sink` as soon as it is built and
+    /// decodes the next series only after; stops when `sink` returns `false`. A scan of any
+    /// size holds one batch at a time.
+    pub fn scan_shard_each(
+        &self,
+        shard: usize,
+        request: &ReadRequest,
+        batch_rows: usize,
+        sink: &mut dyn FnMut(RecordBatch) -> bool,
+    ) -> Result<(), StorageError> {
+        let Some(schema) = self.inner.catalog.table(request.table) else {
+            return Ok(());
+        };
+        let shard = self
+            .inner
+            .shards
+            .get(shard)
+            .ok_or_else(|| StorageError::Invalid(format!("no shard {shard}")))?;
+        let fields = request.fields.as_deref();
+        let limit = batch_rows.max(1);
         let mut group: Vec<SeriesRows> = Vec::new();
         let mut group_rows = 0;
-        for rows in series {
-            if group_rows > 0 && group_rows + rows.data.rows() > batch_rows.max(1) {
-                batches.push(to_record_batch(&schema, fields, &group)?);
+        let mut open = true;
+        shard.read_each(&request.for_shard(), &mut |rows| {
+            if group_rows > 0 && group_rows + rows.data.rows() > limit {
+                open = sink(to_record_batch(&schema, fields, &group)?);
                 group.clear();
                 group_rows = 0;
             }
             group_rows += rows.data.rows();
             group.push(rows);
+            Ok(open)
+        })?;
+        if open && !group.is_empty() {
+            sink(to_record_batch(&schema, fields, &group)?);
         }
-        if !group.is_empty() {
-            batches.push(to_record_batch(&schema, fields, &group)?);
-        }
-        Ok(batches)
+        Ok(())
     }
 
     /// For aggregates: each series of one shard as whole chunks with exact pre-aggregates

@@ -305,3 +305,41 @@ fn summaries_give_the_same_aggregates_as_reads() {
         "no chunk was clean: the test did not exercise pre-aggregates"
     );
 }
+
+#[test]
+fn a_streaming_scan_stops_when_its_sink_says_so_and_otherwise_equals_the_whole_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path(), 1);
+    let mut body = String::new();
+    for host in 0..20 {
+        for t in 0..10 {
+            body.push_str(&format!("m,host=h{host} v={t}i {}\n", t * 10));
+        }
+    }
+    engine
+        .write_lines("db", body.as_bytes(), Precision::Nanoseconds)
+        .unwrap();
+    engine.flush().unwrap();
+    let table = engine.table("db", "m").unwrap();
+    let request = ReadRequest::all(table.id);
+    // 20 series of 10 rows in batches of at most 25 rows: two series per batch.
+    let whole = engine.scan_shard(0, &request, 25).unwrap();
+    assert_eq!(whole.len(), 10);
+    let mut streamed = Vec::new();
+    engine
+        .scan_shard_each(0, &request, 25, &mut |batch| {
+            streamed.push(batch);
+            true
+        })
+        .unwrap();
+    assert_eq!(streamed, whole);
+    let mut taken = Vec::new();
+    engine
+        .scan_shard_each(0, &request, 25, &mut |batch| {
+            taken.push(batch);
+            taken.len() < 3
+        })
+        .unwrap();
+    assert_eq!(taken.len(), 3);
+    assert_eq!(taken[..], whole[..3]);
+}

@@ -91,14 +91,28 @@ impl DisplayAs for PreAggExec {
                     .iter()
                     .map(|a| format!("{:?}", a.kind))
                     .collect();
+                let r = &self.request;
+                let bound = |v: i64, open: i64, text: &str| {
+                    if v == open {
+                        text.to_string()
+                    } else {
+                        v.to_string()
+                    }
+                };
                 write!(
                     f,
-                    "StrataPreAggExec: table={}.{}, groups=[{}], aggregates=[{}]",
+                    "StrataPreAggExec: table={}.{}, time=[{}, {}), groups=[{}], aggregates=[{}]",
                     self.table.database,
                     self.table.name,
+                    bound(r.start, i64::MIN, "-∞"),
+                    bound(r.end, i64::MAX, "∞"),
                     groups.join(", "),
                     aggs.join(", "),
-                )
+                )?;
+                if let Some(p) = &r.predicate {
+                    write!(f, ", predicate={p:?}")?;
+                }
+                Ok(())
             }
             DisplayFormatType::TreeRender => write!(f, "table={}", self.table.name),
         }

@@ -97,9 +97,25 @@ impl Shard {
         &self,
         request: &ShardReadRequest<'_>,
     ) -> Result<Vec<SeriesRows>, StorageError> {
+        let mut out = Vec::new();
+        self.read_each(request, &mut |rows| {
+            out.push(rows);
+            Ok(true)
+        })?;
+        Ok(out)
+    }
+
+    /// Hands the rows of each series of the request with at least one row in the range to
+    /// `visit`, one series at a time, decoding each only when its turn comes; stops early
+    /// when `visit` returns `false`. Memory stays at one series' rows (plus the snapshot),
+    /// whatever the size of the shard.
+    pub(crate) fn read_each(
+        &self,
+        request: &ShardReadRequest<'_>,
+        visit: &mut dyn FnMut(SeriesRows) -> Result<bool, StorageError>,
+    ) -> Result<(), StorageError> {
         let snapshot = self.snapshot(request);
         let parts = parts_in_range(&snapshot.parts, request);
-        let mut out = Vec::new();
         for (series, tags, active) in snapshot.series {
             let mut runs: Vec<SeriesData> = Vec::new();
             for part in &parts {
@@ -116,9 +132,11 @@ impl Shard {
                 1 => runs.pop().unwrap_or_default(),
                 _ => SeriesData::merge(&runs.iter().collect::<Vec<_>>()),
             };
-            out.push(SeriesRows { series, tags, data });
+            if !visit(SeriesRows { series, tags, data })? {
+                break;
+            }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The latest row of each series of the request (time range applies). Reads the newest
