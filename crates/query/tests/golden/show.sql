@@ -23,6 +23,8 @@ SHOW TAG VALUES FROM cpu WITH KEY = host;
 SHOW TAG VALUES FROM cpu WITH KEY = 'region';
 SHOW TAG VALUES FROM cpu WITH KEY IN (region, dc, host);
 SHOW TAG VALUES FROM mem WITH KEY IN ("host");
+/* comments anywhere */ SHOW -- a tag list
+  TAGS FROM mem;
 
 -- Errors say what and where.
 SHOW TAGS FROM nope;
