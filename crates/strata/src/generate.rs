@@ -106,6 +106,21 @@ impl WorkloadArgs {
         self.rows_per_meter
     }
 
+    /// The seed of the data (and, by default, of the query benchmark's queries).
+    pub(crate) fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// cpu-only: the generator's configuration (time span, hosts) these flags describe.
+    pub(crate) fn cpu_only_config(&self) -> Result<CpuOnlyConfig, String> {
+        cpu_only_config(self)
+    }
+
+    /// meters: the number of meters these flags describe.
+    pub(crate) fn meters(&self) -> u32 {
+        self.meters
+    }
+
     fn meters_order(&self) -> Result<MetersOrder, String> {
         match (self.order, self.interlace_rows) {
             (None | Some(Order::Progressive), 0) => Ok(MetersOrder::Progressive),

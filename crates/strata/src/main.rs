@@ -4,8 +4,11 @@
 //! - `bench generate`: write a workload (WORKLOADS.md) as line protocol, to stdout or a file.
 //! - `bench write`: load a workload (embedded, HTTP or TCP) and report the seeds' figures.
 //! - `bench scale`: the core-scaling table of seed 000 (server confined to k cores).
+//! - `bench query`: the seeds' query benchmarks (TSBS devops, TDengine meters), embedded or
+//!   over HTTP `/sql`.
 //! - `lp check`: parse a line-protocol file and report every bad line with line and column.
-//! - `serve`: the server (HTTP and TCP writes, metrics); see `strata serve --help`.
+//! - `serve`: the server (HTTP and TCP writes, SQL, metrics); see `strata serve --help`.
+//! - `sql`: SQL against a server: a shell, one statement, or a script on stdin.
 //!
 //! Flags are parsed here and only here; library crates take typed options.
 
@@ -13,11 +16,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench_query;
 mod bench_scale;
 mod bench_write;
 mod generate;
 mod lp_check;
 mod serve;
+mod sql_client;
+mod sql_shell;
+mod sql_table;
 
 /// Strata: a time-series database for DevOps and IoT metrics that scales up.
 #[derive(Debug, Parser)]
@@ -37,6 +44,9 @@ enum Command {
     Lp(LpCommand),
     /// Run the server: InfluxDB-compatible HTTP writes, TCP line protocol, /metrics.
     Serve(Box<serve::ServeArgs>),
+    /// SQL against a running server: an interactive shell, one statement, or the
+    /// statements of a script on stdin.
+    Sql(Box<sql_shell::SqlArgs>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -55,6 +65,9 @@ enum BenchCommand {
     /// Run the server on 1, 2, … cores (CPU affinity), load it over HTTP, and print the
     /// scaling table (seed 000) with scale.csv and scale.svg.
     Scale(Box<bench_scale::ScaleArgs>),
+    /// Run the seeds' queries (TSBS devops on cpu-only, TDengine's on meters) with 1 and
+    /// N clients and report latency (min, median, mean, p99, max) and queries per minute.
+    Query(Box<bench_query::QueryArgs>),
 }
 
 fn main() -> ExitCode {
@@ -63,8 +76,10 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Generate(args)) => generate::run(&args).map(|()| true),
         Command::Bench(BenchCommand::Write(args)) => bench_write::run(&args).map(|()| true),
         Command::Bench(BenchCommand::Scale(args)) => bench_scale::run(&args).map(|()| true),
+        Command::Bench(BenchCommand::Query(args)) => bench_query::run(&args).map(|()| true),
         Command::Lp(LpCommand::Check(args)) => lp_check::run(&args),
         Command::Serve(args) => serve::run(*args).map(|()| true),
+        Command::Sql(args) => sql_shell::run(&args),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
