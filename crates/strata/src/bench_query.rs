@@ -80,8 +80,9 @@ pub struct QueryArgs {
     max_seconds: f64,
     /// Query types, comma-separated [default: every type of the workload]. cpu-only:
     /// single-groupby-M-H-T, cpu-max-all-H, double-groupby-1|5|all, high-cpu-1|all,
-    /// lastpoint, groupby-orderby-limit. meters: count, <count|avg|sum|max|min|first|last>-
-    /// <current|voltage|phase>, select-all.
+    /// lastpoint, groupby-orderby-limit. meters: count, select-all, and AGG-COLUMN with AGG
+    /// one of count, avg, sum, max, min, first, last and COLUMN one of current, voltage,
+    /// phase (e.g. avg-current).
     #[arg(long, value_delimiter = ',')]
     types: Vec<String>,
     /// Seed of the queries' random hosts and windows [default: --seed].
