@@ -23,6 +23,7 @@ mod generate;
 mod lp_check;
 mod serve;
 mod sql_client;
+mod sql_input;
 mod sql_shell;
 mod sql_table;
 

@@ -1,0 +1,161 @@
+//! End to end: the guard rails of `/sql` on the real `strata serve` — the statement
+//! timeout (before and after the result began) and the concurrency limit.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+mod sql_common;
+
+use std::io::{BufReader, Read};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use common::{Server, data_dir, metric};
+use sql_common::{
+    Answer, dechunk, many_rows, post_sql, read_answer, read_head, write_request, write_rows,
+};
+
+#[test]
+fn a_statement_past_its_timeout_is_504() {
+    let dir = data_dir();
+    let server = Server::start(dir.path(), &["--query-timeout", "1ms"]);
+    write_rows(&server, "metrics", &many_rows(20, 100));
+    let slow = post_sql(
+        &server,
+        "?db=metrics",
+        "SELECT count(*) FROM cpu a, cpu b WHERE a.usage <= b.usage",
+    );
+    assert_eq!(slow.status, 504, "{}", slow.text());
+    let error = slow.json();
+    assert_eq!(error["kind"], "timeout", "{error}");
+    assert!(error["error"].as_str().unwrap().contains("1ms"), "{error}");
+    let metrics = server.metrics();
+    assert!(metric(&metrics, "strata_queries_total{status=\"error\"}") >= 1.0);
+    assert!(server.stop().success());
+}
+
+/// With one slot held by a result the client does not read, and the waiting line full, a
+/// new statement is refused at once with 503 and Retry-After.
+#[test]
+fn a_full_waiting_line_is_503() {
+    let dir = data_dir();
+    let server = Server::start(dir.path(), &["--query-concurrency", "1"]);
+    write_rows(&server, "metrics", &many_rows(20, 100));
+
+    // 4 million joined rows: far more than socket buffers hold, so the unread result
+    // keeps its slot.
+    let mut holder = TcpStream::connect(server.http).unwrap();
+    holder
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let statement = "SELECT a.host, a.time, b.usage FROM cpu a, cpu b";
+    write_request(
+        &mut holder,
+        server.http,
+        "POST",
+        "/sql?db=metrics",
+        &[],
+        statement.as_bytes(),
+    );
+    let mut holder = BufReader::new(holder);
+    let (status, _) = read_head(&mut holder);
+    assert_eq!(status, 200);
+
+    // A probe either waits for the slot or is refused at once. At most four may wait, so
+    // of six probes at least two are refused; sending stops early once one answers.
+    let mut probes = Vec::new();
+    for _ in 0..6 {
+        let mut probe = TcpStream::connect(server.http).unwrap();
+        probe
+            .set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        write_request(&mut probe, server.http, "POST", "/sql", &[], b"SELECT 1");
+        let answered = probe.peek(&mut [0u8; 1]).is_ok();
+        probes.push(probe);
+        if answered {
+            break;
+        }
+    }
+    // Freeing the slot lets the waiting statements run.
+    drop(holder);
+    let answers: Vec<Answer> = probes
+        .into_iter()
+        .map(|probe| {
+            probe
+                .set_read_timeout(Some(Duration::from_secs(30)))
+                .unwrap();
+            read_answer(probe)
+        })
+        .collect();
+    let refused: Vec<&Answer> = answers.iter().filter(|a| a.status == 503).collect();
+    let served = answers.iter().filter(|a| a.status == 200).count();
+    assert!(!refused.is_empty(), "nothing was refused: {answers:?}");
+    assert!(served <= 4, "more than four statements waited: {answers:?}");
+    assert_eq!(refused.len() + served, answers.len(), "{answers:?}");
+    for answer in refused {
+        assert_eq!(answer.header("retry-after"), Some("1"));
+        assert_eq!(answer.json()["kind"], "busy", "{}", answer.text());
+    }
+    assert!(server.stop().success());
+}
+
+/// A statement that times out after its result began: JSON ends with an `error` member,
+/// CSV and Arrow are cut off (no last chunk), so no client takes a short result for whole.
+#[test]
+fn a_failure_after_the_result_began_is_never_a_short_success() {
+    let dir = data_dir();
+    let server = Server::start(dir.path(), &["--query-timeout", "4s"]);
+    write_rows(&server, "metrics", &many_rows(20, 100));
+    // 4 million joined rows: the client reads the head (sent with the first batch, well
+    // within the timeout), then stops reading until the deadline has passed.
+    let statement = "SELECT a.host, a.time, b.usage FROM cpu a, cpu b";
+    let started: Vec<(&str, BufReader<TcpStream>)> = ["json", "csv", "arrow"]
+        .into_iter()
+        .map(|format| {
+            let mut stream = TcpStream::connect(server.http).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(60)))
+                .unwrap();
+            let path = format!("/sql?db=metrics&format={format}");
+            write_request(
+                &mut stream,
+                server.http,
+                "POST",
+                &path,
+                &[],
+                statement.as_bytes(),
+            );
+            let mut reader = BufReader::new(stream);
+            let (status, _) = read_head(&mut reader);
+            assert_eq!(status, 200, "{format}");
+            (format, reader)
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(5));
+    for (format, mut reader) in started {
+        let mut raw = Vec::new();
+        let _ = reader.read_to_end(&mut raw);
+        let (body, complete) = dechunk(&raw);
+        assert!(
+            !body.is_empty(),
+            "{format}: rows were sent before the timeout"
+        );
+        match format {
+            "json" => {
+                assert!(complete, "json ends its document");
+                let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                assert_eq!(value["error"]["kind"], "timeout", "{}", value["error"]);
+                let rows = value["rows"].as_array().unwrap().len();
+                assert!(rows > 0 && rows < 4_000_000, "{rows} rows");
+                assert_eq!(value["row_count"], rows);
+            }
+            _ => assert!(!complete, "{format}: a cut result must not end cleanly"),
+        }
+    }
+    let metrics = server.metrics();
+    assert!(
+        metric(&metrics, "strata_queries_total{status=\"error\"}") >= 3.0,
+        "{metrics}"
+    );
+    assert!(server.stop().success());
+}
