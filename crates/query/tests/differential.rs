@@ -171,6 +171,21 @@ fn random_query(rng: &mut Rng) -> Query {
                 ordered: true,
             }
         }
+        // The first or latest row of each series (TSBS lastpoint's shape).
+        4 if rng.chance(40) => {
+            let (order, columns) = if rng.chance(50) {
+                ("DESC", "*".to_string())
+            } else {
+                ("ASC", format!("time, host, region, dc{}", pick_columns(rng)))
+            };
+            Query {
+                sql: format!(
+                    "SELECT DISTINCT ON (host, region, dc) {columns} FROM {TABLE}{where_clause} \
+                     ORDER BY host, region, dc, time {order}{limit}"
+                ),
+                ordered: true,
+            }
+        }
         // Whole-table aggregates.
         _ => Query {
             sql: format!("SELECT {} FROM {TABLE}{where_clause}", aggregates(rng)),

@@ -93,6 +93,8 @@ async fn supported_aggregates_are_planned_on_pre_aggregates_and_others_are_not()
             .to_string(),
         "SELECT time_bucket(INTERVAL '10 minutes', time) AS bucket, count(*) FROM cpu GROUP BY bucket"
             .to_string(),
+        // TSBS lastpoint: DISTINCT ON becomes first_value(.. ORDER BY host, time DESC).
+        "SELECT DISTINCT ON (host) * FROM cpu ORDER BY host, time DESC".to_string(),
     ] {
         let plan = physical_plan(&sql, &statement).await;
         assert!(plan.contains("StrataPreAggExec"), "{statement}\n{plan}");

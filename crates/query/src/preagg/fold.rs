@@ -19,6 +19,7 @@ use strata_storage::column::{Column, Values};
 use strata_storage::part::{ChunkMeta, PreAgg};
 
 use super::plan::{AggKind, AggSpec, GroupKey, PreAggPlan, time_schema};
+use super::row_value;
 use crate::functions::first_last::End;
 
 /// Largest integer sum (in magnitude) that converts to the same float whether summed
@@ -34,6 +35,7 @@ enum State {
     Max(Option<ScalarValue>),
     Avg { count: u64, sum: f64 },
     Edge(End, Option<(i64, ScalarValue)>),
+    Row(row_value::Best),
 }
 
 impl State {
@@ -46,6 +48,7 @@ impl State {
             AggKind::Avg => State::Avg { count: 0, sum: 0.0 },
             AggKind::First => State::Edge(End::First, None),
             AggKind::Last => State::Edge(End::Last, None),
+            AggKind::RowValue(_) => State::Row(None),
         }
     }
 
@@ -117,6 +120,9 @@ pub(crate) fn chunk_usable(plan: &PreAggPlan, chunk: &ChunkMeta) -> bool {
     });
     buckets_ok
         && plan.aggs.iter().all(|spec| {
+            if let AggKind::RowValue(_) = spec.kind {
+                return row_value::chunk_usable(spec, chunk);
+            }
             let Some((field, _)) = spec.field else {
                 return true;
             };
@@ -238,7 +244,10 @@ impl<'p> Folder<'p> {
             }
             let group = self.group(tags, buckets);
             for (spec, state) in self.plan.aggs.iter().zip(&mut self.states[group]) {
-                fold_chunk(spec, state, chunk);
+                match state {
+                    State::Row(best) => row_value::fold_chunk(spec, best, series, chunk),
+                    _ => fold_chunk(spec, state, chunk),
+                }
             }
         }
         let rest = &series.rest;
@@ -291,7 +300,22 @@ impl<'p> Folder<'p> {
                 .zip(&mut self.states[group])
                 .zip(&columns)
             {
-                fold_rows(spec, state, column.as_ref(), &run);
+                match state {
+                    State::Row(best) => {
+                        let row = match spec.kind {
+                            AggKind::RowValue(End::First) => start,
+                            _ => end - 1,
+                        };
+                        let value = column.as_ref().and_then(|(column, prefix)| {
+                            column.is_present(row).then(|| {
+                                let index = prefix.as_ref().map_or(row, |p| p[row] as usize);
+                                scalar(&column.values, index)
+                            })
+                        });
+                        row_value::fold_row(spec, best, series, rest.times[row], value);
+                    }
+                    _ => fold_rows(spec, state, column.as_ref(), &run),
+                }
             }
             start = end;
         }
@@ -329,11 +353,27 @@ impl<'p> Folder<'p> {
                 let field = state_fields
                     .next()
                     .ok_or_else(|| DataFusionError::Internal("pre-aggregate schema".into()))?;
-                let target = ScalarValue::try_from(field.data_type())?;
+                // Values are built plain (tags as Utf8) and cast to the state's type.
+                let plain = match field.data_type() {
+                    DataType::Dictionary(_, values) => values.as_ref().clone(),
+                    other => other.clone(),
+                };
+                let target = ScalarValue::try_from(&plain)?;
+                let tag_sets = &self.tag_sets;
                 let values = self
                     .states
                     .iter()
-                    .map(|states| state_value(&states[index], part, &target));
+                    .zip(&self.keys)
+                    .map(|(states, (tags, _))| match &states[index] {
+                        State::Row(best) => row_value::state_part(
+                            spec,
+                            best,
+                            part,
+                            &tag_sets[*tags as usize],
+                            &target,
+                        ),
+                        state => state_value(state, part, &target),
+                    });
                 let array = if rows == 0 {
                     datafusion::arrow::array::new_empty_array(field.data_type())
                 } else {
@@ -364,6 +404,8 @@ fn state_value(state: &State, part: usize, null: &ScalarValue) -> ScalarValue {
         (State::Edge(_, best), _) => {
             ScalarValue::TimestampNanosecond(best.as_ref().map(|(t, _)| *t), None)
         }
+        // Built by row_value::state_part, which knows the group.
+        (State::Row(_), _) => null.clone(),
     }
 }
 
@@ -444,7 +486,7 @@ fn preagg_min_max(p: &PreAgg, min: bool) -> Option<ScalarValue> {
     })
 }
 
-fn preagg_edge(p: &PreAgg, first: bool) -> Option<ScalarValue> {
+pub(crate) fn preagg_edge(p: &PreAgg, first: bool) -> Option<ScalarValue> {
     Some(match *p {
         PreAgg::Float {
             first: a, last: b, ..
@@ -475,12 +517,7 @@ struct RowRun<'a> {
 
 /// Folds rows of a run into a state; `column` is the aggregate's column with its prefix
 /// counts of present rows (`None` prefix: every row present).
-fn fold_rows(
-    spec: &AggSpec,
-    state: &mut State,
-    column: Option<&ColumnRows<'_>>,
-    run: &RowRun<'_>,
-) {
+fn fold_rows(spec: &AggSpec, state: &mut State, column: Option<&ColumnRows<'_>>, run: &RowRun<'_>) {
     if spec.kind == AggKind::CountRows {
         if let State::Count(n) = state {
             *n += (run.end - run.start) as i64;
@@ -544,6 +581,8 @@ fn fold_rows(
             };
             state.edge(run.times[row], scalar(&column.values, value_index));
         }
+        // Row values are folded by the caller, which knows the series.
+        State::Row(_) => {}
     }
 }
 

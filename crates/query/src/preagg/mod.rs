@@ -15,6 +15,7 @@
 mod exec;
 mod fold;
 pub(crate) mod plan;
+mod row_value;
 
 use std::sync::Arc;
 

@@ -8,12 +8,14 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::ScalarFunctionExpr;
+use datafusion::physical_expr::aggregate::AggregateFunctionExpr;
 use datafusion::physical_expr::expressions::{CastExpr, Column, Literal};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::aggregates::AggregateExec;
 use strata_storage::catalog::TableSchema;
 use strata_storage::model::{FieldId, FieldType};
 
+use crate::functions::first_last::End;
 use crate::scan::StrataScanExec;
 
 /// One GROUP BY key.
@@ -46,6 +48,30 @@ pub(crate) enum AggKind {
     First,
     /// `last(field)`, state (value, time).
     Last,
+    /// `first_value(x ORDER BY time ..)` / `last_value(..)`: the value of the earliest /
+    /// latest row, null if that row lacks it (what `DISTINCT ON (..) .. ORDER BY time DESC`
+    /// becomes); state (value, orderings.., is set).
+    RowValue(End),
+}
+
+/// Where a [`AggKind::RowValue`] takes its value from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ValueSource {
+    /// The aggregate's field.
+    Field,
+    /// The row's time.
+    Time,
+    /// The series' tag of this name.
+    Tag(String),
+}
+
+/// One ORDER BY key of a [`AggKind::RowValue`], as its state carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OrderKey {
+    /// The row's time.
+    Time,
+    /// The group's tag value, by its index among the GROUP BY tags (constant in a group).
+    GroupTag(usize),
 }
 
 /// One aggregate of the statement.
@@ -56,6 +82,9 @@ pub(crate) struct AggSpec {
     pub field: Option<(FieldId, FieldType)>,
     /// Arrow types of the aggregate's partial state, in order.
     pub state_types: Vec<DataType>,
+    /// For [`AggKind::RowValue`]: the value's source and the state's ordering keys.
+    pub source: ValueSource,
+    pub orderings: Vec<OrderKey>,
 }
 
 /// A statement the pre-aggregate path answers.
@@ -82,11 +111,16 @@ pub(crate) fn analyze(aggregate: &AggregateExec, scan: &StrataScanExec) -> Optio
     }
     let mut aggs = Vec::new();
     for function in aggregate.aggr_expr() {
-        if function.is_distinct() || !function.order_bys().is_empty() {
+        if function.is_distinct() {
             return None;
         }
         let args = function.expressions();
-        let spec = agg_spec(function.fun().name(), &args, &input, table)?;
+        let name = function.fun().name();
+        let spec = if function.order_bys().is_empty() {
+            agg_spec(name, &args, &input, table)?
+        } else {
+            row_value_spec(function, &args, &groups, &input, table)?
+        };
         let state: Vec<DataType> = function
             .state_fields()
             .ok()?
@@ -178,6 +212,8 @@ fn agg_spec(
             kind,
             field,
             state_types,
+            source: ValueSource::Field,
+            orderings: Vec::new(),
         })
     };
     match (name, args) {
@@ -249,6 +285,81 @@ fn agg_spec(
         }
         _ => None,
     }
+}
+
+/// `first_value(x ORDER BY ..)` / `last_value(..)` ordered by time (and by GROUP BY tags,
+/// constant within a group), respecting nulls.
+fn row_value_spec(
+    function: &AggregateFunctionExpr,
+    args: &[Arc<dyn PhysicalExpr>],
+    groups: &[GroupKey],
+    input: &Schema,
+    table: &TableSchema,
+) -> Option<AggSpec> {
+    let name = function.fun().name();
+    if !matches!(name, "first_value" | "last_value") || function.ignore_nulls() {
+        return None;
+    }
+    let [value] = args else {
+        return None;
+    };
+    let column = value.downcast_ref::<Column>()?;
+    let (source, field, value_type) = match role(column, input, table)? {
+        Role::Field(id, t) => (ValueSource::Field, Some((id, t)), value_type(t)),
+        Role::Time => (
+            ValueSource::Time,
+            None,
+            strata_storage::arrow::time_data_type(),
+        ),
+        Role::Tag => {
+            let tag = input.fields().get(column.index())?.name().clone();
+            (
+                ValueSource::Tag(tag),
+                None,
+                strata_storage::arrow::tag_data_type(),
+            )
+        }
+    };
+    let group_tags: Vec<&str> = groups
+        .iter()
+        .filter_map(|g| match g {
+            GroupKey::Tag(t) => Some(t.as_str()),
+            GroupKey::Time(_) => None,
+        })
+        .collect();
+    let mut orderings = Vec::new();
+    let mut state_types = vec![value_type];
+    let mut time_descending = None;
+    for sort in function.order_bys() {
+        let column = sort.expr.downcast_ref::<Column>()?;
+        match role(column, input, table)? {
+            Role::Time => {
+                time_descending = Some(sort.options.descending);
+                orderings.push(OrderKey::Time);
+                state_types.push(strata_storage::arrow::time_data_type());
+            }
+            Role::Tag => {
+                let tag = input.fields().get(column.index())?.name();
+                let index = group_tags.iter().position(|t| t == tag)?;
+                orderings.push(OrderKey::GroupTag(index));
+                state_types.push(strata_storage::arrow::tag_data_type());
+            }
+            Role::Field(..) => return None,
+        }
+    }
+    // Exactly one time key; the tag keys are constant within a group.
+    if orderings.iter().filter(|k| **k == OrderKey::Time).count() != 1 {
+        return None;
+    }
+    state_types.push(DataType::Boolean);
+    let latest = time_descending? == (name == "first_value");
+    Some(AggSpec {
+        kind: AggKind::RowValue(if latest { End::Last } else { End::First }),
+        field,
+        state_types,
+        source,
+        orderings,
+    })
 }
 
 /// The Arrow type of a field's values.
