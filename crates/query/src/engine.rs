@@ -3,11 +3,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::context::SessionState;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
-use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
+use datafusion::prelude::{DataFrame, SQLOptions, SessionConfig, SessionContext};
 use strata_storage::Engine;
 use strata_storage::options::available_cores;
 
@@ -220,11 +221,16 @@ impl QueryEngine {
             .with_allow_ddl(false)
             .with_allow_dml(false)
             .with_allow_statements(false);
-        let frame = self
-            .context(database)
-            .sql_with_options(statement, options)
+        let mut state = self.context(database).state();
+        // `now()` is the engine's clock (injectable in tests), fixed for the statement.
+        let now = DateTime::<Utc>::from_timestamp_nanos(self.engine.now_ns());
+        state.execution_props_mut().query_execution_start_time = Some(now);
+        let plan = state
+            .create_logical_plan(statement)
             .await
+            .and_then(|plan| options.verify_plan(&plan).map(|()| plan))
             .map_err(|e| QueryError::from(e).at_end_if_unplaced(statement))?;
+        let frame = DataFrame::new(state, plan);
         Ok(frame.execute_stream().await?)
     }
 }

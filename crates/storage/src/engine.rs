@@ -424,6 +424,12 @@ impl Engine {
         Ok(out)
     }
 
+    /// The engine's clock (its [`EngineOptions::clock`]): nanoseconds since the Unix epoch.
+    /// The query layer's `now()` reads it, so tests with an injected clock get fixed times.
+    pub fn now_ns(&self) -> i64 {
+        self.inner.options.clock.now_ns()
+    }
+
     /// The schema of `database.table`.
     pub fn table(&self, database: &str, table: &str) -> Option<Arc<TableSchema>> {
         let id = self.inner.catalog.table_id(database, table)?;
