@@ -16,6 +16,7 @@ mod exec;
 mod fold;
 pub(crate) mod plan;
 mod row_value;
+mod values;
 
 use std::sync::Arc;
 

@@ -82,7 +82,7 @@ pub(crate) fn fold_chunk(
     let field_value = spec
         .field
         .and_then(|(field, _)| chunk.column(field))
-        .and_then(|column| super::fold::preagg_edge(&column.preagg, first));
+        .and_then(|column| super::values::preagg_edge(&column.preagg, first));
     let value = value(spec, series, time, field_value);
     offer(best, end, time, value);
 }
