@@ -176,7 +176,10 @@ fn random_query(rng: &mut Rng) -> Query {
             let (order, columns) = if rng.chance(50) {
                 ("DESC", "*".to_string())
             } else {
-                ("ASC", format!("time, host, region, dc{}", pick_columns(rng)))
+                (
+                    "ASC",
+                    format!("time, host, region, dc{}", pick_columns(rng)),
+                )
             };
             Query {
                 sql: format!(
