@@ -221,7 +221,10 @@ impl QueryEngine {
             .with_allow_ddl(false)
             .with_allow_dml(false)
             .with_allow_statements(false);
-        let mut state = self.context(database).state();
+        // One copy of the session per statement (a context would copy it twice).
+        let mut state = self.state.clone();
+        state.config_mut().options_mut().catalog.default_schema = database.to_string();
+        state.mark_start_execution();
         // `now()` is the engine's clock (injectable in tests), fixed for the statement.
         let now = DateTime::<Utc>::from_timestamp_nanos(self.engine.now_ns());
         state.execution_props_mut().query_execution_start_time = Some(now);

@@ -97,6 +97,22 @@ impl Values {
         }
     }
 
+    /// Appends values `from..to` of `other` (same type).
+    pub fn extend_from_range(&mut self, other: &Values, from: usize, to: usize) {
+        match (self, other) {
+            (Self::Float(v), Self::Float(o)) => v.extend_from_slice(&o[from..to]),
+            (Self::Integer(v), Self::Integer(o)) => v.extend_from_slice(&o[from..to]),
+            (Self::Unsigned(v), Self::Unsigned(o)) => v.extend_from_slice(&o[from..to]),
+            (Self::Boolean(v), Self::Boolean(o)) => v.extend_from_slice(&o[from..to]),
+            (Self::String(v), Self::String(o)) => v.extend_from_slice(&o[from..to]),
+            (this, other) => panic!(
+                "extend_from_range between {} and {} columns: the caller must match types",
+                this.field_type(),
+                other.field_type()
+            ),
+        }
+    }
+
     /// Heap bytes held, for memory accounting.
     pub fn heap_bytes(&self) -> usize {
         match self {
@@ -203,6 +219,9 @@ impl SeriesData {
     /// runs hold the same time, fields of later runs overwrite earlier ones field by field
     /// (last write wins, a field absent in the later row keeps the earlier value).
     pub fn merge(runs: &[&SeriesData]) -> SeriesData {
+        if let Some(joined) = Self::concat_disjoint(runs) {
+            return joined;
+        }
         let mut times: Vec<Timestamp> = runs.iter().flat_map(|r| r.times.iter().copied()).collect();
         times.sort_unstable();
         times.dedup();
@@ -256,6 +275,65 @@ impl SeriesData {
         SeriesData { times, columns }
     }
 
+    /// `runs` joined end to end when each starts after the previous one ends (the common
+    /// case of chunks read in time order): no row can overwrite another, so the merge is a
+    /// concatenation. `None` when runs overlap or are out of order.
+    fn concat_disjoint(runs: &[&SeriesData]) -> Option<SeriesData> {
+        let runs: Vec<&SeriesData> = runs.iter().copied().filter(|r| r.rows() > 0).collect();
+        let ordered = runs
+            .windows(2)
+            .all(|w| w[0].times.last() < w[1].times.first());
+        if !ordered {
+            return None;
+        }
+        let rows: usize = runs.iter().map(|r| r.rows()).sum();
+        let mut times = Vec::with_capacity(rows);
+        for run in &runs {
+            times.extend_from_slice(&run.times);
+        }
+        let mut fields: Vec<(FieldId, FieldType)> = runs
+            .iter()
+            .flat_map(|r| r.columns.iter().map(|c| (c.field, c.values.field_type())))
+            .collect();
+        fields.sort_unstable();
+        fields.dedup();
+        if fields.windows(2).any(|w| w[0].0 == w[1].0) {
+            return None; // one field in two types: leave it to the general merge
+        }
+        let mut columns = Vec::with_capacity(fields.len());
+        for (field, field_type) in fields {
+            let mut values = Values::new(field_type);
+            let mut present: Vec<bool> = Vec::new();
+            let mut all_present = true;
+            for run in &runs {
+                match run.column(field) {
+                    Some(column) => {
+                        values.extend_from_range(&column.values, 0, column.values.len());
+                        match &column.present {
+                            Some(p) => {
+                                all_present = false;
+                                present.extend_from_slice(p);
+                            }
+                            None => present.resize(present.len() + run.rows(), true),
+                        }
+                    }
+                    None => {
+                        all_present = false;
+                        present.resize(present.len() + run.rows(), false);
+                    }
+                }
+            }
+            // `present` is `None` exactly when every row has the field.
+            let all_present = all_present || present.iter().all(|p| *p);
+            columns.push(Column {
+                field,
+                values,
+                present: (!all_present).then_some(present),
+            });
+        }
+        Some(SeriesData { times, columns })
+    }
+
     /// Keeps only the columns of `fields` (all when `None`).
     pub fn project(mut self, fields: Option<&[FieldId]>) -> SeriesData {
         if let Some(fields) = fields {
@@ -277,11 +355,18 @@ impl SeriesData {
             .columns
             .iter()
             .filter_map(|column| {
-                let indexes = column.value_indexes(self.rows());
+                // Values are stored for present rows only, in row order: rows from..to are
+                // one contiguous range of values.
+                let (first, last) = match &column.present {
+                    None => (from, to),
+                    Some(present) => {
+                        let before = present[..from].iter().filter(|p| **p).count();
+                        let within = present[from..to].iter().filter(|p| **p).count();
+                        (before, before + within)
+                    }
+                };
                 let mut values = Values::new(column.values.field_type());
-                for index in indexes[from..to].iter().flatten() {
-                    values.push_from(&column.values, *index);
-                }
+                values.extend_from_range(&column.values, first, last);
                 if values.is_empty() {
                     return None;
                 }

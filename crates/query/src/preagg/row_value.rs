@@ -17,7 +17,13 @@ pub(crate) type Best = Option<(i64, Option<ScalarValue>)>;
 /// Whether `row` (time, value) replaces `best` for `end`. Ties keep the row seen first: they
 /// happen only between series of one group at the same time, where DataFusion's own answer
 /// is any of them too.
-pub(crate) fn offer(best: &mut Best, end: End, time: i64, value: Option<ScalarValue>) {
+/// The value is only computed (allocated) when the row wins.
+pub(crate) fn offer(
+    best: &mut Best,
+    end: End,
+    time: i64,
+    value: impl FnOnce() -> Option<ScalarValue>,
+) {
     let better = match best {
         None => true,
         Some((t, _)) => match end {
@@ -26,7 +32,7 @@ pub(crate) fn offer(best: &mut Best, end: End, time: i64, value: Option<ScalarVa
         },
     };
     if better {
-        *best = Some((time, value));
+        *best = Some((time, value()));
     }
 }
 
@@ -79,12 +85,13 @@ pub(crate) fn fold_chunk(
         End::First => (chunk.min_time, true),
         End::Last => (chunk.max_time, false),
     };
-    let field_value = spec
-        .field
-        .and_then(|(field, _)| chunk.column(field))
-        .and_then(|column| super::values::preagg_edge(&column.preagg, first));
-    let value = value(spec, series, time, field_value);
-    offer(best, end, time, value);
+    offer(best, end, time, || {
+        let field_value = spec
+            .field
+            .and_then(|(field, _)| chunk.column(field))
+            .and_then(|column| super::values::preagg_edge(&column.preagg, first));
+        value(spec, series, time, field_value)
+    });
 }
 
 /// Offers the edge row `row` of a run of decoded rows; `field_value` is the field's value in
@@ -99,8 +106,7 @@ pub(crate) fn fold_row(
     let AggKind::RowValue(end) = spec.kind else {
         return;
     };
-    let value = value(spec, series, time, field_value);
-    offer(best, end, time, value);
+    offer(best, end, time, || value(spec, series, time, field_value));
 }
 
 /// Part `part` of the state: the value, then one entry per ordering key, then "is set".
