@@ -118,23 +118,15 @@ impl StrataScanExec {
 impl DisplayAs for StrataScanExec {
     fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let r = &self.request;
-        let bound = |v: i64, open: i64| {
-            if v == open {
-                "∞".to_string()
-            } else {
-                v.to_string()
-            }
-        };
         match t {
             DisplayFormatType::Default | DisplayFormatType::Verbose => {
                 write!(
                     f,
-                    "StrataScanExec: table={}.{}, shards={}, time=[{}, {}), fields={}",
+                    "StrataScanExec: table={}.{}, shards={}, time={}, fields={}",
                     self.table.database,
                     self.table.name,
                     self.engine.shard_count(),
-                    bound(r.start, i64::MIN).replace('∞', "-∞"),
-                    bound(r.end, i64::MAX),
+                    time_range(r),
                     self.field_names(),
                 )?;
                 if let Some(p) = &r.predicate {
@@ -251,6 +243,22 @@ impl ExecutionPlan for StrataScanExec {
     fn metrics(&self) -> Option<MetricsSet> {
         Some(self.metrics.clone_inner())
     }
+}
+
+/// A request's time range as plans show it: `[start, end)`, open ends as `-∞` and `∞`.
+pub(crate) fn time_range(request: &ReadRequest) -> String {
+    let bound = |v: i64, open: i64, text: &str| {
+        if v == open {
+            text.to_string()
+        } else {
+            v.to_string()
+        }
+    };
+    format!(
+        "[{}, {})",
+        bound(request.start, i64::MIN, "-∞"),
+        bound(request.end, i64::MAX, "∞")
+    )
 }
 
 /// One engine batch (every tag, the asked-for fields, as the catalog was when read)

@@ -23,6 +23,7 @@ use strata_storage::{Engine, ReadRequest};
 
 use super::fold::{Folder, chunk_usable};
 use super::plan::{GroupKey, PreAggPlan};
+use crate::scan::time_range;
 
 /// Partial aggregation straight from the storage engine.
 pub struct PreAggExec {
@@ -92,20 +93,12 @@ impl DisplayAs for PreAggExec {
                     .map(|a| format!("{:?}", a.kind))
                     .collect();
                 let r = &self.request;
-                let bound = |v: i64, open: i64, text: &str| {
-                    if v == open {
-                        text.to_string()
-                    } else {
-                        v.to_string()
-                    }
-                };
                 write!(
                     f,
-                    "StrataPreAggExec: table={}.{}, time=[{}, {}), groups=[{}], aggregates=[{}]",
+                    "StrataPreAggExec: table={}.{}, time={}, groups=[{}], aggregates=[{}]",
                     self.table.database,
                     self.table.name,
-                    bound(r.start, i64::MIN, "-∞"),
-                    bound(r.end, i64::MAX, "∞"),
+                    time_range(r),
                     groups.join(", "),
                     aggs.join(", "),
                 )?;
