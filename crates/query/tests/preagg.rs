@@ -8,58 +8,15 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{DB, difference, open_engine, sort_rows, to_rows, write_data};
-use datafusion::arrow::array::{RecordBatch, StringArray};
+use common::{
+    DB, analyzed_metric, difference, open_engine, physical_plan, sort_rows, to_rows, write_data,
+};
 use strata_query::{QueryEngine, QueryOptions};
 use strata_storage::Engine;
 
-fn plan_text(batches: &[RecordBatch], kind: &str) -> String {
-    for batch in batches {
-        let kinds = batch
-            .column(0)
-            .as_any()
-            .downcast_ref::<StringArray>()
-            .unwrap();
-        let plans = batch
-            .column(1)
-            .as_any()
-            .downcast_ref::<StringArray>()
-            .unwrap();
-        for row in 0..batch.num_rows() {
-            if kinds.value(row) == kind {
-                return plans.value(row).to_string();
-            }
-        }
-    }
-    panic!("no {kind} in {batches:?}");
-}
-
-async fn physical_plan(sql: &QueryEngine, statement: &str) -> String {
-    let batches = sql.sql(DB, &format!("EXPLAIN {statement}")).await.unwrap();
-    plan_text(&batches, "physical_plan")
-}
-
 /// A metric of `StrataPreAggExec` from `EXPLAIN ANALYZE`, summed over shards.
 async fn preagg_metric(sql: &QueryEngine, statement: &str, metric: &str) -> usize {
-    let batches = sql
-        .sql(DB, &format!("EXPLAIN ANALYZE {statement}"))
-        .await
-        .unwrap();
-    let plan = plan_text(&batches, "Plan with Metrics");
-    let line = plan
-        .lines()
-        .find(|l| l.contains("StrataPreAggExec"))
-        .unwrap_or_else(|| panic!("no pre-aggregation in {plan}"));
-    let key = format!("{metric}=");
-    let at = line
-        .find(&key)
-        .unwrap_or_else(|| panic!("no {metric} in {line}"));
-    line[at + key.len()..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect::<String>()
-        .parse()
-        .unwrap()
+    analyzed_metric(sql, statement, "StrataPreAggExec", metric).await
 }
 
 fn engines(engine: &Arc<Engine>) -> (QueryEngine, QueryEngine) {

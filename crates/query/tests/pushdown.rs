@@ -7,7 +7,9 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{DB, Data, START_NS, open_engine, rfc3339, write_data};
+use common::{
+    DB, Data, START_NS, analyzed_metric, open_engine, physical_plan, rfc3339, write_data,
+};
 use datafusion::arrow::array::{Array, RecordBatch, StringArray};
 use strata_query::{QueryEngine, QueryOptions};
 
@@ -36,52 +38,9 @@ fn fixture() -> Fixture {
     }
 }
 
-/// The physical plan's text (second row, second column of `EXPLAIN`'s answer).
-async fn physical_plan(sql: &QueryEngine, statement: &str) -> String {
-    let batches = sql.sql(DB, &format!("EXPLAIN {statement}")).await.unwrap();
-    plan_text(&batches, "physical_plan")
-}
-
-fn plan_text(batches: &[RecordBatch], kind: &str) -> String {
-    for batch in batches {
-        let kinds = batch
-            .column(0)
-            .as_any()
-            .downcast_ref::<StringArray>()
-            .unwrap();
-        let plans = batch
-            .column(1)
-            .as_any()
-            .downcast_ref::<StringArray>()
-            .unwrap();
-        for row in 0..batch.num_rows() {
-            if kinds.value(row) == kind {
-                return plans.value(row).to_string();
-            }
-        }
-    }
-    panic!("no {kind} in {batches:?}");
-}
-
 /// The summed `output_rows` of the plan's `StrataScanExec`, from `EXPLAIN ANALYZE`.
 async fn rows_scanned(sql: &QueryEngine, statement: &str) -> usize {
-    let batches = sql
-        .sql(DB, &format!("EXPLAIN ANALYZE {statement}"))
-        .await
-        .unwrap();
-    let plan = plan_text(&batches, "Plan with Metrics");
-    let line = plan
-        .lines()
-        .find(|l| l.contains("StrataScanExec"))
-        .unwrap_or_else(|| panic!("no scan in {plan}"));
-    let at = line
-        .find("output_rows=")
-        .unwrap_or_else(|| panic!("no output_rows in {line}"));
-    let digits: String = line[at + "output_rows=".len()..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    digits.parse().unwrap()
+    analyzed_metric(sql, statement, "StrataScanExec", "output_rows").await
 }
 
 fn count_rows(data: &Data, keep: impl Fn(&common::Series, i64) -> bool) -> usize {

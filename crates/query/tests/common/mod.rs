@@ -10,13 +10,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use datafusion::arrow::array::{
-    ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int64Array, RecordBatch, StringArray,
-    TimestampNanosecondArray,
+    Array, ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int64Array, RecordBatch,
+    StringArray, TimestampNanosecondArray,
 };
 use datafusion::arrow::datatypes::{DataType, Int32Type};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::datasource::MemTable;
 use strata_lineproto::Precision;
+use strata_query::QueryEngine;
 use strata_storage::{Engine, EngineOptions, ManualClock, WalSync};
 
 pub const HOUR_NS: i64 = 3_600_000_000_000;
@@ -366,4 +367,61 @@ pub fn difference(expected: &[Vec<Cell>], actual: &[Vec<Cell>]) -> Option<String
         }
     }
     None
+}
+
+/// The plan of kind `kind` (`physical_plan`, `Plan with Metrics`, …) in `EXPLAIN`'s answer.
+pub fn plan_text(batches: &[RecordBatch], kind: &str) -> String {
+    for batch in batches {
+        let kinds = batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap();
+        let plans = batch
+            .column(1)
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap();
+        for row in 0..batch.num_rows() {
+            if kinds.value(row) == kind {
+                return plans.value(row).to_string();
+            }
+        }
+    }
+    panic!("no {kind} in {batches:?}");
+}
+
+/// The physical plan of `statement`, from `EXPLAIN`.
+pub async fn physical_plan(sql: &QueryEngine, statement: &str) -> String {
+    let batches = sql.sql(DB, &format!("EXPLAIN {statement}")).await.unwrap();
+    plan_text(&batches, "physical_plan")
+}
+
+/// Metric `metric` of the plan line of `operator`, from `EXPLAIN ANALYZE` (summed over
+/// the operator's partitions, as DataFusion prints it).
+pub async fn analyzed_metric(
+    sql: &QueryEngine,
+    statement: &str,
+    operator: &str,
+    metric: &str,
+) -> usize {
+    let batches = sql
+        .sql(DB, &format!("EXPLAIN ANALYZE {statement}"))
+        .await
+        .unwrap();
+    let plan = plan_text(&batches, "Plan with Metrics");
+    let line = plan
+        .lines()
+        .find(|l| l.contains(operator))
+        .unwrap_or_else(|| panic!("no {operator} in {plan}"));
+    let key = format!("{metric}=");
+    let at = line
+        .find(&key)
+        .unwrap_or_else(|| panic!("no {metric} in {line}"));
+    line[at + key.len()..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap()
 }
