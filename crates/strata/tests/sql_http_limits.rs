@@ -10,10 +10,8 @@ use std::io::{BufReader, Read};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use common::{Server, data_dir, metric};
-use sql_common::{
-    Answer, dechunk, many_rows, post_sql, read_answer, read_head, write_request, write_rows,
-};
+use common::{Server, data_dir, metric, read_head};
+use sql_common::{Answer, dechunk, many_rows, post_sql, read_answer, write_request, write_rows};
 
 #[test]
 fn a_statement_past_its_timeout_is_504() {

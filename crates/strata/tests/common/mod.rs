@@ -1,19 +1,45 @@
-//! Shared by the `serve_*` end-to-end tests: start the real `strata serve` on a free
-//! loopback port, a tiny HTTP/1.1 client over `std::net::TcpStream`, and reading rows back
-//! with the storage engine once the server is stopped.
+//! Shared by the end-to-end tests: run the `strata` binary, start the real `strata serve`
+//! on a free loopback port, a tiny HTTP/1.1 client over `std::net::TcpStream`, and reading
+//! rows back with the storage engine once the server is stopped.
 
 #![allow(clippy::unwrap_used, dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use strata_storage::column::SeriesData;
 use strata_storage::{Engine, EngineOptions, ReadRequest};
+
+/// Runs the `strata` binary with `args` and waits for it.
+pub fn strata(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .output()
+        .expect("run strata")
+}
+
+/// A fresh directory under the target dir, unique to the test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+/// Output bytes as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A JSON file, parsed.
+pub fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("read json")).expect("parse json")
+}
 
 /// How long a server may take to start or stop before the test fails.
 const START_STOP_LIMIT: Duration = Duration::from_secs(20);
@@ -249,25 +275,7 @@ pub fn request(
 /// Reads one response up to the end of its body.
 pub fn read_response(stream: &mut TcpStream, head_only: bool) -> Response {
     let mut reader = BufReader::new(stream);
-    let mut status_line = String::new();
-    reader.read_line(&mut status_line).unwrap();
-    let status: u16 = status_line
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or_else(|| panic!("bad status line {status_line:?}"))
-        .parse()
-        .unwrap();
-    let mut headers = Vec::new();
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        let (name, value) = line.split_once(':').unwrap();
-        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
-    }
+    let (status, headers) = read_head(&mut reader);
     let mut response = Response {
         status,
         headers,
@@ -292,6 +300,29 @@ pub fn read_response(stream: &mut TcpStream, head_only: bool) -> Response {
         }
     }
     response
+}
+
+/// A response's status and headers (names in lower case), up to the blank line.
+pub fn read_head(reader: &mut impl BufRead) -> (u16, Vec<(String, String)>) {
+    let mut status_line = String::new();
+    reader.read_line(&mut status_line).unwrap();
+    let status: u16 = status_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or_else(|| panic!("bad status line {status_line:?}"))
+        .parse()
+        .unwrap();
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            return (status, headers);
+        }
+        let (name, value) = line.split_once(':').unwrap();
+        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+    }
 }
 
 /// `value` gzip-compressed.

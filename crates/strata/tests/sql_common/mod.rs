@@ -3,14 +3,14 @@
 
 #![allow(clippy::unwrap_used, dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::ipc::reader::StreamReader;
 
-use crate::common::Server;
+use crate::common::{Server, read_head};
 
 /// A response read whole; `complete` is false when a chunked body ended without its last
 /// chunk (the server cut it off).
@@ -78,23 +78,6 @@ pub fn write_request(
     head.push_str("\r\n");
     stream.write_all(head.as_bytes()).unwrap();
     stream.write_all(body).unwrap();
-}
-
-pub fn read_head(reader: &mut impl BufRead) -> (u16, Vec<(String, String)>) {
-    let mut line = String::new();
-    reader.read_line(&mut line).unwrap();
-    let status = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let mut headers = Vec::new();
-    loop {
-        line.clear();
-        reader.read_line(&mut line).unwrap();
-        let trimmed = line.trim_end();
-        if trimmed.is_empty() {
-            return (status, headers);
-        }
-        let (name, value) = trimmed.split_once(':').unwrap();
-        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
-    }
 }
 
 pub fn read_answer(stream: TcpStream) -> Answer {
