@@ -71,7 +71,8 @@ impl Admission {
 pub struct QueryStream {
     schema: SchemaRef,
     inner: Pin<Box<dyn Stream<Item = Result<RecordBatch, QueryError>> + Send>>,
-    deadline: Option<(Pin<Box<Sleep>>, Duration)>,
+    /// The timer that wakes a stalled stream, the deadline itself, and the limit.
+    deadline: Option<(Pin<Box<Sleep>>, Instant, Duration)>,
     _slot: Option<OwnedSemaphorePermit>,
     done: bool,
 }
@@ -106,7 +107,8 @@ impl QueryStream {
         Self {
             schema: stream.schema(),
             inner: Box::pin(stream.map(|r| r.map_err(QueryError::from))),
-            deadline: deadline.map(|(at, limit)| (Box::pin(tokio::time::sleep_until(at)), limit)),
+            deadline: deadline
+                .map(|(at, limit)| (Box::pin(tokio::time::sleep_until(at)), at, limit)),
             _slot: Some(slot),
             done: false,
         }
@@ -134,8 +136,10 @@ impl Stream for QueryStream {
         if self.done {
             return Poll::Ready(None);
         }
-        if let Some((sleep, limit)) = self.deadline.as_mut()
-            && sleep.as_mut().poll(cx).is_ready()
+        // The clock is read as well as the timer: the timer has millisecond ticks, so a
+        // statement answered within a tick of a passed deadline would otherwise escape it.
+        if let Some((sleep, at, limit)) = self.deadline.as_mut()
+            && (Instant::now() >= *at || sleep.as_mut().poll(cx).is_ready())
         {
             let limit = *limit;
             self.finish();

@@ -40,6 +40,8 @@ async fn a_statement_past_its_timeout_fails_with_timeout() {
         ..QueryOptions::default()
     };
     let sql = QueryEngine::with_options(engine_with_rows(dir.path()), options).unwrap();
+    // The direct path answers within the timer's first tick: the deadline must still hold.
+    assert!(sql.is_direct("db", "SELECT count(*) FROM m"));
     let err = sql.sql("db", "SELECT count(*) FROM m").await.unwrap_err();
     assert!(matches!(err, QueryError::Timeout { .. }), "{err:?}");
     assert_eq!(err.kind(), "timeout");
