@@ -21,7 +21,7 @@ use futures::StreamExt;
 use strata_storage::catalog::TableSchema;
 use strata_storage::{Engine, ReadRequest};
 
-use super::fold::{Folder, chunk_usable};
+use super::fold::Folder;
 use super::plan::{GroupKey, PreAggPlan};
 use crate::scan::time_range;
 
@@ -83,7 +83,7 @@ impl DisplayAs for PreAggExec {
                     .iter()
                     .map(|g| match g {
                         GroupKey::Tag(name) => name.clone(),
-                        GroupKey::Time(expr) => expr.to_string(),
+                        GroupKey::Time(key) => key.to_string(),
                     })
                     .collect();
                 let aggs: Vec<String> = self
@@ -163,18 +163,9 @@ impl ExecutionPlan for PreAggExec {
         let batch = futures::stream::once(async move {
             let batch = tokio::task::spawn_blocking(move || {
                 let mut folder = Folder::new(&plan);
-                if request.start < request.end && partition < engine.shard_count() {
-                    let usable =
-                        |chunk: &strata_storage::part::ChunkMeta| chunk_usable(&plan, chunk);
-                    let series = engine
-                        .summarize_shard(partition, &request, &usable)
-                        .map_err(|e| DataFusionError::External(Box::new(e)))?;
-                    for summary in &series {
-                        chunks_preaggregated.add(summary.chunks.len());
-                        rows_decoded.add(summary.rest.rows());
-                        folder.add(summary)?;
-                    }
-                }
+                folder.fold_shard(&engine, partition, &request)?;
+                chunks_preaggregated.add(folder.chunks_preaggregated);
+                rows_decoded.add(folder.rows_decoded);
                 folder.finish(&out_schema)
             })
             .await

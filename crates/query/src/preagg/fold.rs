@@ -7,19 +7,19 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, RecordBatch, RecordBatchOptions, StringDictionaryBuilder,
-    TimestampNanosecondArray,
+    ArrayRef, RecordBatch, RecordBatchOptions, StringDictionaryBuilder, TimestampNanosecondArray,
 };
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Int32Type, Int64Type, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Int32Type, SchemaRef};
 use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue};
-use datafusion::physical_expr::PhysicalExpr;
-use strata_storage::SeriesSummary;
 use strata_storage::column::{Column, Values};
 use strata_storage::part::{ChunkMeta, PreAgg};
+use strata_storage::{Engine, ReadRequest, SeriesSummary};
 
-use super::plan::{AggKind, AggSpec, GroupKey, PreAggPlan, time_schema};
+use super::bucket::{TimeKey, for_each_run};
+use super::plan::{AggKind, AggSpec, GroupKey, PreAggPlan};
 use super::row_value;
+use super::state::State;
 use super::values::{
     combine_max, combine_min, combine_sum, preagg_edge, preagg_min_max, scalar, slice_extreme,
     slice_sum,
@@ -30,53 +30,14 @@ use crate::functions::first_last::End;
 /// exactly or as floats row by row: below 2^53 every partial sum is exact in f64.
 const EXACT_FLOAT_SUM: i128 = 1 << 53;
 
-/// One aggregate's partial state.
-#[derive(Debug, Clone)]
-enum State {
-    Count(i64),
-    Sum(Option<ScalarValue>),
-    Min(Option<ScalarValue>),
-    Max(Option<ScalarValue>),
-    Avg { count: u64, sum: f64 },
-    Edge(End, Option<(i64, ScalarValue)>),
-    Row(row_value::Best),
-}
-
-impl State {
-    fn new(spec: &AggSpec) -> Self {
-        match spec.kind {
-            AggKind::CountRows | AggKind::Count => State::Count(0),
-            AggKind::Sum => State::Sum(None),
-            AggKind::Min => State::Min(None),
-            AggKind::Max => State::Max(None),
-            AggKind::Avg => State::Avg { count: 0, sum: 0.0 },
-            AggKind::First => State::Edge(End::First, None),
-            AggKind::Last => State::Edge(End::Last, None),
-            AggKind::RowValue(_) => State::Row(None),
-        }
-    }
-
-    fn edge(&mut self, time: i64, value: ScalarValue) {
-        if let State::Edge(end, best) = self {
-            let better = match best {
-                None => true,
-                Some((t, v)) => end.beats(time, &value, *t, v),
-            };
-            if better {
-                *best = Some((time, value));
-            }
-        }
-    }
-}
-
 /// Whether `chunk`'s pre-aggregates answer every aggregate of `plan` exactly, and the chunk
 /// lies inside one time bucket.
 pub(crate) fn chunk_usable(plan: &PreAggPlan, chunk: &ChunkMeta) -> bool {
     let buckets_ok = plan.groups.iter().all(|key| match key {
         GroupKey::Tag(_) => true,
-        GroupKey::Time(expr) => match bucket_values(expr, &[chunk.min_time, chunk.max_time]) {
-            Ok(b) => b[0] == b[1],
-            Err(_) => false,
+        GroupKey::Time(key) => match (key.bucket(chunk.min_time), key.bucket(chunk.max_time)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
         },
     });
     buckets_ok
@@ -103,19 +64,14 @@ pub(crate) fn chunk_usable(plan: &PreAggPlan, chunk: &ChunkMeta) -> bool {
         })
 }
 
-/// The bucket of each time under `expr` (a time key), as i64.
-fn bucket_values(expr: &Arc<dyn PhysicalExpr>, times: &[i64]) -> DfResult<Vec<i64>> {
-    let array: ArrayRef = Arc::new(TimestampNanosecondArray::from(times.to_vec()));
-    let batch = RecordBatch::try_new(time_schema(), vec![array])?;
-    let out = expr.evaluate(&batch)?.into_array(times.len())?;
-    let out = cast(&out, &DataType::Int64)?;
-    let out = out.as_primitive::<Int64Type>();
-    if out.null_count() > 0 {
-        return Err(DataFusionError::Internal(
-            "time bucket of a time is null".into(),
-        ));
-    }
-    Ok(out.values().to_vec())
+/// One group's key and states, as [`Folder::into_groups`] hands them out.
+pub(crate) struct GroupStates {
+    /// Values of the GROUP BY tags, in order (`None`: the series lacks the tag).
+    pub tags: Vec<Option<String>>,
+    /// Buckets of the GROUP BY time keys, in order.
+    pub buckets: Vec<i64>,
+    /// One state per aggregate.
+    pub states: Vec<State>,
 }
 
 /// Partial states by group for one shard.
@@ -128,6 +84,9 @@ pub(crate) struct Folder<'p> {
     groups: HashMap<(u32, Vec<i64>), usize>,
     keys: Vec<(u32, Vec<i64>)>,
     states: Vec<Vec<State>>,
+    /// Whole chunks answered from their pre-aggregates, and rows decoded.
+    pub chunks_preaggregated: usize,
+    pub rows_decoded: usize,
 }
 
 impl<'p> Folder<'p> {
@@ -139,13 +98,41 @@ impl<'p> Folder<'p> {
             groups: HashMap::new(),
             keys: Vec::new(),
             states: Vec::new(),
+            chunks_preaggregated: 0,
+            rows_decoded: 0,
         };
         if plan.groups.is_empty() {
             // Without GROUP BY there is always exactly one row, rows or not.
             let tags = folder.tag_set(Vec::new());
-            folder.group(tags, Vec::new());
+            folder.group(tags, &[]);
         }
         folder
+    }
+
+    /// Folds the series of shard `shard` that `request` reads.
+    pub(crate) fn fold_shard(
+        &mut self,
+        engine: &Engine,
+        shard: usize,
+        request: &ReadRequest,
+    ) -> DfResult<()> {
+        if request.start >= request.end || shard >= engine.shard_count() {
+            return Ok(());
+        }
+        let plan = self.plan;
+        let usable = |chunk: &ChunkMeta| chunk_usable(plan, chunk);
+        let series = engine
+            .summarize_shard(shard, request, &usable)
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        for summary in &series {
+            self.add(summary)?;
+        }
+        Ok(())
+    }
+
+    /// Groups folded so far.
+    pub(crate) fn group_count(&self) -> usize {
+        self.keys.len()
     }
 
     fn tag_set(&mut self, values: Vec<Option<String>>) -> u32 {
@@ -158,8 +145,8 @@ impl<'p> Folder<'p> {
         id
     }
 
-    fn group(&mut self, tags: u32, buckets: Vec<i64>) -> usize {
-        let key = (tags, buckets);
+    fn group(&mut self, tags: u32, buckets: &[i64]) -> usize {
+        let key = (tags, buckets.to_vec());
         if let Some(index) = self.groups.get(&key) {
             return *index;
         }
@@ -173,6 +160,8 @@ impl<'p> Folder<'p> {
 
     /// Folds one series in.
     pub(crate) fn add(&mut self, series: &SeriesSummary) -> DfResult<()> {
+        self.chunks_preaggregated += series.chunks.len();
+        self.rows_decoded += series.rest.rows();
         let tag_values: Vec<Option<String>> = self
             .plan
             .groups
@@ -189,22 +178,23 @@ impl<'p> Folder<'p> {
             })
             .collect();
         let tags = self.tag_set(tag_values);
-        let time_keys: Vec<Arc<dyn PhysicalExpr>> = self
-            .plan
+        let plan = self.plan;
+        let time_keys: Vec<&TimeKey> = plan
             .groups
             .iter()
             .filter_map(|key| match key {
-                GroupKey::Time(expr) => Some(Arc::clone(expr)),
+                GroupKey::Time(key) => Some(key),
                 GroupKey::Tag(_) => None,
             })
             .collect();
+        let mut buckets = Vec::with_capacity(time_keys.len());
         for chunk in &series.chunks {
-            let mut buckets = Vec::with_capacity(time_keys.len());
-            for expr in &time_keys {
-                buckets.push(bucket_values(expr, &[chunk.min_time])?[0]);
+            buckets.clear();
+            for key in &time_keys {
+                buckets.push(key.bucket(chunk.min_time)?);
             }
-            let group = self.group(tags, buckets);
-            for (spec, state) in self.plan.aggs.iter().zip(&mut self.states[group]) {
+            let group = self.group(tags, &buckets);
+            for (spec, state) in plan.aggs.iter().zip(&mut self.states[group]) {
                 match state {
                     State::Row(best) => row_value::fold_chunk(spec, best, series, chunk),
                     _ => fold_chunk(spec, state, chunk),
@@ -215,13 +205,8 @@ impl<'p> Folder<'p> {
         if rest.rows() == 0 {
             return Ok(());
         }
-        let mut bucket_columns = Vec::with_capacity(time_keys.len());
-        for expr in &time_keys {
-            bucket_columns.push(bucket_values(expr, &rest.times)?);
-        }
         // Prefix counts of present rows per aggregate's column: value ranges of row ranges.
-        let columns: Vec<Option<ColumnRows<'_>>> = self
-            .plan
+        let columns: Vec<Option<ColumnRows<'_>>> = plan
             .aggs
             .iter()
             .map(|spec| {
@@ -240,26 +225,15 @@ impl<'p> Folder<'p> {
                 Some((column, prefix))
             })
             .collect();
-        let rows = rest.rows();
-        let mut start = 0;
-        while start < rows {
-            let mut end = start + 1;
-            while end < rows && bucket_columns.iter().all(|b| b[end] == b[start]) {
-                end += 1;
-            }
-            let buckets: Vec<i64> = bucket_columns.iter().map(|b| b[start]).collect();
+        for_each_run(&time_keys, &rest.times, |start, end, buckets| {
             let group = self.group(tags, buckets);
             let run = RowRun {
                 times: &rest.times,
                 start,
                 end,
             };
-            for ((spec, state), column) in self
-                .plan
-                .aggs
-                .iter()
-                .zip(&mut self.states[group])
-                .zip(&columns)
+            for ((spec, state), column) in
+                plan.aggs.iter().zip(&mut self.states[group]).zip(&columns)
             {
                 match state {
                     State::Row(best) => {
@@ -278,9 +252,22 @@ impl<'p> Folder<'p> {
                     _ => fold_rows(spec, state, column.as_ref(), &run),
                 }
             }
-            start = end;
-        }
-        Ok(())
+            Ok(())
+        })
+    }
+
+    /// Every group with its states.
+    pub(crate) fn into_groups(self) -> Vec<GroupStates> {
+        let tag_sets = self.tag_sets;
+        self.keys
+            .into_iter()
+            .zip(self.states)
+            .map(|((tags, buckets), states)| GroupStates {
+                tags: tag_sets[tags as usize].clone(),
+                buckets,
+                states,
+            })
+            .collect()
     }
 
     /// The partial-aggregate batch: group columns then state columns, as `schema`.
@@ -333,7 +320,7 @@ impl<'p> Folder<'p> {
                             &tag_sets[*tags as usize],
                             &target,
                         ),
-                        state => state_value(state, part, &target),
+                        state => state.partial_value(part, &target),
                     });
                 let array = if rows == 0 {
                     datafusion::arrow::array::new_empty_array(field.data_type())
@@ -349,24 +336,6 @@ impl<'p> Folder<'p> {
             columns,
             &options,
         )?)
-    }
-}
-
-/// Part `part` of a state as a scalar; `null` is a null of the state's type.
-fn state_value(state: &State, part: usize, null: &ScalarValue) -> ScalarValue {
-    match (state, part) {
-        (State::Count(n), _) => ScalarValue::Int64(Some(*n)),
-        (State::Sum(v) | State::Min(v) | State::Max(v), _) => v.clone().unwrap_or(null.clone()),
-        // A group no value reached has a null count, as DataFusion's own partial state has:
-        // its final step would otherwise divide 0 by 0.
-        (State::Avg { count, .. }, 0) => ScalarValue::UInt64((*count > 0).then_some(*count)),
-        (State::Avg { count, sum }, _) => ScalarValue::Float64((*count > 0).then_some(*sum)),
-        (State::Edge(_, best), 0) => best.as_ref().map_or(null.clone(), |(_, v)| v.clone()),
-        (State::Edge(_, best), _) => {
-            ScalarValue::TimestampNanosecond(best.as_ref().map(|(t, _)| *t), None)
-        }
-        // Built by row_value::state_part, which knows the group.
-        (State::Row(_), _) => null.clone(),
     }
 }
 

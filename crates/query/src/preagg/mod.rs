@@ -12,10 +12,12 @@
 //! own; float sums may differ in the last bits, as they do between DataFusion runs with
 //! different batch boundaries.
 
+pub(crate) mod bucket;
 mod exec;
-mod fold;
+pub(crate) mod fold;
 pub(crate) mod plan;
 mod row_value;
+pub(crate) mod state;
 mod values;
 
 use std::sync::Arc;

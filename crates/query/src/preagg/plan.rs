@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+use datafusion::common::ScalarValue;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::ScalarFunctionExpr;
 use datafusion::physical_expr::aggregate::AggregateFunctionExpr;
@@ -15,6 +16,7 @@ use datafusion::physical_plan::aggregates::AggregateExec;
 use strata_storage::catalog::TableSchema;
 use strata_storage::model::{FieldId, FieldType};
 
+use super::bucket::{Grid, TimeKey};
 use crate::functions::first_last::End;
 use crate::scan::StrataScanExec;
 
@@ -24,9 +26,8 @@ pub(crate) enum GroupKey {
     /// A tag column, by name.
     Tag(String),
     /// A function of the time column that never decreases as time grows (`time` itself,
-    /// `date_bin`, `date_trunc`), rebound to read column 0 of a one-column batch of times,
-    /// so it is evaluated by DataFusion itself and buckets match exactly.
-    Time(Arc<dyn PhysicalExpr>),
+    /// `date_bin`, `date_trunc`).
+    Time(TimeKey),
 }
 
 /// What an aggregate computes.
@@ -162,7 +163,7 @@ fn group_key(
         let name = input.fields().get(column.index())?.name();
         return match role(column, input, table)? {
             Role::Tag => Some(GroupKey::Tag(name.clone())),
-            Role::Time => Some(GroupKey::Time(Arc::new(Column::new(name, 0)))),
+            Role::Time => Some(GroupKey::Time(TimeKey::Grid(Grid::IDENTITY))),
             Role::Field(..) => None,
         };
     }
@@ -188,8 +189,33 @@ fn group_key(
     if times != 1 {
         return None;
     }
+    let literal = |index: usize| -> Option<&ScalarValue> {
+        Some(
+            function
+                .args()
+                .get(index)?
+                .downcast_ref::<Literal>()?
+                .value(),
+        )
+    };
+    let grid = match (function.fun().name(), function.args().len()) {
+        ("date_bin", 2 | 3) if function.args()[1].downcast_ref::<Column>().is_some() => {
+            Grid::date_bin(literal(0)?, literal(2))
+        }
+        ("date_trunc", 2) => match literal(0)? {
+            ScalarValue::Utf8(Some(unit)) | ScalarValue::Utf8View(Some(unit)) => {
+                Grid::date_trunc(unit)
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some(grid) = grid {
+        return Some(GroupKey::Time(TimeKey::Grid(grid)));
+    }
+    // Evaluated by DataFusion over a one-column batch of times.
     let rebound = Arc::clone(expr).with_new_children(rebound).ok()?;
-    Some(GroupKey::Time(rebound))
+    Some(GroupKey::Time(TimeKey::Expr(rebound)))
 }
 
 fn agg_spec(
