@@ -12,7 +12,10 @@ use datafusion::prelude::{DataFrame, SQLOptions, SessionConfig, SessionContext};
 use strata_storage::Engine;
 use strata_storage::options::available_cores;
 
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+
 use crate::catalog::{CATALOG_NAME, StrataCatalog};
+use crate::direct;
 use crate::error::QueryError;
 use crate::functions;
 use crate::guard::{Admission, QueryStream};
@@ -46,6 +49,11 @@ pub struct QueryOptions {
     /// module). Default on; off only to compare results or timings with DataFusion's own
     /// aggregation.
     pub pre_aggregate: bool,
+    /// Answer the common time-series shapes (aggregates by tags and time buckets, latest
+    /// row per tag group) without DataFusion's planner (the `direct` module), from block
+    /// pre-aggregates, so only together with `pre_aggregate`. Default on; off only to
+    /// compare results or timings with the planned path.
+    pub direct: bool,
 }
 
 impl Default for QueryOptions {
@@ -57,6 +65,7 @@ impl Default for QueryOptions {
             memory_limit: Some(physical_memory() / 4),
             max_concurrent: 2 * cores,
             pre_aggregate: true,
+            direct: true,
         }
     }
 }
@@ -201,6 +210,23 @@ impl QueryEngine {
             .timeout
             .map(|limit| (tokio::time::Instant::now() + limit, limit));
         let slot = self.admission.admit(deadline).await?;
+        if let Some(plan) = self.direct_plan(database, statement) {
+            let plan = Arc::new(plan);
+            let schema = plan.schema();
+            let run = plan.execute(Arc::clone(&self.engine));
+            let answer = match deadline {
+                Some((at, limit)) => tokio::time::timeout_at(at, run)
+                    .await
+                    .map_err(|_| QueryError::Timeout { limit })??,
+                None => run.await?,
+            };
+            // `None`: too many groups for the direct path; DataFusion answers.
+            if let Some(batch) = answer {
+                let batches = futures::stream::iter([Ok(batch)]);
+                let stream = RecordBatchStreamAdapter::new(schema, batches);
+                return Ok(QueryStream::running(Box::pin(stream), slot, deadline));
+            }
+        }
         let plan = self.plan_stream(database, statement);
         let stream = match deadline {
             Some((at, limit)) => tokio::time::timeout_at(at, plan)
@@ -209,6 +235,18 @@ impl QueryEngine {
             None => plan.await?,
         };
         Ok(QueryStream::running(stream, slot, deadline))
+    }
+
+    /// Whether `statement` is answered by the direct path rather than DataFusion's plan.
+    pub fn is_direct(&self, database: &str, statement: &str) -> bool {
+        self.direct_plan(database, statement).is_some()
+    }
+
+    fn direct_plan(&self, database: &str, statement: &str) -> Option<direct::DirectPlan> {
+        if !self.options.direct || !self.options.pre_aggregate {
+            return None;
+        }
+        direct::plan(&self.engine, database, statement)
     }
 
     /// Plans `statement` with DataFusion and starts it.

@@ -53,6 +53,14 @@ async fn run_seed(seed: u64) {
     assert_eq!(engine.shard_count(), 3);
 
     let strata = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let planned = QueryEngine::with_options(
+        Arc::clone(&engine),
+        QueryOptions {
+            direct: false,
+            ..QueryOptions::default()
+        },
+    )
+    .unwrap();
     let without_preagg = QueryEngine::with_options(
         Arc::clone(&engine),
         QueryOptions {
@@ -70,6 +78,7 @@ async fn run_seed(seed: u64) {
 
     let mut rng = Rng::new(seed.wrapping_mul(7919));
     let mut non_empty = 0;
+    let mut direct = 0;
     for n in 0..QUERIES {
         let query = random_query(&mut rng);
         let context = || format!("seed {seed}, query {n}: {}", query.sql);
@@ -88,9 +97,22 @@ async fn run_seed(seed: u64) {
         if !expected.is_empty() {
             non_empty += 1;
         }
-        for (path, engine) in [("pre-aggregates", &strata), ("scan", &without_preagg)] {
-            let actual = engine
-                .sql(DB, &query.sql)
+        if strata.is_direct(DB, &query.sql) {
+            direct += 1;
+        }
+        let mut schemas = Vec::new();
+        for (path, engine) in [
+            ("direct", &strata),
+            ("pre-aggregates", &planned),
+            ("scan", &without_preagg),
+        ] {
+            let stream = engine
+                .sql_stream(DB, &query.sql)
+                .await
+                .unwrap_or_else(|e| panic!("{} ({path}): strata failed: {e}", context()));
+            schemas.push((path, stream.schema()));
+            let actual = stream
+                .collect()
                 .await
                 .unwrap_or_else(|e| panic!("{} ({path}): strata failed: {e}", context()));
             let mut actual = to_rows(&actual, &approx);
@@ -101,7 +123,21 @@ async fn run_seed(seed: u64) {
                 panic!("{} ({path})\n{diff}", context());
             }
         }
+        // Names, types and nullability too: a client must not tell the paths apart.
+        for (path, schema) in &schemas[1..] {
+            assert_eq!(
+                schemas[0].1.fields(),
+                schema.fields(),
+                "{}: schema of the direct path against {path}",
+                context()
+            );
+        }
     }
+    // The direct path must take a fair share of the statements, or it goes untested.
+    assert!(
+        direct >= QUERIES / 6,
+        "seed {seed}: only {direct} of {QUERIES} statements took the direct path"
+    );
     // Filters must not empty most results, or the comparison proves little.
     assert!(
         non_empty > QUERIES / 2,

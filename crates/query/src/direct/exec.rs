@@ -1,0 +1,247 @@
+//! Running a [`DirectPlan`]: each shard folded with the pre-aggregate path's [`Folder`],
+//! the shards' groups merged, finished into values, sorted and limited, and built into one
+//! record batch.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    ArrayRef, RecordBatch, RecordBatchOptions, StringDictionaryBuilder, TimestampNanosecondArray,
+};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Int32Type};
+use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue};
+use strata_storage::Engine;
+
+use super::shape::{Output, SortKey};
+use super::{DirectPlan, MAX_GROUPS};
+use crate::preagg::fold::{Folder, GroupStates};
+use crate::preagg::plan::GroupKey;
+use crate::preagg::state::State;
+
+/// Nanoseconds in a day: tag-filtered reads over at most this span are small enough to run
+/// on the calling task, where a hand-off to the blocking pool would cost more than the read.
+const INLINE_SPAN: i64 = 86_400_000_000_000;
+
+/// The plan's answer; `Ok(None)` when it has more than [`MAX_GROUPS`] groups, for DataFusion
+/// (whose memory pool accounts for them) to answer instead.
+pub(crate) async fn execute(
+    engine: Arc<Engine>,
+    plan: Arc<DirectPlan>,
+) -> DfResult<Option<RecordBatch>> {
+    let shards = engine.shard_count();
+    let small = plan.request.predicate.is_some()
+        && plan.request.end.saturating_sub(plan.request.start) <= INLINE_SPAN;
+    let mut per_shard = Vec::with_capacity(shards);
+    if small {
+        for shard in 0..shards {
+            per_shard.push(fold(&engine, &plan, shard)?);
+        }
+    } else {
+        let tasks: Vec<_> = (0..shards)
+            .map(|shard| {
+                let engine = Arc::clone(&engine);
+                let plan = Arc::clone(&plan);
+                tokio::task::spawn_blocking(move || fold(&engine, &plan, shard))
+            })
+            .collect();
+        for task in tasks {
+            per_shard.push(
+                task.await
+                    .map_err(|e| DataFusionError::External(Box::new(e)))??,
+            );
+        }
+    }
+    let Some(groups) = merge(per_shard, &plan) else {
+        return Ok(None);
+    };
+    finish(groups, &plan).map(Some)
+}
+
+/// One shard's groups; `None` past [`MAX_GROUPS`].
+fn fold(engine: &Engine, plan: &DirectPlan, shard: usize) -> DfResult<Option<Vec<GroupStates>>> {
+    let mut folder = Folder::new(&plan.preagg);
+    folder.fold_shard(engine, shard, &plan.request)?;
+    if folder.group_count() > MAX_GROUPS {
+        return Ok(None);
+    }
+    Ok(Some(folder.into_groups()))
+}
+
+/// The shards' groups merged by key; `None` past [`MAX_GROUPS`].
+fn merge(per_shard: Vec<Option<Vec<GroupStates>>>, plan: &DirectPlan) -> Option<Vec<GroupStates>> {
+    let mut shards = per_shard
+        .into_iter()
+        .collect::<Option<Vec<_>>>()?
+        .into_iter();
+    let mut merged = shards.next().unwrap_or_default();
+    if plan.preagg.groups.is_empty() {
+        // One group per shard, always: fold them into the first.
+        let mut first = merged.pop()?;
+        for group in shards.flatten() {
+            merge_states(&mut first.states, group.states, plan);
+        }
+        return Some(vec![first]);
+    }
+    let mut index: HashMap<(Vec<Option<String>>, Vec<i64>), usize> = HashMap::new();
+    for (i, group) in merged.iter().enumerate() {
+        index.insert((group.tags.clone(), group.buckets.clone()), i);
+    }
+    for group in shards.flatten() {
+        let key = (group.tags, group.buckets);
+        match index.get(&key) {
+            Some(&i) => merge_states(&mut merged[i].states, group.states, plan),
+            None => {
+                index.insert(key.clone(), merged.len());
+                merged.push(GroupStates {
+                    tags: key.0,
+                    buckets: key.1,
+                    states: group.states,
+                });
+                if merged.len() > MAX_GROUPS {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(merged)
+}
+
+fn merge_states(into: &mut [State], from: Vec<State>, plan: &DirectPlan) {
+    for ((state, other), spec) in into.iter_mut().zip(from).zip(&plan.preagg.aggs) {
+        state.merge(other, spec);
+    }
+}
+
+/// Where group key `group` sits in a group: the index among its tags or its buckets.
+fn key_slot(plan: &DirectPlan, group: usize) -> (bool, usize) {
+    let groups = &plan.preagg.groups;
+    let is_tag = matches!(groups[group], GroupKey::Tag(_));
+    let slot = groups[..group]
+        .iter()
+        .filter(|g| matches!(g, GroupKey::Tag(_)) == is_tag)
+        .count();
+    (is_tag, slot)
+}
+
+fn compare(a: &GroupStates, b: &GroupStates, keys: &[(SortKey, bool, usize)]) -> Ordering {
+    for (key, is_tag, slot) in keys {
+        let ordering = if *is_tag {
+            match (&a.tags[*slot], &b.tags[*slot]) {
+                (None, None) => Ordering::Equal,
+                (None, Some(_)) => nulls(key),
+                (Some(_), None) => nulls(key).reverse(),
+                (Some(x), Some(y)) => direction(key, x.cmp(y)),
+            }
+        } else {
+            direction(key, a.buckets[*slot].cmp(&b.buckets[*slot]))
+        };
+        if ordering != Ordering::Equal {
+            return ordering;
+        }
+    }
+    Ordering::Equal
+}
+
+/// Where a null goes against a value.
+fn nulls(key: &SortKey) -> Ordering {
+    if key.nulls_first {
+        Ordering::Less
+    } else {
+        Ordering::Greater
+    }
+}
+
+fn direction(key: &SortKey, ordering: Ordering) -> Ordering {
+    if key.descending {
+        ordering.reverse()
+    } else {
+        ordering
+    }
+}
+
+/// Sorts, limits and builds the output batch.
+fn finish(mut groups: Vec<GroupStates>, plan: &DirectPlan) -> DfResult<RecordBatch> {
+    if !plan.order.is_empty() {
+        let keys: Vec<(SortKey, bool, usize)> = plan
+            .order
+            .iter()
+            .map(|key| {
+                let (is_tag, slot) = key_slot(plan, key.group);
+                (*key, is_tag, slot)
+            })
+            .collect();
+        match plan.limit {
+            // A top-n: only the first `limit` groups need ordering.
+            Some(limit) if limit < groups.len() => {
+                groups.select_nth_unstable_by(limit, |a, b| compare(a, b, &keys));
+                groups.truncate(limit);
+                groups.sort_by(|a, b| compare(a, b, &keys));
+            }
+            _ => groups.sort_by(|a, b| compare(a, b, &keys)),
+        }
+    }
+    if let Some(limit) = plan.limit {
+        groups.truncate(limit);
+    }
+    let rows = groups.len();
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(plan.outputs.len());
+    let mut finals: Vec<Option<Vec<ScalarValue>>> = vec![None; plan.preagg.aggs.len()];
+    // Final values per aggregate, taken out of the states once.
+    for (agg, slot) in finals.iter_mut().enumerate() {
+        let data_type = plan
+            .outputs
+            .iter()
+            .find(|(o, _)| *o == Output::Agg(agg))
+            .map(|(_, f)| f.data_type().clone())
+            .ok_or_else(|| DataFusionError::Internal("direct plan output".into()))?;
+        let plain = match &data_type {
+            DataType::Dictionary(_, values) => values.as_ref().clone(),
+            other => other.clone(),
+        };
+        let null = ScalarValue::try_from(&plain)?;
+        *slot = Some(
+            groups
+                .iter_mut()
+                .map(|g| std::mem::replace(&mut g.states[agg], State::Count(0)).final_value(&null))
+                .collect(),
+        );
+    }
+    for (output, field) in &plan.outputs {
+        let array: ArrayRef = match output {
+            Output::Group(group) => match key_slot(plan, *group) {
+                (true, slot) => {
+                    let mut builder = StringDictionaryBuilder::<Int32Type>::new();
+                    for g in &groups {
+                        builder.append_option(g.tags[slot].as_deref());
+                    }
+                    Arc::new(builder.finish())
+                }
+                (false, slot) => Arc::new(TimestampNanosecondArray::from_iter_values(
+                    groups.iter().map(|g| g.buckets[slot]),
+                )),
+            },
+            Output::Agg(agg) => {
+                let values = finals[*agg].take().unwrap_or_default();
+                if values.is_empty() {
+                    datafusion::arrow::array::new_empty_array(field.data_type())
+                } else {
+                    ScalarValue::iter_to_array(values)?
+                }
+            }
+        };
+        let array = if array.data_type() == field.data_type() {
+            array
+        } else {
+            cast(&array, field.data_type())?
+        };
+        columns.push(array);
+    }
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    Ok(RecordBatch::try_new_with_options(
+        Arc::clone(&plan.schema),
+        columns,
+        &options,
+    )?)
+}

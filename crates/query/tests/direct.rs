@@ -1,0 +1,220 @@
+//! The direct path: which statements take it, and that its answers, names and types are
+//! DataFusion's own. (The differential test also runs random statements both ways.)
+
+#![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{DB, HOUR_NS, START_NS, difference, open_engine, rfc3339, to_rows, write_data};
+use strata_query::{QueryEngine, QueryOptions};
+use strata_storage::Engine;
+
+struct Engines {
+    _dir: tempfile::TempDir,
+    direct: QueryEngine,
+    planned: QueryEngine,
+}
+
+fn engines() -> Engines {
+    let dir = tempfile::tempdir().unwrap();
+    let engine: Arc<Engine> = open_engine(dir.path());
+    write_data(&engine, 11, 14, 3);
+    let direct = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let planned = QueryEngine::with_options(
+        engine,
+        QueryOptions {
+            direct: false,
+            ..QueryOptions::default()
+        },
+    )
+    .unwrap();
+    Engines {
+        _dir: dir,
+        direct,
+        planned,
+    }
+}
+
+/// Runs `statement` both ways: it must take the direct path and answer exactly as
+/// DataFusion's plan, with the same schema. Returns the row count.
+async fn same_answer(engines: &Engines, statement: &str) -> usize {
+    assert!(
+        engines.direct.is_direct(DB, statement),
+        "not direct: {statement}"
+    );
+    let direct = engines.direct.sql_stream(DB, statement).await.unwrap();
+    let direct_schema = direct.schema();
+    let direct = direct.collect().await.unwrap();
+    let planned = engines.planned.sql_stream(DB, statement).await.unwrap();
+    let planned_schema = planned.schema();
+    let planned = planned.collect().await.unwrap();
+    assert_eq!(
+        direct_schema.fields(),
+        planned_schema.fields(),
+        "{statement}"
+    );
+    let approx = |name: &str| name.contains("avg") || name.contains("sum") || name.contains("mean");
+    let (direct, planned) = (to_rows(&direct, &approx), to_rows(&planned, &approx));
+    if let Some(diff) = difference(&planned, &direct) {
+        panic!("{statement}\n{diff}");
+    }
+    direct.len()
+}
+
+fn window(from_hour: i64, to_hour: i64) -> String {
+    format!(
+        "time >= '{}' AND time < '{}'",
+        rfc3339(START_NS + from_hour * HOUR_NS),
+        rfc3339(START_NS + to_hour * HOUR_NS)
+    )
+}
+
+#[tokio::test]
+async fn tsbs_and_meters_shapes_take_the_direct_path_and_match_datafusion() {
+    let engines = engines();
+    let w = window(1, 3);
+    let statements = [
+        // single-groupby, cpu-max-all
+        format!(
+            "SELECT time_bucket(INTERVAL '1 minute', time) AS minute, max(i) AS max_i FROM cpu \
+             WHERE (host = 'h1' OR host = 'h2') AND {w} GROUP BY minute ORDER BY minute"
+        ),
+        format!(
+            "SELECT time_bucket(INTERVAL '1 hour', time) AS hour, max(i) AS max_i, max(f) AS max_f \
+             FROM cpu WHERE host IN ('h3', 'h4', 'h5') AND {w} GROUP BY hour ORDER BY hour"
+        ),
+        // double-groupby
+        format!(
+            "SELECT time_bucket(INTERVAL '1 hour', time) AS hour, host, avg(i) AS mean_i, \
+             avg(f) AS mean_f FROM cpu WHERE {w} GROUP BY hour, host ORDER BY hour, host"
+        ),
+        // groupby-orderby-limit
+        format!(
+            "SELECT time_bucket(INTERVAL '1 minute', time) AS minute, max(f) AS max_f FROM cpu \
+             WHERE time < '{}' GROUP BY minute ORDER BY minute DESC LIMIT 5",
+            rfc3339(START_NS + 2 * HOUR_NS)
+        ),
+        // lastpoint
+        "SELECT DISTINCT ON (host) * FROM cpu ORDER BY host, time DESC".to_string(),
+        "SELECT DISTINCT ON (host, region) * FROM cpu WHERE region = 'r1' \
+         ORDER BY host, region, time ASC LIMIT 3"
+            .to_string(),
+        // meters' whole-table aggregates, unaliased
+        "SELECT count(*) FROM cpu".to_string(),
+        "SELECT avg(f) FROM cpu".to_string(),
+        "SELECT sum(i) FROM cpu".to_string(),
+        "SELECT max(f) FROM cpu".to_string(),
+        "SELECT min(i) FROM cpu".to_string(),
+        "SELECT first(f) FROM cpu".to_string(),
+        "SELECT last(i) FROM cpu".to_string(),
+        // tags, null groups, orders and limits
+        "SELECT dc, region, count(i) AS n, sum(f) AS total FROM cpu GROUP BY dc, region \
+         ORDER BY dc DESC, region"
+            .to_string(),
+        "SELECT dc, count(*) AS n FROM cpu GROUP BY dc ORDER BY dc NULLS FIRST LIMIT 2".to_string(),
+        format!(
+            "SELECT date_trunc('hour', time) AS h, first(b) AS fb, last(s) AS ls FROM cpu \
+             WHERE time BETWEEN '{}' AND '{}' GROUP BY h ORDER BY h",
+            rfc3339(START_NS),
+            rfc3339(START_NS + 2 * HOUR_NS)
+        ),
+    ];
+    let mut rows = 0;
+    for statement in &statements {
+        rows += same_answer(&engines, statement).await;
+    }
+    assert!(rows > 100, "only {rows} rows over all statements");
+}
+
+#[tokio::test]
+async fn unaliased_names_and_qualified_tables_are_datafusions() {
+    let engines = engines();
+    for statement in [
+        "SELECT MAX(i) FROM cpu",
+        "SELECT max(i), Count(*) FROM db.cpu",
+        "SELECT count(f), min(f) FROM strata.db.cpu WHERE cpu.host = 'h1'",
+        "SELECT host, max(f) FROM cpu GROUP BY host ORDER BY host",
+        "SELECT date_trunc('minute', time) AS m, count(time) AS n FROM cpu GROUP BY m ORDER BY m",
+        "SELECT date_bin(INTERVAL '15 minutes', time) AS m, count(*) AS n FROM cpu \
+         GROUP BY m ORDER BY m",
+    ] {
+        same_answer(&engines, statement).await;
+    }
+}
+
+#[tokio::test]
+async fn empty_ranges_answer_one_row_without_groups_and_none_with_groups() {
+    let engines = engines();
+    let at = rfc3339(START_NS + HOUR_NS);
+    let empty = format!("time >= '{at}' AND time < '{at}'");
+    assert_eq!(
+        same_answer(
+            &engines,
+            &format!("SELECT count(*) AS n, sum(f) AS total FROM cpu WHERE {empty}")
+        )
+        .await,
+        1
+    );
+    assert_eq!(
+        same_answer(
+            &engines,
+            &format!("SELECT host, count(*) AS n FROM cpu WHERE {empty} GROUP BY host")
+        )
+        .await,
+        0
+    );
+    // A host that does not exist.
+    assert_eq!(
+        same_answer(
+            &engines,
+            "SELECT max(i) AS m FROM cpu WHERE host = 'nowhere'"
+        )
+        .await,
+        1
+    );
+}
+
+#[tokio::test]
+async fn other_statements_and_errors_stay_with_datafusion() {
+    let engines = engines();
+    for statement in [
+        "SELECT * FROM cpu",
+        "SELECT count(*) FROM cpu WHERE i > 3",
+        "SELECT host, count(*) FROM cpu GROUP BY host HAVING count(*) > 1",
+        "SELECT count(DISTINCT host) FROM cpu",
+        "SELECT max(nope) FROM cpu",
+        "SELECT max(i) FROM nowhere",
+        "SELECT host FROM cpu GROUP BY host, region",
+        "SELECT time_bucket(INTERVAL '1 hour', time), count(*) FROM cpu GROUP BY 1",
+        "SELECT time_bucket(INTERVAL '1 month', time) AS m, count(*) FROM cpu GROUP BY m",
+        "SELECT host, count(*) AS n FROM cpu GROUP BY host ORDER BY n",
+        "SELECT count(*) FROM cpu LIMIT 1 OFFSET 1",
+        "SELECT count(*) FROM cpu WHERE time > now() - INTERVAL '1 hour'",
+        "SELECT count(*) FROM cpu WHERE host != 'h1'",
+        "SELECT max(s) FROM cpu",
+        "SELECT count(*) FROM cpu c",
+        "SELECT count(*) AS host FROM cpu",
+        "WITH x AS (SELECT 1) SELECT count(*) FROM cpu",
+        "SELECT count(*) FROM cpu; SELECT 1",
+        "SELECT count(*) FROM cpu WHERE time > 'not a time'",
+    ] {
+        assert!(
+            !engines.direct.is_direct(DB, statement),
+            "direct: {statement}"
+        );
+    }
+    // Errors are DataFusion's, with their positions.
+    let direct = engines
+        .direct
+        .sql(DB, "SELECT max(nope) FROM cpu")
+        .await
+        .unwrap_err();
+    let planned = engines
+        .planned
+        .sql(DB, "SELECT max(nope) FROM cpu")
+        .await
+        .unwrap_err();
+    assert_eq!(direct.to_string(), planned.to_string());
+}
