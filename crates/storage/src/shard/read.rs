@@ -281,10 +281,13 @@ impl Shard {
                 if inside && alone && usable(&chunk) {
                     clean.push(chunk);
                 } else {
-                    let data = parts[part_index]
-                        .reader
-                        .read_chunk(&chunk, request.fields)?;
-                    let data = data.slice_time(request.start, request.end);
+                    // Only the rows in range are decoded when the chunk straddles an end.
+                    let data = parts[part_index].reader.read_chunk_window(
+                        &chunk,
+                        request.fields,
+                        request.start,
+                        request.end,
+                    )?;
                     if data.rows() > 0 {
                         runs.push(data);
                     }
