@@ -3,7 +3,7 @@
 //! - `BooleanPacked` (41): `ceil(n/8)` bytes, value `i` in bit `i % 8` of byte `i / 8`
 //!   (LSB first); padding bits must be zero.
 
-use crate::header::{put_header, read_header};
+use crate::header::{check_range, put_header, read_header};
 use crate::{CodecError, ColumnType, Encoding};
 
 /// Appends one block holding `values`.
@@ -54,6 +54,38 @@ pub fn decode(block: &[u8], out: &mut Vec<bool>) -> Result<usize, CodecError> {
     out.reserve(n);
     out.extend((0..n).map(|i| bytes[i / 8] >> (i % 8) & 1 == 1));
     Ok(r.pos)
+}
+
+/// Appends values `from..to` of the block at the start of `block` (what [`decode`] gives,
+/// sliced) and returns the block's value count. On error `out` is left as it was; a range
+/// past the count is [`CodecError::RangeOutOfBounds`].
+pub fn decode_range(
+    block: &[u8],
+    from: usize,
+    to: usize,
+    out: &mut Vec<bool>,
+) -> Result<usize, CodecError> {
+    let (mut r, n) = read_header(block, ColumnType::Boolean)?;
+    check_range(from, to, n)?;
+    if n == 0 {
+        return Ok(n);
+    }
+    if r.encoding == Encoding::BooleanConstant {
+        let v = match r.byte()? {
+            0 => false,
+            1 => true,
+            _ => return Err(r.invalid("constant boolean byte is not 0 or 1")),
+        };
+        out.extend(std::iter::repeat_n(v, to - from));
+        return Ok(n);
+    }
+    let bytes = r.bytes(n.div_ceil(8))?;
+    if n % 8 != 0 && bytes[bytes.len() - 1] >> (n % 8) != 0 {
+        return Err(r.invalid("padding bits are not zero"));
+    }
+    out.reserve(to - from);
+    out.extend((from..to).map(|i| bytes[i / 8] >> (i % 8) & 1 == 1));
+    Ok(n)
 }
 
 /// The number of values in the block, from its header alone.

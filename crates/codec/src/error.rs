@@ -48,4 +48,14 @@ pub enum CodecError {
         /// What is wrong.
         reason: &'static str,
     },
+    /// A range decode asked for values `from..to` of a block that holds `count` values.
+    #[error("values {from}..{to} asked of a block of {count} values")]
+    RangeOutOfBounds {
+        /// First value asked for.
+        from: usize,
+        /// One past the last value asked for.
+        to: usize,
+        /// Values in the block.
+        count: usize,
+    },
 }

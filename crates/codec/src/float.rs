@@ -9,8 +9,8 @@
 //!
 //! (No payload at all when the count is 0; such a block is tagged `FloatDecimal`.)
 
-use crate::header::{put_header, put_varint, read_header};
-use crate::ints::{decode_payload, encode_payload};
+use crate::header::{check_range, put_header, put_varint, read_header};
+use crate::ints::{decode_payload, decode_payload_range, encode_payload};
 use crate::{CodecError, ColumnType, Encoding, integer};
 
 /// Largest decimal exponent tried; 10^18 is exact in f64 (powers of ten are exact to 10^22).
@@ -113,6 +113,51 @@ fn decode_inner(block: &[u8], out: &mut Vec<f64>) -> Result<usize, CodecError> {
         return Err(r.invalid("pco payload holds a different number of values"));
     }
     Ok(r.pos)
+}
+
+/// Appends values `from..to` of the block at the start of `block` (what [`decode`] gives,
+/// sliced, without converting or copying the values outside the range) and returns the
+/// block's value count. Delta streams are decoded only up to `to` (a pco payload is decoded whole), so the block's length is
+/// not checked; storage checksums blocks. On error `out` is left as it was; a range past
+/// the count is [`CodecError::RangeOutOfBounds`].
+pub fn decode_range(
+    block: &[u8],
+    from: usize,
+    to: usize,
+    out: &mut Vec<f64>,
+) -> Result<usize, CodecError> {
+    let len = out.len();
+    decode_range_inner(block, from, to, out).inspect_err(|_| out.truncate(len))
+}
+
+fn decode_range_inner(
+    block: &[u8],
+    from: usize,
+    to: usize,
+    out: &mut Vec<f64>,
+) -> Result<usize, CodecError> {
+    let (mut r, n) = read_header(block, ColumnType::Float)?;
+    check_range(from, to, n)?;
+    if from == to {
+        return Ok(n);
+    }
+    if r.encoding == Encoding::FloatDecimal {
+        let e = r.byte()? as usize;
+        if e > MAX_DECIMAL_EXPONENT {
+            return Err(r.invalid("decimal exponent over 18"));
+        }
+        let tag = r.byte()?;
+        let kind = Encoding::from_tag(tag)
+            .and_then(integer::kind_of)
+            .ok_or(r.invalid("mantissa payload tag is not an integer encoding"))?;
+        let p = POW10[e];
+        decode_payload_range(kind, &mut r, n, (from, to), out, |m| (m as i64 as f64) / p)?;
+        return Ok(n);
+    }
+    let mut all = Vec::with_capacity(n);
+    decode_inner(block, &mut all)?;
+    out.extend_from_slice(&all[from..to]);
+    Ok(n)
 }
 
 /// The number of values in the block, from its header alone.

@@ -112,6 +112,15 @@ pub(crate) fn put_header(out: &mut Vec<u8>, encoding: Encoding, count: usize) {
     put_varint(out, count as u64);
 }
 
+/// Checks that `from..to` is a range of values of a block of `count` values.
+pub(crate) fn check_range(from: usize, to: usize, count: usize) -> Result<(), CodecError> {
+    if from <= to && to <= count {
+        Ok(())
+    } else {
+        Err(CodecError::RangeOutOfBounds { from, to, count })
+    }
+}
+
 /// Reads the header and checks the tag belongs to `column`. Returns the reader positioned at
 /// the payload and the count.
 pub(crate) fn read_header(

@@ -1,8 +1,8 @@
 //! i64 columns. Tags 10-13; payloads as in the crate docs, "Integer payloads": constant, constant step,
 //! zig-zag deltas bit-packed, or zig-zag deltas rANS-coded (the smaller of the last two).
 
-use crate::header::{put_header, read_header};
-use crate::ints::{IntKind, decode_payload, encode_payload};
+use crate::header::{check_range, put_header, read_header};
+use crate::ints::{IntKind, decode_payload, decode_payload_range, encode_payload};
 use crate::{CodecError, ColumnType, Encoding};
 
 pub(crate) fn tag_of(kind: IntKind) -> Encoding {
@@ -49,6 +49,26 @@ pub fn decode(block: &[u8], out: &mut Vec<i64>) -> Result<usize, CodecError> {
             Err(e)
         }
     }
+}
+
+/// Appends values `from..to` of the block at the start of `block` (what [`decode`] gives,
+/// sliced, without converting or copying the values outside the range) and returns the
+/// block's value count. Delta streams are decoded only up to `to`, so the block's length is
+/// not checked; storage checksums blocks. On error `out` is left as it was; a range past
+/// the count is [`CodecError::RangeOutOfBounds`].
+pub fn decode_range(
+    block: &[u8],
+    from: usize,
+    to: usize,
+    out: &mut Vec<i64>,
+) -> Result<usize, CodecError> {
+    let (mut r, n) = read_header(block, ColumnType::Integer)?;
+    check_range(from, to, n)?;
+    let kind = kind_of(r.encoding).ok_or(r.invalid("not an integer encoding"))?;
+    let len = out.len();
+    decode_payload_range(kind, &mut r, n, (from, to), out, |v| v as i64)
+        .inspect_err(|_| out.truncate(len))?;
+    Ok(n)
 }
 
 /// The number of values in the block, from its header alone.

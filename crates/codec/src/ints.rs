@@ -132,3 +132,80 @@ pub(crate) fn decode_payload<T: Copy>(
     }
     Ok(())
 }
+
+/// Decodes values `from..to` of an `n`-value payload of `kind` (`from <= to <= n`, checked
+/// by the caller), appending `conv(v)` for each. Streams that must be decoded from their
+/// start (deltas) are decoded up to `to` and no further, and nothing before `from` is
+/// converted or copied. A rANS stream is decoded whole: its first value rides in the final
+/// state. The reader is left anywhere (the block's length is not known after a range).
+#[inline]
+pub(crate) fn decode_payload_range<T: Copy>(
+    kind: IntKind,
+    r: &mut Reader<'_>,
+    n: usize,
+    (from, to): (usize, usize),
+    out: &mut Vec<T>,
+    conv: impl Fn(u64) -> T,
+) -> Result<(), CodecError> {
+    if from == to {
+        return Ok(());
+    }
+    if kind == IntKind::DeltaRans {
+        let mut syms = vec![0u8; n - 1];
+        let mut acc = unzigzag(rans::decode(r, &mut syms)?) as u64;
+        // Value i is the first value plus symbols 0..i.
+        for &s in &syms[..from] {
+            acc = acc.wrapping_add(unzigzag(u64::from(s)) as u64);
+        }
+        out.reserve(to - from);
+        out.push(conv(acc));
+        out.extend(syms[from..to - 1].iter().map(|&s| {
+            acc = acc.wrapping_add(unzigzag(u64::from(s)) as u64);
+            conv(acc)
+        }));
+        return Ok(());
+    }
+    let first = r.varint()?;
+    let mut acc = unzigzag(first) as u64;
+    match kind {
+        IntKind::Constant => {
+            out.extend(std::iter::repeat_n(conv(acc), to - from));
+        }
+        IntKind::Step => {
+            if n < 2 {
+                return Err(r.invalid("step block with fewer than 2 values"));
+            }
+            let step = unzigzag(r.varint()?) as u64;
+            acc = acc.wrapping_add(step.wrapping_mul(from as u64));
+            out.reserve(to - from);
+            for _ in from..to {
+                out.push(conv(acc));
+                acc = acc.wrapping_add(step);
+            }
+        }
+        IntKind::DeltaPacked => {
+            if (n - 1).div_ceil(bitpack::FRAME_LEN) > r.remaining() {
+                return Err(CodecError::Truncated {
+                    offset: r.pos,
+                    needed: (n - 1).div_ceil(bitpack::FRAME_LEN) - r.remaining(),
+                });
+            }
+            out.reserve(to - from);
+            if from == 0 {
+                out.push(conv(acc));
+            }
+            // Delta j gives value j + 1; frames are cut from the start, so reading the
+            // first `to - 1` deltas reads a prefix of the same frames.
+            let mut index = 0;
+            bitpack::unpack(r, to - 1, |z| {
+                acc = acc.wrapping_add(unzigzag(z) as u64);
+                index += 1;
+                if index >= from {
+                    out.push(conv(acc));
+                }
+            })?;
+        }
+        IntKind::DeltaRans => {}
+    }
+    Ok(())
+}

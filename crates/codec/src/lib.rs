@@ -71,7 +71,11 @@
 //! `x = (x / freq[s]) * 4096 + x mod freq[s] + cum[s]`; its emitted bytes reversed are part 4.
 //!
 //! Blocks are self-delimiting: `decode` returns the bytes it used, so blocks can be
-//! concatenated. A block carries no checksum: storage checksums blocks. Decoding arbitrary
+//! concatenated. Each column also has `decode_range(block, from, to, out)`, which appends
+//! only values `from..to` (a stream is decoded up to `to` and no further; nothing before
+//! `from` is copied) and returns the block's value count, and [`timestamp::regular`] gives a
+//! regular block's `(first, step, count)` so a time's row is found by arithmetic.
+//! A block carries no checksum: storage checksums blocks. Decoding arbitrary
 //! bytes never panics and allocates at most what [`MAX_BLOCK_VALUES`] values need (and,
 //! for strings, [`string::MAX_STRING_PAYLOAD_BYTES`]); a corrupted block either fails with
 //! an error or decodes to wrong values.

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use crate::bitpack::{BitReader, BitWriter, bit_width};
-use crate::header::{Reader, put_header, put_varint, read_header};
+use crate::header::{Reader, check_range, put_header, put_varint, read_header};
 use crate::{CodecError, ColumnType, Encoding};
 
 /// Largest inner payload a `StringZstd` block may claim: bounds the memory a hostile block
@@ -146,6 +146,109 @@ fn decode_payload(r: &mut Reader<'_>, n: usize, out: &mut Vec<String>) -> Result
         out.push((*s).to_owned());
     }
     Ok(())
+}
+
+/// Decodes values `from..to` of a raw or dictionary payload of `n` values; strings before
+/// `from` are skipped without copying, and reading stops at `to`.
+fn decode_payload_range(
+    r: &mut Reader<'_>,
+    n: usize,
+    from: usize,
+    to: usize,
+    out: &mut Vec<String>,
+) -> Result<(), CodecError> {
+    if r.encoding == Encoding::StringRaw {
+        if n > r.remaining() {
+            return Err(CodecError::Truncated {
+                offset: r.pos,
+                needed: n - r.remaining(),
+            });
+        }
+        for _ in 0..from {
+            let len = r.len_varint()?;
+            r.bytes(len)?;
+        }
+        out.reserve(to - from);
+        for _ in from..to {
+            out.push(read_str(r)?.to_owned());
+        }
+        return Ok(());
+    }
+    let d = r.varint()?;
+    if d == 0 || d > n as u64 || d > r.remaining() as u64 {
+        return Err(r.invalid("dictionary size is 0, over the count, or over the input"));
+    }
+    let mut dict = Vec::with_capacity(d as usize);
+    for _ in 0..d {
+        dict.push(read_str(r)?);
+    }
+    let w = bit_width(d - 1);
+    let bits = r.bytes((n * w as usize).div_ceil(8))?;
+    let skip = from * w as usize;
+    let mut br = BitReader::new(&bits[skip / 8..]);
+    br.get((skip % 8) as u32);
+    out.reserve(to - from);
+    for _ in from..to {
+        let s = dict
+            .get(br.get(w) as usize)
+            .ok_or(r.invalid("dictionary index out of range"))?;
+        out.push((*s).to_owned());
+    }
+    Ok(())
+}
+
+/// Appends values `from..to` of the block at the start of `block` (what [`decode`] gives,
+/// sliced, without copying the strings outside the range) and returns the block's value
+/// count. Reading stops at `to`, so the block's length is not checked (storage checksums
+/// blocks); a zstd payload is decompressed whole. On error `out` is left as it was; a range
+/// past the count is [`CodecError::RangeOutOfBounds`].
+pub fn decode_range(
+    block: &[u8],
+    from: usize,
+    to: usize,
+    out: &mut Vec<String>,
+) -> Result<usize, CodecError> {
+    let len = out.len();
+    decode_range_inner(block, from, to, out).inspect_err(|_| out.truncate(len))
+}
+
+fn decode_range_inner(
+    block: &[u8],
+    from: usize,
+    to: usize,
+    out: &mut Vec<String>,
+) -> Result<usize, CodecError> {
+    let (mut r, n) = read_header(block, ColumnType::String)?;
+    check_range(from, to, n)?;
+    if from == to {
+        return Ok(n);
+    }
+    if r.encoding != Encoding::StringZstd {
+        decode_payload_range(&mut r, n, from, to, out)?;
+        return Ok(n);
+    }
+    let inner = match Encoding::from_tag(r.byte()?) {
+        Some(e @ (Encoding::StringRaw | Encoding::StringDictionary)) => e,
+        _ => return Err(r.invalid("zstd inner tag is not a raw or dictionary string encoding")),
+    };
+    let raw_len = r.varint()?;
+    if raw_len > MAX_STRING_PAYLOAD_BYTES as u64 {
+        return Err(r.invalid("zstd inner payload over MAX_STRING_PAYLOAD_BYTES"));
+    }
+    let zlen = r.len_varint()?;
+    let z = r.bytes(zlen)?;
+    let payload = zstd::bulk::decompress(z, raw_len as usize)
+        .map_err(|_| r.invalid("zstd frame does not decompress"))?;
+    if payload.len() as u64 != raw_len {
+        return Err(r.invalid("zstd frame decompresses to the wrong size"));
+    }
+    let mut pr = Reader {
+        buf: &payload,
+        pos: 0,
+        encoding: inner,
+    };
+    decode_payload_range(&mut pr, n, from, to, out)?;
+    Ok(n)
 }
 
 /// Appends the values of the block at the start of `block`; returns the bytes it used.

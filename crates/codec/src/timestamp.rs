@@ -13,7 +13,7 @@
 //! (No payload at all when the count is 0.)
 
 use crate::bitpack;
-use crate::header::{put_header, put_varint, read_header, unzigzag, zigzag};
+use crate::header::{Reader, check_range, put_header, put_varint, read_header, unzigzag, zigzag};
 use crate::{CodecError, ColumnType, Encoding};
 
 /// Largest power-of-ten exponent tried for a regular block (10^18 fits in an i64).
@@ -122,6 +122,108 @@ fn decode_inner(block: &[u8], out: &mut Vec<i64>) -> Result<usize, CodecError> {
         out.push(acc.wrapping_mul(d));
     })?;
     Ok(r.pos)
+}
+
+/// `Some((first, step, count))` when the block is `TimestampRegular` with at least one
+/// value: value `i` is `first + i * step` (wrapping, as [`decode`] computes it), so the row
+/// of a time can be found by arithmetic instead of decoding. `None` for any other block.
+pub fn regular(block: &[u8]) -> Result<Option<(i64, i64, usize)>, CodecError> {
+    let (mut r, n) = read_header(block, ColumnType::Timestamp)?;
+    if n == 0 || r.encoding != Encoding::TimestampRegular {
+        return Ok(None);
+    }
+    let (first, step) = regular_payload(&mut r)?;
+    Ok(Some((first, step, n)))
+}
+
+/// Reads a `TimestampRegular` payload: the first value and the step, scaled back.
+fn regular_payload(r: &mut Reader<'_>) -> Result<(i64, i64), CodecError> {
+    let e = u32::from(r.byte()?);
+    if e > MAX_DIVISOR_EXPONENT {
+        return Err(r.invalid("divisor exponent over 18"));
+    }
+    let d = 10i64.pow(e);
+    let first = r.zigzag_varint()?.wrapping_mul(d);
+    let step = r.zigzag_varint()?.wrapping_mul(d);
+    Ok((first, step))
+}
+
+/// Appends values `from..to` of the block at the start of `block` (what [`decode`] gives,
+/// sliced) and returns the block's value count. A regular block is computed from `from`
+/// on; a delta-of-delta block is decoded only up to `to` (so the block's length is not
+/// checked; storage checksums blocks) and nothing before `from` is copied. On error `out`
+/// is left as it was; a range past the count is [`CodecError::RangeOutOfBounds`].
+pub fn decode_range(
+    block: &[u8],
+    from: usize,
+    to: usize,
+    out: &mut Vec<i64>,
+) -> Result<usize, CodecError> {
+    let len = out.len();
+    decode_range_inner(block, from, to, out).inspect_err(|_| out.truncate(len))
+}
+
+fn decode_range_inner(
+    block: &[u8],
+    from: usize,
+    to: usize,
+    out: &mut Vec<i64>,
+) -> Result<usize, CodecError> {
+    let (mut r, n) = read_header(block, ColumnType::Timestamp)?;
+    check_range(from, to, n)?;
+    if from == to {
+        return Ok(n);
+    }
+    if r.encoding == Encoding::TimestampRegular {
+        let (first, step) = regular_payload(&mut r)?;
+        let mut acc = first.wrapping_add(step.wrapping_mul(from as i64));
+        out.reserve(to - from);
+        for _ in from..to {
+            out.push(acc);
+            acc = acc.wrapping_add(step);
+        }
+        return Ok(n);
+    }
+    let e = u32::from(r.byte()?);
+    if e > MAX_DIVISOR_EXPONENT {
+        return Err(r.invalid("divisor exponent over 18"));
+    }
+    let d = 10i64.pow(e);
+    let mut acc = r.zigzag_varint()?;
+    out.reserve(to - from);
+    if from == 0 {
+        out.push(acc.wrapping_mul(d));
+    }
+    if to == 1 {
+        return Ok(n);
+    }
+    let mut delta = r.zigzag_varint()?;
+    acc = acc.wrapping_add(delta);
+    if from <= 1 {
+        out.push(acc.wrapping_mul(d));
+    }
+    if to == 2 {
+        return Ok(n);
+    }
+    let frames = (n - 2).div_ceil(bitpack::FRAME_LEN);
+    if frames > r.remaining() {
+        return Err(CodecError::Truncated {
+            offset: r.pos,
+            needed: frames - r.remaining(),
+        });
+    }
+    // Delta-of-delta j gives value j + 2; frames are cut from the start, so reading the
+    // first `to - 2` reads a prefix of the same frames.
+    let mut index = 1;
+    bitpack::unpack(&mut r, to - 2, |z| {
+        delta = delta.wrapping_add(unzigzag(z));
+        acc = acc.wrapping_add(delta);
+        index += 1;
+        if index >= from {
+            out.push(acc.wrapping_mul(d));
+        }
+    })?;
+    Ok(n)
 }
 
 /// The number of values in the block, from its header alone.

@@ -1,8 +1,8 @@
 //! u64 columns. Tags 20-23; the payloads are the integer ones (crate docs, "Integer payloads") applied to
 //! the values with wrapping arithmetic, so u64::MAX next to 0 is a delta of 1.
 
-use crate::header::{put_header, read_header};
-use crate::ints::{IntKind, decode_payload, encode_payload};
+use crate::header::{Reader, check_range, put_header, read_header};
+use crate::ints::{IntKind, decode_payload, decode_payload_range, encode_payload};
 use crate::{CodecError, ColumnType, Encoding};
 
 fn tag_of(kind: IntKind) -> Encoding {
@@ -11,6 +11,15 @@ fn tag_of(kind: IntKind) -> Encoding {
         IntKind::Step => Encoding::UnsignedStep,
         IntKind::DeltaPacked => Encoding::UnsignedDeltaPacked,
         IntKind::DeltaRans => Encoding::UnsignedDeltaRans,
+    }
+}
+
+fn kind_of(r: &Reader<'_>) -> IntKind {
+    match r.encoding {
+        Encoding::UnsignedConstant => IntKind::Constant,
+        Encoding::UnsignedStep => IntKind::Step,
+        Encoding::UnsignedDeltaPacked => IntKind::DeltaPacked,
+        _ => IntKind::DeltaRans,
     }
 }
 
@@ -29,12 +38,7 @@ pub fn encode(values: &[u64], out: &mut Vec<u8>) {
 /// On error `out` is left as it was.
 pub fn decode(block: &[u8], out: &mut Vec<u64>) -> Result<usize, CodecError> {
     let (mut r, n) = read_header(block, ColumnType::Unsigned)?;
-    let kind = match r.encoding {
-        Encoding::UnsignedConstant => IntKind::Constant,
-        Encoding::UnsignedStep => IntKind::Step,
-        Encoding::UnsignedDeltaPacked => IntKind::DeltaPacked,
-        _ => IntKind::DeltaRans,
-    };
+    let kind = kind_of(&r);
     let len = out.len();
     match decode_payload(kind, &mut r, n, out, |v| v) {
         Ok(()) => Ok(r.pos),
@@ -43,6 +47,26 @@ pub fn decode(block: &[u8], out: &mut Vec<u64>) -> Result<usize, CodecError> {
             Err(e)
         }
     }
+}
+
+/// Appends values `from..to` of the block at the start of `block` (what [`decode`] gives,
+/// sliced, without converting or copying the values outside the range) and returns the
+/// block's value count. Delta streams are decoded only up to `to`, so the block's length is
+/// not checked; storage checksums blocks. On error `out` is left as it was; a range past
+/// the count is [`CodecError::RangeOutOfBounds`].
+pub fn decode_range(
+    block: &[u8],
+    from: usize,
+    to: usize,
+    out: &mut Vec<u64>,
+) -> Result<usize, CodecError> {
+    let (mut r, n) = read_header(block, ColumnType::Unsigned)?;
+    check_range(from, to, n)?;
+    let kind = kind_of(&r);
+    let len = out.len();
+    decode_payload_range(kind, &mut r, n, (from, to), out, |v| v)
+        .inspect_err(|_| out.truncate(len))?;
+    Ok(n)
 }
 
 /// The number of values in the block, from its header alone.

@@ -29,6 +29,44 @@ fn decode_all(bytes: &[u8]) {
     check(boolean::decode(bytes, &mut o), &o, bytes.len());
     let mut o = vec![];
     check(string::decode(bytes, &mut o), &o, bytes.len());
+    // Range decodes: the count they return is not a byte count, so only check `out`.
+    fn check_range<T>(r: Result<usize, CodecError>, out: &[T], want: usize) {
+        match r {
+            Ok(_) => assert_eq!(out.len(), want, "a range decode appends the range"),
+            Err(_) => assert!(out.is_empty(), "a failed decode must leave `out` as it was"),
+        }
+    }
+    let _ = timestamp::regular(bytes);
+    for (from, to) in [(0, 1), (1, 3), (2, 2), (5, 200)] {
+        let mut o = vec![];
+        check_range(
+            timestamp::decode_range(bytes, from, to, &mut o),
+            &o,
+            to - from,
+        );
+        let mut o = vec![];
+        check_range(
+            integer::decode_range(bytes, from, to, &mut o),
+            &o,
+            to - from,
+        );
+        let mut o = vec![];
+        check_range(
+            unsigned::decode_range(bytes, from, to, &mut o),
+            &o,
+            to - from,
+        );
+        let mut o = vec![];
+        check_range(float::decode_range(bytes, from, to, &mut o), &o, to - from);
+        let mut o = vec![];
+        check_range(
+            boolean::decode_range(bytes, from, to, &mut o),
+            &o,
+            to - from,
+        );
+        let mut o = vec![];
+        check_range(string::decode_range(bytes, from, to, &mut o), &o, to - from);
+    }
 }
 
 /// One valid block of every column type from the same seed data.

@@ -415,6 +415,25 @@ impl Engine {
         shard.summarize(&request.for_shard(), usable)
     }
 
+    /// [`Engine::summarize_shard`] one series at a time: hands each [`SeriesSummary`] to
+    /// `visit` as soon as it is built, and stops early when `visit` returns `false`. The
+    /// caller folds a series while its rows are still in cache, and memory stays at one
+    /// series whatever the size of the shard. An error from `visit` is returned as is.
+    pub fn summarize_shard_each(
+        &self,
+        shard: usize,
+        request: &ReadRequest,
+        usable: &dyn Fn(&crate::part::ChunkMeta) -> bool,
+        visit: &mut dyn FnMut(SeriesSummary) -> Result<bool, StorageError>,
+    ) -> Result<(), StorageError> {
+        let shard = self
+            .inner
+            .shards
+            .get(shard)
+            .ok_or_else(|| StorageError::Invalid(format!("no shard {shard}")))?;
+        shard.summarize_each(&request.for_shard(), usable, visit)
+    }
+
     /// The latest row of each series of the request, without a scan.
     pub fn latest(&self, request: &ReadRequest) -> Result<Vec<SeriesRows>, StorageError> {
         let mut out = Vec::new();

@@ -307,6 +307,68 @@ fn summaries_give_the_same_aggregates_as_reads() {
 }
 
 #[test]
+fn summarize_each_visits_what_summarize_returns_and_stops_when_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path(), 2);
+    let mut rng = Rng::new(11);
+    // Two flushed rounds that overlap in time, then memtable rows.
+    for round in 0..3 {
+        let mut body = String::new();
+        for host in 0..12 {
+            for i in 0..2_000 {
+                if rng.chance(70) {
+                    body.push_str(&format!(
+                        "m,host=h{host} v={}i,w={}.5 {}\n",
+                        rng.below(1000),
+                        rng.below(100),
+                        round * 700 + i
+                    ));
+                }
+            }
+        }
+        engine
+            .write_lines("db", body.as_bytes(), Precision::Nanoseconds)
+            .unwrap();
+        if round < 2 {
+            engine.flush().unwrap();
+        }
+    }
+    let table = engine.catalog().table_id("db", "m").unwrap();
+    let request = ReadRequest {
+        start: 300,
+        end: 2_500,
+        ..ReadRequest::all(table)
+    };
+    let usable = |c: &strata_storage::part::ChunkMeta| c.rows % 2 == 0;
+    let mut total = 0;
+    for shard in 0..engine.shard_count() {
+        let expected = engine.summarize_shard(shard, &request, &usable).unwrap();
+        let mut visited = Vec::new();
+        engine
+            .summarize_shard_each(shard, &request, &usable, &mut |summary| {
+                visited.push(summary);
+                Ok(true)
+            })
+            .unwrap();
+        assert_eq!(visited, expected, "shard {shard}");
+        total += expected.len();
+        if expected.len() < 2 {
+            continue;
+        }
+        let mut seen = 0;
+        engine
+            .summarize_shard_each(shard, &request, &usable, &mut |summary| {
+                assert_eq!(summary, expected[seen]);
+                seen += 1;
+                Ok(seen < 2)
+            })
+            .unwrap();
+        assert_eq!(seen, 2, "visit returned false after two series");
+    }
+    assert_eq!(total, 12, "every host has rows in the range");
+}
+
+#[test]
 fn a_streaming_scan_stops_when_its_sink_says_so_and_otherwise_equals_the_whole_scan() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path(), 1);

@@ -489,3 +489,107 @@ fn part_preaggs_of_special_values() {
     };
     assert!(has_nan && min.to_bits() == (-0.0f64).to_bits() && max == 1.0);
 }
+
+/// Adds fields 8 (i64) and 9 (2-decimal f64) as small-step walks, which the codec stores
+/// rANS-coded, each with gaps half of the time.
+fn add_walk_columns(rng: &mut Rng, data: &mut SeriesData) {
+    let rows = data.rows();
+    for field in [8u32, 9] {
+        let present = rng
+            .chance(50)
+            .then(|| (0..rows).map(|_| rng.chance(70)).collect::<Vec<bool>>());
+        let count = present
+            .as_ref()
+            .map_or(rows, |p| p.iter().filter(|x| **x).count());
+        if count == 0 {
+            continue;
+        }
+        let present = present.filter(|_| count < rows);
+        let mut walk = rng.below(100_000) as i64;
+        let walk: Vec<i64> = (0..count)
+            .map(|_| {
+                walk += rng.below(7) as i64 - 3;
+                walk
+            })
+            .collect();
+        let values = if field == 8 {
+            Values::Integer(walk)
+        } else {
+            Values::Float(walk.iter().map(|&m| m as f64 / 100.0).collect())
+        };
+        data.columns.push(Column {
+            field,
+            values,
+            present,
+        });
+    }
+}
+
+#[test]
+fn part_chunk_windows_equal_decode_then_slice() {
+    let mut regular = 0;
+    for seed in 21..=26u64 {
+        let dir = TempDir::new().unwrap();
+        let path = dir.path().join("p");
+        let mut all = random_part(seed, 12);
+        let mut rng = Rng(seed ^ 0x5eed);
+        for (_, data) in &mut all {
+            add_walk_columns(&mut rng, data);
+        }
+        write_part(&path, &all);
+        let reader = PartReader::open(&path).unwrap();
+        let mut cut = 0;
+        for (id, _) in &all {
+            for chunk in reader.chunks(*id).unwrap() {
+                let whole = reader.read_chunk(&chunk, None).unwrap();
+                let t = &whole.times;
+                let n = t.len();
+                regular += usize::from(n > 2 && t[2] - t[1] == t[1] - t[0]);
+                let (lo, hi) = (chunk.min_time, chunk.max_time);
+                // Cuts at the first, last and middle rows, between rows, and outside.
+                let mut ranges = vec![
+                    (i64::MIN, i64::MAX),
+                    (lo, hi + 1),
+                    (lo, hi),
+                    (lo + 1, hi + 1),
+                    (lo + 1, hi),
+                    (hi, i64::MAX),
+                    (i64::MIN, lo + 1),
+                    (i64::MIN, lo),
+                    (hi + 1, i64::MAX),
+                    (t[n / 2], t[n / 2] + 1),
+                    (t[n / 3], t[2 * n / 3]),
+                    (t[n / 3] + 1, t[2 * n / 3] - 1),
+                    (t[n / 2], t[n / 2]),
+                ];
+                for _ in 0..6 {
+                    let pick =
+                        |rng: &mut Rng| t[rng.below(n as u64) as usize] + rng.below(3) as i64 - 1;
+                    let (a, b) = (pick(&mut rng), pick(&mut rng));
+                    ranges.push((a.min(b), a.max(b)));
+                }
+                let fields: Vec<FieldId> = (0..10).filter(|_| rng.chance(50)).collect();
+                for (start, end) in ranges {
+                    if start > end {
+                        continue;
+                    }
+                    for fields in [None, Some(&fields[..])] {
+                        let want = reader
+                            .read_chunk(&chunk, fields)
+                            .unwrap()
+                            .slice_time(start, end);
+                        let got = reader
+                            .read_chunk_window(&chunk, fields, start, end)
+                            .unwrap();
+                        let what =
+                            format!("seed {seed} series {id} window {start}..{end} {fields:?}");
+                        assert_same(&got, &want, &what);
+                        cut += usize::from(want.rows() > 0 && want.rows() < n);
+                    }
+                }
+            }
+        }
+        assert!(cut > 100, "seed {seed}: only {cut} windows cut a chunk");
+    }
+    assert!(regular > 10, "only {regular} chunks with regular times");
+}

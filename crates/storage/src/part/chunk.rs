@@ -80,6 +80,14 @@ impl ChunkMeta {
             .map(|i| &self.columns[i])
     }
 
+    /// The columns of `fields` (`None` = all) that the chunk has, by increasing field id.
+    pub(crate) fn columns_of(&self, fields: Option<&[FieldId]>) -> Vec<&ColumnMeta> {
+        self.columns
+            .iter()
+            .filter(|c| fields.is_none_or(|f| f.contains(&c.field)))
+            .collect()
+    }
+
     /// Parses a chunk entry whose first block starts at file offset `*data_offset`, advancing
     /// it past the chunk's blocks, and checks everything that can be checked without the
     /// blocks themselves.
@@ -199,6 +207,153 @@ impl ChunkMeta {
             times,
             columns: out,
         })
+    }
+}
+
+impl ChunkMeta {
+    /// The rows `from..to` (row indexes) of the chunk with `start <= time < end`, and
+    /// their times: by arithmetic for a regular time block, else from the whole block.
+    fn window_rows(
+        &self,
+        block: &[u8],
+        start: Timestamp,
+        end: Timestamp,
+    ) -> Result<(usize, usize, Vec<Timestamp>), (u64, String)> {
+        let rows = self.rows as usize;
+        let tb = &self.time_block;
+        let disagrees = || (tb.offset, "time block disagrees with the index".to_string());
+        let regular = codec::timestamp::regular(block)
+            .map_err(|e| (tb.offset, format!("cannot decode block: {e}")))?;
+        if let Some((first, step, count)) = regular {
+            let last = i128::from(first) + (count as i128 - 1) * i128::from(step);
+            if count != rows
+                || first != self.min_time
+                || last != i128::from(self.max_time)
+                || (count > 1 && step <= 0)
+            {
+                return Err(disagrees());
+            }
+            // Rows with time < t: first + i * step < t, i.e. i < (t - first) / step.
+            let before = |t: Timestamp| -> usize {
+                if t <= first {
+                    0
+                } else if count == 1 {
+                    1
+                } else {
+                    let d = i128::from(t) - i128::from(first);
+                    let s = i128::from(step);
+                    ((d + s - 1) / s).min(count as i128) as usize
+                }
+            };
+            let (from, to) = (before(start), before(end));
+            let mut times = Vec::with_capacity(to - from);
+            codec::timestamp::decode_range(block, from, to, &mut times)
+                .map_err(|e| (tb.offset, format!("cannot decode block: {e}")))?;
+            return Ok((from, to, times));
+        }
+        let mut times = Vec::with_capacity(rows);
+        whole(tb, codec::timestamp::decode(block, &mut times))?;
+        if times.len() != rows
+            || times.first() != Some(&self.min_time)
+            || times.last() != Some(&self.max_time)
+            || times.windows(2).any(|w| w[0] >= w[1])
+        {
+            return Err(disagrees());
+        }
+        let from = times.partition_point(|t| *t < start);
+        let to = times.partition_point(|t| *t < end);
+        times.truncate(to);
+        times.drain(..from);
+        Ok((from, to, times))
+    }
+
+    /// What [`ChunkMeta::decode`] then [`SeriesData::slice_time`] give, decoding only the
+    /// rows with `start <= time < end`: each value block over the range of values those
+    /// rows hold (all rows before `from` that have the field come first in the block).
+    pub(crate) fn decode_window<'b>(
+        &self,
+        columns: &[&ColumnMeta],
+        bytes: impl Fn(&BlockRef) -> &'b [u8],
+        start: Timestamp,
+        end: Timestamp,
+    ) -> Result<SeriesData, (u64, String)> {
+        let rows = self.rows as usize;
+        let (from, to, times) = self.window_rows(bytes(&self.time_block), start, end)?;
+        if from == to {
+            return Ok(SeriesData::default());
+        }
+        let mut out = Vec::with_capacity(columns.len());
+        for meta in columns {
+            let count = meta.preagg.count() as usize;
+            let (first, last, present) = match &meta.presence {
+                None => (from, to, None),
+                Some(pb) => {
+                    let mut p = Vec::with_capacity(rows);
+                    whole(pb, codec::boolean::decode(bytes(pb), &mut p))?;
+                    if p.len() != rows || p.iter().filter(|x| **x).count() != count {
+                        return Err((pb.offset, "presence block disagrees with the index".into()));
+                    }
+                    let before = p[..from].iter().filter(|x| **x).count();
+                    let within = p[from..to].iter().filter(|x| **x).count();
+                    let present = p[from..to].to_vec();
+                    let present = present.iter().any(|x| !*x).then_some(present);
+                    (before, before + within, present)
+                }
+            };
+            if first == last {
+                continue; // no row of the window has the field
+            }
+            let vb = &meta.values;
+            let b = bytes(vb);
+            let range = (first, last, count);
+            let values = match meta.field_type {
+                FieldType::Float => {
+                    Values::Float(decode_range(vb, b, range, codec::float::decode_range)?)
+                }
+                FieldType::Integer => {
+                    Values::Integer(decode_range(vb, b, range, codec::integer::decode_range)?)
+                }
+                FieldType::Unsigned => {
+                    Values::Unsigned(decode_range(vb, b, range, codec::unsigned::decode_range)?)
+                }
+                FieldType::Boolean => {
+                    Values::Boolean(decode_range(vb, b, range, codec::boolean::decode_range)?)
+                }
+                FieldType::String => {
+                    Values::String(decode_range(vb, b, range, codec::string::decode_range)?)
+                }
+            };
+            out.push(Column {
+                field: meta.field,
+                values,
+                present,
+            });
+        }
+        Ok(SeriesData {
+            times,
+            columns: out,
+        })
+    }
+}
+
+/// A column's `decode_range` in the codec crate.
+type DecodeRange<T> = fn(&[u8], usize, usize, &mut Vec<T>) -> Result<usize, codec::CodecError>;
+
+/// Values `from..to` of a value block that the index says holds `count` values.
+fn decode_range<T>(
+    block: &BlockRef,
+    bytes: &[u8],
+    (from, to, count): (usize, usize, usize),
+    decode: DecodeRange<T>,
+) -> Result<Vec<T>, (u64, String)> {
+    let mut out = Vec::with_capacity(to - from);
+    match decode(bytes, from, to, &mut out) {
+        Ok(n) if n == count => Ok(out),
+        Ok(n) => Err((
+            block.offset,
+            format!("value block holds {n} values, index says {count}"),
+        )),
+        Err(e) => Err((block.offset, format!("cannot decode block: {e}"))),
     }
 }
 

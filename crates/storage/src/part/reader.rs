@@ -184,14 +184,63 @@ impl PartReader {
                 chunk.rows
             )));
         }
-        let columns: Vec<&ColumnMeta> = chunk
-            .columns
-            .iter()
-            .filter(|c| fields.is_none_or(|f| f.contains(&c.field)))
-            .collect();
+        let columns = chunk.columns_of(fields);
+        let blocks = self.read_blocks(chunk, &columns)?;
+        let data = chunk
+            .decode(&columns, |b| blocks.get(b))
+            .map_err(|(offset, reason)| corrupt(&self.path, offset, reason))?;
+        // Validate right after reading.
+        data.check()
+            .map_err(|e| corrupt(&self.path, chunk.time_block.offset, e))?;
+        Ok(data)
+    }
+
+    /// The rows of `chunk` with `start <= time < end`, `fields` only (`None` = every
+    /// column): exactly `read_chunk(chunk, fields)?.slice_time(start, end)`, but only those
+    /// rows are decoded. The row range comes from the time block (by arithmetic when its
+    /// times are regular), then each field's value block is decoded over that range only
+    /// (its presence block says which values the rows hold). Every block read is still
+    /// checked against its CRC32. An empty range (`start >= end`) or a chunk outside it
+    /// gives no rows without reading.
+    pub fn read_chunk_window(
+        &self,
+        chunk: &ChunkMeta,
+        fields: Option<&[FieldId]>,
+        start: Timestamp,
+        end: Timestamp,
+    ) -> Result<SeriesData, StorageError> {
+        if start >= end || chunk.max_time < start || chunk.min_time >= end {
+            return Ok(SeriesData::default());
+        }
+        if chunk.min_time >= start && chunk.max_time < end {
+            return self.read_chunk(chunk, fields);
+        }
+        if chunk.rows == 0 || chunk.rows as usize > MAX_ROWS_PER_CHUNK {
+            return Err(StorageError::Invalid(format!(
+                "chunk of {} rows: not from this part's index",
+                chunk.rows
+            )));
+        }
+        let columns = chunk.columns_of(fields);
+        let blocks = self.read_blocks(chunk, &columns)?;
+        let data = chunk
+            .decode_window(&columns, |b| blocks.get(b), start, end)
+            .map_err(|(offset, reason)| corrupt(&self.path, offset, reason))?;
+        data.check()
+            .map_err(|e| corrupt(&self.path, chunk.time_block.offset, e))?;
+        Ok(data)
+    }
+
+    /// Reads the time block and the presence and value blocks of `columns` of `chunk`
+    /// (adjacent blocks with one system call) and checks each block's CRC32.
+    fn read_blocks(
+        &self,
+        chunk: &ChunkMeta,
+        columns: &[&ColumnMeta],
+    ) -> Result<ChunkBytes, StorageError> {
         // Blocks are in file order; adjacent ones are read with one system call.
         let mut blocks = vec![chunk.time_block];
-        for c in &columns {
+        for c in columns {
             blocks.extend(c.presence);
             blocks.push(c.values);
         }
@@ -215,25 +264,13 @@ impl PartReader {
                 start = i + 1;
             }
         }
-        let bytes = |b: &BlockRef| -> &[u8] {
-            runs.iter()
-                .find(|(from, buf)| *from <= b.offset && b.end() <= from + buf.len() as u64)
-                .map_or(&[][..], |(from, buf)| {
-                    &buf[(b.offset - from) as usize..(b.end() - from) as usize]
-                })
-        };
+        let bytes = ChunkBytes { runs };
         for b in &blocks {
-            if crc32fast::hash(bytes(b)) != b.crc {
+            if crc32fast::hash(bytes.get(b)) != b.crc {
                 return Err(corrupt(&self.path, b.offset, "block checksum mismatch"));
             }
         }
-        let data = chunk
-            .decode(&columns, bytes)
-            .map_err(|(offset, reason)| corrupt(&self.path, offset, reason))?;
-        // Validate right after reading.
-        data.check()
-            .map_err(|e| corrupt(&self.path, chunk.time_block.offset, e))?;
-        Ok(data)
+        Ok(bytes)
     }
 
     /// The rows of `series` with `start <= time < end`, `fields` only (`None` = all);
@@ -268,6 +305,23 @@ impl PartReader {
         data.check()
             .map_err(|e| corrupt(&self.path, self.index_offset, e))?;
         Ok(Some(data))
+    }
+}
+
+/// The bytes of a chunk's blocks, as read: runs of adjacent blocks by file offset.
+struct ChunkBytes {
+    runs: Vec<(u64, Vec<u8>)>,
+}
+
+impl ChunkBytes {
+    /// The bytes of block `b` (empty if it was not read).
+    fn get(&self, b: &BlockRef) -> &[u8] {
+        self.runs
+            .iter()
+            .find(|(from, buf)| *from <= b.offset && b.end() <= from + buf.len() as u64)
+            .map_or(&[][..], |(from, buf)| {
+                &buf[(b.offset - from) as usize..(b.end() - from) as usize]
+            })
     }
 }
 

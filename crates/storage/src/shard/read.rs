@@ -207,7 +207,7 @@ impl Shard {
 
 /// A series' rows in a range, split for aggregation: whole chunks whose pre-aggregates can
 /// be used as they are, and the rest decoded.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SeriesSummary {
     /// Series id within its shard.
     pub series: SeriesId,
@@ -231,9 +231,26 @@ impl Shard {
         request: &ShardReadRequest<'_>,
         usable: &dyn Fn(&crate::part::ChunkMeta) -> bool,
     ) -> Result<Vec<SeriesSummary>, StorageError> {
+        let mut out = Vec::new();
+        self.summarize_each(request, usable, &mut |summary| {
+            out.push(summary);
+            Ok(true)
+        })?;
+        Ok(out)
+    }
+
+    /// What [`Shard::summarize`] returns, handed to `visit` one series at a time as soon as
+    /// each is built; stops early when `visit` returns `false`. The caller can fold a series
+    /// while its rows are still in cache, and memory stays at one series (plus the
+    /// snapshot), whatever the size of the shard.
+    pub(crate) fn summarize_each(
+        &self,
+        request: &ShardReadRequest<'_>,
+        usable: &dyn Fn(&crate::part::ChunkMeta) -> bool,
+        visit: &mut dyn FnMut(SeriesSummary) -> Result<bool, StorageError>,
+    ) -> Result<(), StorageError> {
         let snapshot = self.snapshot(request);
         let parts = parts_in_range(&snapshot.parts, request);
-        let mut out = Vec::new();
         for (series, tags, active) in snapshot.series {
             let memtable_runs = memtable_runs(&snapshot.frozen, series, request, active);
             // Every chunk of the series in range, with its part's precedence.
@@ -264,10 +281,13 @@ impl Shard {
                 if inside && alone && usable(&chunk) {
                     clean.push(chunk);
                 } else {
-                    let data = parts[part_index]
-                        .reader
-                        .read_chunk(&chunk, request.fields)?;
-                    let data = data.slice_time(request.start, request.end);
+                    // Only the rows in range are decoded when the chunk straddles an end.
+                    let data = parts[part_index].reader.read_chunk_window(
+                        &chunk,
+                        request.fields,
+                        request.start,
+                        request.end,
+                    )?;
                     if data.rows() > 0 {
                         runs.push(data);
                     }
@@ -283,14 +303,17 @@ impl Shard {
             if clean.is_empty() && rest.rows() == 0 {
                 continue;
             }
-            out.push(SeriesSummary {
+            let summary = SeriesSummary {
                 series,
                 tags,
                 chunks: clean,
                 rest,
-            });
+            };
+            if !visit(summary)? {
+                break;
+            }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
