@@ -36,6 +36,9 @@ pub(crate) struct DirectPlan {
     outputs: Vec<(Output, datafusion::arrow::datatypes::Field)>,
     order: Vec<SortKey>,
     limit: Option<usize>,
+    /// The latest row per group (DISTINCT ON … ORDER BY …, time DESC): read from the
+    /// engine's latest rows instead of folding every chunk.
+    latest: bool,
     schema: SchemaRef,
 }
 
@@ -79,6 +82,7 @@ pub(crate) fn plan(engine: &Engine, database: &str, sql: &str) -> Option<DirectP
         outputs: shape.outputs,
         order: shape.order,
         limit: shape.limit,
+        latest: shape.latest,
         schema,
     })
 }

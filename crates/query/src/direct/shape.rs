@@ -48,6 +48,8 @@ pub(crate) struct Shape {
     pub outputs: Vec<(Output, Field)>,
     pub order: Vec<SortKey>,
     pub limit: Option<usize>,
+    /// Every aggregate is the value of the group's latest row.
+    pub latest: bool,
 }
 
 /// A projection item or GROUP BY entry, resolved.
@@ -151,6 +153,7 @@ fn aggregate_shape(
         outputs: Vec::new(),
         order: Vec::new(),
         limit,
+        latest: false,
     };
     for group in &groups {
         shape.groups.push(match group {
@@ -320,6 +323,7 @@ fn distinct_on_shape(
         outputs,
         order,
         limit,
+        latest: end == End::Last,
     })
 }
 

@@ -121,13 +121,23 @@ impl<'p> Folder<'p> {
         }
         let plan = self.plan;
         let usable = |chunk: &ChunkMeta| chunk_usable(plan, chunk);
-        let series = engine
-            .summarize_shard(shard, request, &usable)
+        // Each series is folded as soon as it is read, while its rows are still in cache.
+        let mut failed = None;
+        engine
+            .summarize_shard_each(
+                shard,
+                request,
+                &usable,
+                &mut |summary| match self.add(&summary) {
+                    Ok(()) => Ok(true),
+                    Err(e) => {
+                        failed = Some(e);
+                        Ok(false)
+                    }
+                },
+            )
             .map_err(|e| DataFusionError::External(Box::new(e)))?;
-        for summary in &series {
-            self.add(summary)?;
-        }
-        Ok(())
+        failed.map_or(Ok(()), Err)
     }
 
     /// Groups folded so far.
