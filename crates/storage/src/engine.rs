@@ -440,9 +440,16 @@ impl Engine {
     /// by writes; afterwards a call costs a lookup per series, plus the uncached path for
     /// series whose latest row lies at or after `request.end`.
     pub fn latest(&self, request: &ReadRequest) -> Result<Vec<SeriesRows>, StorageError> {
-        let mut out = Vec::new();
+        let mut per_shard = Vec::with_capacity(self.inner.shards.len());
         for shard in &self.inner.shards {
-            out.extend(shard.latest(&request.for_shard())?);
+            per_shard.push(shard.latest(&request.for_shard())?);
+        }
+        if per_shard.len() == 1 {
+            return Ok(per_shard.pop().unwrap_or_default());
+        }
+        let mut out = Vec::with_capacity(per_shard.iter().map(Vec::len).sum());
+        for rows in per_shard {
+            out.extend(rows);
         }
         Ok(out)
     }

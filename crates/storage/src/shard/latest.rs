@@ -74,20 +74,23 @@ impl LatestRow {
     /// The row as one-row data with the columns of `fields` (all when `None`) that it has,
     /// as the scanning path returns it.
     fn to_data(&self, fields: Option<&[FieldId]>) -> SeriesData {
-        let columns = self
-            .fields
-            .iter()
-            .filter(|(f, _)| fields.is_none_or(|fields| fields.contains(f)))
-            .map(|(field, value)| {
-                let mut values = Values::new(value.field_type());
-                values.push(value.clone());
-                Column {
-                    field: *field,
-                    values,
-                    present: None,
-                }
-            })
-            .collect();
+        let wanted = |f: &FieldId| fields.is_none_or(|fields| fields.contains(f));
+        // Sized up front: this runs once per series per call, and allocations dominate it.
+        let mut columns = Vec::with_capacity(self.fields.iter().filter(|(f, _)| wanted(f)).count());
+        for (field, value) in self.fields.iter().filter(|(f, _)| wanted(f)) {
+            let values = match value {
+                Value::Float(v) => Values::Float(vec![*v]),
+                Value::Integer(v) => Values::Integer(vec![*v]),
+                Value::Unsigned(v) => Values::Unsigned(vec![*v]),
+                Value::Boolean(v) => Values::Boolean(vec![*v]),
+                Value::String(v) => Values::String(vec![v.clone()]),
+            };
+            columns.push(Column {
+                field: *field,
+                values,
+                present: None,
+            });
+        }
         SeriesData {
             times: vec![self.time],
             columns,
@@ -220,7 +223,7 @@ impl Shard {
                 Some(predicate) => state.index.matching(request.table, predicate),
                 None => state.index.series_of_table(request.table),
             };
-            let mut out = Vec::new();
+            let mut out = Vec::with_capacity(ids.len() as usize);
             let mut fallback = Vec::new();
             for id in &ids {
                 let Some(row) = rows.get(id as usize).and_then(Option::as_ref) else {
