@@ -10,8 +10,9 @@
 //! `latest` rebuilds it. Flushes and merges do not change what a read returns, so they keep
 //! it. Reads of a dropped table's id bypass the cache (flushes drop those rows unseen).
 //!
-//! Memory: one row per series with rows (time plus the values of the fields present in it),
-//! about 40 bytes plus 24 bytes per field (strings add their length).
+//! Memory: one row per series (time plus the values of the fields present in it): a 32-byte
+//! slot per series id plus 40 bytes per field (strings add their length), about 430 bytes
+//! per series of the TSBS cpu table (10 fields), 1.7 MB for 4,000 series.
 
 use super::read::{SeriesRows, ShardReadRequest};
 use super::{Shard, ShardState};
