@@ -434,11 +434,33 @@ impl Engine {
         shard.summarize_each(&request.for_shard(), usable, visit)
     }
 
-    /// The latest row of each series of the request, without a scan.
+    /// The latest row of each series of the request (one row each, its time in the range),
+    /// without a scan: each shard keeps the latest row of every series, built at its first
+    /// `latest` call (which costs what [`Engine::latest_uncached`] costs) and kept current
+    /// by writes; afterwards a call costs a lookup per series, plus the uncached path for
+    /// series whose latest row lies at or after `request.end`.
     pub fn latest(&self, request: &ReadRequest) -> Result<Vec<SeriesRows>, StorageError> {
+        let mut per_shard = Vec::with_capacity(self.inner.shards.len());
+        for shard in &self.inner.shards {
+            per_shard.push(shard.latest(&request.for_shard())?);
+        }
+        if per_shard.len() == 1 {
+            return Ok(per_shard.pop().unwrap_or_default());
+        }
+        let mut out = Vec::with_capacity(per_shard.iter().map(Vec::len).sum());
+        for rows in per_shard {
+            out.extend(rows);
+        }
+        Ok(out)
+    }
+
+    /// What [`Engine::latest`] returns, computed from the memtables and parts without the
+    /// latest-row cache (for tests and benchmarks).
+    #[doc(hidden)]
+    pub fn latest_uncached(&self, request: &ReadRequest) -> Result<Vec<SeriesRows>, StorageError> {
         let mut out = Vec::new();
         for shard in &self.inner.shards {
-            out.extend(shard.latest(&request.for_shard())?);
+            out.extend(shard.latest_uncached(&request.for_shard())?);
         }
         Ok(out)
     }
@@ -547,6 +569,7 @@ impl Engine {
         let dropped = self.inner.catalog.drop_table(database, table)?;
         if dropped.is_some() {
             for shard in &self.inner.shards {
+                shard.invalidate_latest();
                 shard.request_work();
             }
         }

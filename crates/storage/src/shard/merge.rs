@@ -74,9 +74,14 @@ impl Shard {
         };
         let partition = first.entry.partition;
         let dropped = self.config.dropped.snapshot();
-        let series: BTreeSet<(u32, u32)> = run
+        let all_series: BTreeSet<(u32, u32)> = run
             .iter()
             .flat_map(|p| p.reader.series_ids().collect::<Vec<_>>())
+            .collect();
+        // Rows of dropped tables leave the parts: the latest-row cache must forget them.
+        let removes_rows = all_series.iter().any(|(_, table)| dropped.contains(*table));
+        let series: BTreeSet<(u32, u32)> = all_series
+            .into_iter()
             .filter(|(_, table)| !dropped.contains(*table))
             .collect();
         let mut next = manifest.clone();
@@ -107,6 +112,9 @@ impl Shard {
                 .collect();
             parts.extend(new_part);
             state.parts = Arc::new(parts);
+            if removes_rows {
+                state.latest.invalidate();
+            }
         }
         // Readers that still hold the old parts keep reading them: an open file outlives
         // its unlink.
@@ -194,6 +202,8 @@ impl Shard {
                 .cloned()
                 .collect();
             state.parts = Arc::new(parts);
+            // Some series' latest rows may have been in the dropped partitions.
+            state.latest.invalidate();
         }
         for entry in &dropped {
             let data_dir = &self.config.data_dirs[entry.dir];

@@ -8,9 +8,11 @@
 //!
 //! Files: `flush.rs` (memtable → parts), `merge.rs` (size-tiered merges and retention),
 //! `purge.rs` (rows of dropped tables out of parts), `read.rs` (scans and latest rows),
+//! `latest.rs` (the latest-row cache),
 //! this file (open, replay, write).
 
 mod flush;
+mod latest;
 mod merge;
 mod purge;
 mod read;
@@ -95,6 +97,8 @@ pub(crate) struct ShardState {
     pub frozen: Vec<Arc<Frozen>>,
     /// Live parts, replaced as a whole when flushes, merges or retention change them.
     pub parts: Arc<Vec<LivePart>>,
+    /// Each series' latest row, for `latest` (see `latest.rs`).
+    pub latest: latest::LatestCache,
 }
 
 /// Counters for metrics.
@@ -189,6 +193,7 @@ impl Shard {
                 last_seq: replayed_seq,
                 frozen: Vec::new(),
                 parts: Arc::new(parts),
+                latest: latest::LatestCache::default(),
             }),
             flushed: Condvar::new(),
             work_requested: Mutex::new(false),
@@ -278,6 +283,7 @@ impl Shard {
                 state
                     .active
                     .append(id, row.table, row.time, fields.iter().cloned());
+                state.latest.record(id, row.time, fields);
                 rows += 1;
                 points += fields.len() as u64;
             }

@@ -9,7 +9,8 @@
 
 use std::sync::Arc;
 
-use super::{Frozen, LivePart, Shard};
+use super::latest::tags_of;
+use super::{Frozen, LivePart, Shard, ShardState};
 use crate::column::SeriesData;
 use crate::error::StorageError;
 use crate::model::{FieldId, SeriesId, TableId, Timestamp};
@@ -43,7 +44,7 @@ pub struct SeriesRows {
 /// A series to read: id, canonical tags, and its rows in the active memtable.
 type SnapshotSeries = (SeriesId, Vec<(String, String)>, Option<SeriesData>);
 
-struct Snapshot {
+pub(super) struct Snapshot {
     series: Vec<SnapshotSeries>,
     parts: Arc<Vec<LivePart>>,
     frozen: Vec<Arc<Frozen>>,
@@ -66,14 +67,24 @@ impl Shard {
             Some(predicate) => state.index.matching(request.table, predicate),
             None => state.index.series_of_table(request.table),
         };
+        Self::snapshot_locked(&state, ids.iter(), request, true)
+    }
+
+    /// A snapshot of series `ids` (with their canonical tags when `with_tags`), taken under
+    /// the shard lock the caller holds.
+    pub(super) fn snapshot_locked(
+        state: &ShardState,
+        ids: impl Iterator<Item = SeriesId>,
+        request: &ShardReadRequest<'_>,
+        with_tags: bool,
+    ) -> Snapshot {
         let series = ids
-            .iter()
             .map(|id| {
-                let tags = state
-                    .index
-                    .tags_of(id)
-                    .map(|t| t.map(|(k, v)| (k.to_string(), v.to_string())).collect())
-                    .unwrap_or_default();
+                let tags = if with_tags {
+                    tags_of(state, id)
+                } else {
+                    Vec::new()
+                };
                 let active = state
                     .active
                     .series_data(id)
@@ -139,31 +150,24 @@ impl Shard {
         Ok(())
     }
 
-    /// The latest row of each series of the request (time range applies). Reads the newest
-    /// data first and stops per series as soon as the latest time is known, so it decodes
-    /// at most the last chunk of a series per part instead of scanning.
-    pub(crate) fn latest(
+    /// The latest row of each series of the request (time range applies), without the
+    /// latest-row cache. Reads the newest data first and stops per series as soon as the
+    /// latest time is known, so it decodes at most the last chunk of a series per part
+    /// instead of scanning.
+    pub(crate) fn latest_uncached(
         &self,
         request: &ShardReadRequest<'_>,
     ) -> Result<Vec<SeriesRows>, StorageError> {
-        let rows = self.read_latest_candidates(request)?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|mut series| {
-                let rows = series.data.rows();
-                (rows > 0).then(|| {
-                    series.data = series.data.slice_rows(rows - 1, rows);
-                    series
-                })
-            })
-            .collect())
+        self.latest_from_snapshot(self.snapshot(request), request)
     }
 
-    fn read_latest_candidates(
+    /// The latest row in the request's range of each series of `snapshot` that has one
+    /// (one row each).
+    pub(super) fn latest_from_snapshot(
         &self,
+        snapshot: Snapshot,
         request: &ShardReadRequest<'_>,
     ) -> Result<Vec<SeriesRows>, StorageError> {
-        let snapshot = self.snapshot(request);
         let parts = parts_in_range(&snapshot.parts, request);
         let mut out = Vec::new();
         for (series, tags, active) in snapshot.series {
@@ -199,6 +203,8 @@ impl Shard {
                 .filter(|r| r.times.last() == Some(&latest))
                 .collect();
             let data = SeriesData::merge(&at_latest);
+            let rows = data.rows();
+            let data = data.slice_rows(rows - 1, rows);
             out.push(SeriesRows { series, tags, data });
         }
         Ok(out)
