@@ -12,7 +12,7 @@ use datafusion::arrow::array::{
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int32Type};
 use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue};
-use strata_storage::{Engine, SeriesSummary};
+use strata_storage::Engine;
 
 use super::shape::{Output, SortKey};
 use super::{DirectPlan, MAX_GROUPS};
@@ -31,14 +31,9 @@ pub(crate) async fn execute(
     plan: Arc<DirectPlan>,
 ) -> DfResult<Option<RecordBatch>> {
     if plan.latest {
-        let task_plan = Arc::clone(&plan);
-        let groups = tokio::task::spawn_blocking(move || fold_latest(&engine, &task_plan))
+        return tokio::task::spawn_blocking(move || super::latest::latest_batch(&engine, &plan))
             .await
-            .map_err(|e| DataFusionError::External(Box::new(e)))??;
-        return match groups {
-            Some(groups) => finish(groups, &plan).map(Some),
-            None => Ok(None),
-        };
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
     }
     let shards = engine.shard_count();
     let small = plan.request.predicate.is_some()
@@ -73,27 +68,6 @@ pub(crate) async fn execute(
 fn fold(engine: &Engine, plan: &DirectPlan, shard: usize) -> DfResult<Option<Vec<GroupStates>>> {
     let mut folder = Folder::new(&plan.preagg);
     folder.fold_shard(engine, shard, &plan.request)?;
-    if folder.group_count() > MAX_GROUPS {
-        return Ok(None);
-    }
-    Ok(Some(folder.into_groups()))
-}
-
-/// The groups of a latest-row statement, from the engine's latest row of each series
-/// (no scan): each series contributes one row, and the group keeps the latest.
-fn fold_latest(engine: &Engine, plan: &DirectPlan) -> DfResult<Option<Vec<GroupStates>>> {
-    let rows = engine
-        .latest(&plan.request)
-        .map_err(|e| DataFusionError::External(Box::new(e)))?;
-    let mut folder = Folder::new(&plan.preagg);
-    for series in rows {
-        folder.add(&SeriesSummary {
-            series: series.series,
-            tags: series.tags,
-            chunks: Vec::new(),
-            rest: series.data,
-        })?;
-    }
     if folder.group_count() > MAX_GROUPS {
         return Ok(None);
     }

@@ -8,6 +8,7 @@
 
 mod exec;
 mod filter;
+mod latest;
 mod parse;
 mod shape;
 
@@ -36,8 +37,8 @@ pub(crate) struct DirectPlan {
     outputs: Vec<(Output, datafusion::arrow::datatypes::Field)>,
     order: Vec<SortKey>,
     limit: Option<usize>,
-    /// The latest row per group (DISTINCT ON … ORDER BY …, time DESC): read from the
-    /// engine's latest rows instead of folding every chunk.
+    /// The latest row per group (DISTINCT ON … ORDER BY …, time DESC): built from the
+    /// engine's latest row of each series (`latest.rs`) instead of folding every chunk.
     latest: bool,
     schema: SchemaRef,
 }

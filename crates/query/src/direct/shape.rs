@@ -56,16 +56,10 @@ pub(crate) struct Shape {
 #[derive(Debug, Clone, PartialEq)]
 enum Item {
     Tag(String),
-    /// A time bucket: the function name as written (lower case), its grid, whether its
-    /// result is nullable.
+    /// A time bucket: the function (`date_bin` or `date_trunc`, which DataFusion tells
+    /// apart even on the same grid), its grid, whether its result is nullable.
     Bucket(String, Grid, bool),
     Agg(AggSpec, DataType, bool),
-}
-
-impl PartialEq for AggSpec {
-    fn eq(&self, other: &Self) -> bool {
-        self.kind == other.kind && self.field == other.field && self.source == other.source
-    }
 }
 
 /// The shape of `select` (with `query`'s ORDER BY and LIMIT).

@@ -88,6 +88,14 @@ pub(crate) struct AggSpec {
     pub orderings: Vec<OrderKey>,
 }
 
+/// Two specs are the same aggregate when they compute the same thing from the same
+/// source; the state layout follows from that.
+impl PartialEq for AggSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.field == other.field && self.source == other.source
+    }
+}
+
 /// A statement the pre-aggregate path answers.
 #[derive(Debug, Clone)]
 pub(crate) struct PreAggPlan {
