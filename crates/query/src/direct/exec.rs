@@ -14,7 +14,7 @@ use datafusion::arrow::datatypes::{DataType, Int32Type};
 use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue};
 use strata_storage::Engine;
 
-use super::shape::{Output, SortKey};
+use super::shape::{Output, SortKey, sort_and_limit};
 use super::{DirectPlan, MAX_GROUPS};
 use crate::preagg::fold::{Folder, GroupStates};
 use crate::preagg::plan::GroupKey;
@@ -133,37 +133,15 @@ fn key_slot(plan: &DirectPlan, group: usize) -> (bool, usize) {
 fn compare(a: &GroupStates, b: &GroupStates, keys: &[(SortKey, bool, usize)]) -> Ordering {
     for (key, is_tag, slot) in keys {
         let ordering = if *is_tag {
-            match (&a.tags[*slot], &b.tags[*slot]) {
-                (None, None) => Ordering::Equal,
-                (None, Some(_)) => nulls(key),
-                (Some(_), None) => nulls(key).reverse(),
-                (Some(x), Some(y)) => direction(key, x.cmp(y)),
-            }
+            key.compare(a.tags[*slot].as_deref(), b.tags[*slot].as_deref())
         } else {
-            direction(key, a.buckets[*slot].cmp(&b.buckets[*slot]))
+            key.compare(Some(a.buckets[*slot]), Some(b.buckets[*slot]))
         };
         if ordering != Ordering::Equal {
             return ordering;
         }
     }
     Ordering::Equal
-}
-
-/// Where a null goes against a value.
-fn nulls(key: &SortKey) -> Ordering {
-    if key.nulls_first {
-        Ordering::Less
-    } else {
-        Ordering::Greater
-    }
-}
-
-fn direction(key: &SortKey, ordering: Ordering) -> Ordering {
-    if key.descending {
-        ordering.reverse()
-    } else {
-        ordering
-    }
 }
 
 /// Sorts, limits and builds the output batch.
@@ -177,15 +155,7 @@ fn finish(mut groups: Vec<GroupStates>, plan: &DirectPlan) -> DfResult<RecordBat
                 (*key, is_tag, slot)
             })
             .collect();
-        match plan.limit {
-            // A top-n: only the first `limit` groups need ordering.
-            Some(limit) if limit < groups.len() => {
-                groups.select_nth_unstable_by(limit, |a, b| compare(a, b, &keys));
-                groups.truncate(limit);
-                groups.sort_by(|a, b| compare(a, b, &keys));
-            }
-            _ => groups.sort_by(|a, b| compare(a, b, &keys)),
-        }
+        sort_and_limit(&mut groups, plan.limit, |a, b| compare(a, b, &keys));
     }
     if let Some(limit) = plan.limit {
         groups.truncate(limit);

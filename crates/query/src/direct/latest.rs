@@ -16,7 +16,7 @@ use datafusion::common::{DataFusionError, Result as DfResult};
 use strata_storage::column::Values;
 use strata_storage::{Engine, SeriesRows};
 
-use super::shape::{Output, SortKey};
+use super::shape::{Output, SortKey, sort_and_limit};
 use super::{DirectPlan, MAX_GROUPS};
 use crate::preagg::plan::{GroupKey, ValueSource};
 
@@ -63,15 +63,9 @@ pub(super) fn latest_batch(engine: &Engine, plan: &DirectPlan) -> DfResult<Optio
     }
     let mut winners: Vec<(Vec<Option<&str>>, &SeriesRows)> =
         best.into_iter().map(|(key, i)| (key, &rows[i])).collect();
-    let compare = |a: &Vec<Option<&str>>, b: &Vec<Option<&str>>| order(a, b, &plan.order);
-    match plan.limit {
-        Some(limit) if limit < winners.len() && !plan.order.is_empty() => {
-            winners.select_nth_unstable_by(limit, |a, b| compare(&a.0, &b.0));
-            winners.truncate(limit);
-            winners.sort_by(|a, b| compare(&a.0, &b.0));
-        }
-        _ => winners.sort_by(|a, b| compare(&a.0, &b.0)),
-    }
+    sort_and_limit(&mut winners, plan.limit, |a, b| {
+        order(&a.0, &b.0, &plan.order)
+    });
     if let Some(limit) = plan.limit {
         winners.truncate(limit);
     }
@@ -191,19 +185,8 @@ fn field_array<'a>(
 
 /// Group keys (tag values in GROUP BY order) under the ORDER BY keys.
 fn order(a: &[Option<&str>], b: &[Option<&str>], keys: &[SortKey]) -> Ordering {
-    for key in keys {
-        let ordering = match (a[key.group], b[key.group]) {
-            (None, None) => Ordering::Equal,
-            (None, Some(_)) if key.nulls_first => Ordering::Less,
-            (None, Some(_)) => Ordering::Greater,
-            (Some(_), None) if key.nulls_first => Ordering::Greater,
-            (Some(_), None) => Ordering::Less,
-            (Some(x), Some(y)) if key.descending => y.cmp(x),
-            (Some(x), Some(y)) => x.cmp(y),
-        };
-        if ordering != Ordering::Equal {
-            return ordering;
-        }
-    }
-    Ordering::Equal
+    keys.iter()
+        .map(|key| key.compare(a[key.group], b[key.group]))
+        .find(|o| *o != Ordering::Equal)
+        .unwrap_or(Ordering::Equal)
 }

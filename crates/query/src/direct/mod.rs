@@ -12,16 +12,14 @@ mod latest;
 mod parse;
 mod shape;
 
-use std::fmt;
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::common::Result as DfResult;
-use strata_storage::catalog::TableSchema;
 use strata_storage::{Engine, ReadRequest};
 
-use crate::preagg::plan::{GroupKey, PreAggPlan};
+use crate::preagg::plan::PreAggPlan;
 use shape::{Output, SortKey};
 
 /// Most groups a direct statement may build; past it DataFusion answers, whose memory pool
@@ -31,7 +29,6 @@ pub(crate) const MAX_GROUPS: usize = 1 << 18;
 /// A statement the direct path answers.
 #[derive(Debug)]
 pub(crate) struct DirectPlan {
-    table: Arc<TableSchema>,
     request: ReadRequest,
     preagg: PreAggPlan,
     outputs: Vec<(Output, datafusion::arrow::datatypes::Field)>,
@@ -74,7 +71,6 @@ pub(crate) fn plan(engine: &Engine, database: &str, sql: &str) -> Option<DirectP
             .collect::<Vec<_>>(),
     ));
     Some(DirectPlan {
-        table: from.table,
         request,
         preagg: PreAggPlan {
             groups: shape.groups,
@@ -100,44 +96,5 @@ impl DirectPlan {
         engine: Arc<Engine>,
     ) -> DfResult<Option<RecordBatch>> {
         exec::execute(engine, self).await
-    }
-}
-
-impl fmt::Display for DirectPlan {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let groups: Vec<String> = self
-            .preagg
-            .groups
-            .iter()
-            .map(|g| match g {
-                GroupKey::Tag(name) => name.clone(),
-                GroupKey::Time(key) => key.to_string(),
-            })
-            .collect();
-        let aggs: Vec<String> = self
-            .preagg
-            .aggs
-            .iter()
-            .map(|a| format!("{:?}", a.kind))
-            .collect();
-        write!(
-            f,
-            "StrataDirect: table={}.{}, time={}, groups=[{}], aggregates=[{}]",
-            self.table.database,
-            self.table.name,
-            crate::scan::time_range(&self.request),
-            groups.join(", "),
-            aggs.join(", ")
-        )?;
-        if let Some(p) = &self.request.predicate {
-            write!(f, ", predicate={p:?}")?;
-        }
-        if !self.order.is_empty() {
-            write!(f, ", order={:?}", self.order)?;
-        }
-        if let Some(limit) = self.limit {
-            write!(f, ", limit={limit}")?;
-        }
-        Ok(())
     }
 }

@@ -11,6 +11,8 @@
 //! Output names and types are DataFusion's for the same statement (the differential test
 //! checks it), so a client cannot tell which path answered.
 
+use std::cmp::Ordering;
+
 use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::sql::sqlparser::ast::{
     Distinct, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, OrderByKind,
@@ -218,6 +220,38 @@ fn aggregate_shape(
         }
     }
     Some(shape)
+}
+
+impl SortKey {
+    /// The order of two key values under this key (`None`: null).
+    pub(crate) fn compare<T: Ord>(&self, a: Option<T>, b: Option<T>) -> Ordering {
+        match (a, b) {
+            (None, None) => Ordering::Equal,
+            (None, Some(_)) if self.nulls_first => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (Some(_), None) if self.nulls_first => Ordering::Greater,
+            (Some(_), None) => Ordering::Less,
+            (Some(x), Some(y)) if self.descending => y.cmp(&x),
+            (Some(x), Some(y)) => x.cmp(&y),
+        }
+    }
+}
+
+/// Sorts `items` under `compare` and keeps the first `limit`; with a limit below their
+/// number only the kept ones are fully sorted (a top-n).
+pub(crate) fn sort_and_limit<T>(
+    items: &mut Vec<T>,
+    limit: Option<usize>,
+    compare: impl Fn(&T, &T) -> Ordering,
+) {
+    match limit {
+        Some(limit) if limit < items.len() => {
+            items.select_nth_unstable_by(limit, &compare);
+            items.truncate(limit);
+            items.sort_by(&compare);
+        }
+        _ => items.sort_by(&compare),
+    }
 }
 
 /// DataFusion's default null order puts nulls above every value: last ascending, first
