@@ -86,7 +86,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (id, _) in reader.series_ids() {
         for chunk in reader.chunks(id)? {
             chunks += 1;
-            time_bytes += chunk.time_block.len();
+            time_bytes += chunk.time_block.map_or(0, |b| b.len());
             for c in &chunk.columns {
                 value_bytes += c.values.len() + c.presence.map_or(0, |p| p.len());
             }

@@ -8,7 +8,10 @@ use std::path::Path;
 
 use strata_storage::column::{Column, SeriesData, Values};
 use strata_storage::model::{FieldId, FieldType, SeriesId};
-use strata_storage::part::{MAX_ROWS_PER_CHUNK, PartReader, PartWriter, PreAgg};
+use strata_storage::part::{
+    CHUNK_ALIGN_NS, FORMAT_VERSION, MAX_ROWS_PER_CHUNK, OLDEST_READABLE_VERSION, PartReader,
+    PartWriter, PreAgg, chunk_ranges,
+};
 use tempfile::TempDir;
 
 /// splitmix64: small, seeded, good enough for test data.
@@ -178,7 +181,11 @@ fn project(data: &SeriesData, fields: &[FieldId]) -> SeriesData {
 }
 
 fn write_part(path: &Path, all: &[(SeriesId, SeriesData)]) {
-    let mut writer = PartWriter::create(path).unwrap();
+    write_part_version(path, all, FORMAT_VERSION);
+}
+
+fn write_part_version(path: &Path, all: &[(SeriesId, SeriesData)], version: u32) {
+    let mut writer = PartWriter::create_with_version(path, version).unwrap();
     for (id, data) in all {
         writer.write_series(*id, id % 3, data).unwrap();
     }
@@ -200,12 +207,15 @@ fn random_part(seed: u64, series_count: usize) -> Vec<(SeriesId, SeriesData)> {
 
 #[test]
 fn part_random_parts_read_back_whole_projected_and_by_range() {
-    for seed in 1..=6u64 {
+    // Every readable format version, each written from the same series.
+    let versions = OLDEST_READABLE_VERSION..=FORMAT_VERSION;
+    for (seed, version) in (1..=6u64).flat_map(|s| versions.clone().map(move |v| (s, v))) {
         let dir = TempDir::new().unwrap();
         let path = dir.path().join("p");
         let all = random_part(seed, 25);
-        write_part(&path, &all);
+        write_part_version(&path, &all, version);
         let reader = PartReader::open(&path).unwrap();
+        assert_eq!(reader.version(), version);
         let s = reader.summary();
         assert_eq!(
             s.rows,
@@ -242,13 +252,14 @@ fn part_random_parts_read_back_whole_projected_and_by_range() {
         let mut rng = Rng(seed ^ 0xabc);
         for (id, data) in &all {
             assert!(reader.has_series(*id));
-            let what = format!("seed {seed} series {id}");
+            let what = format!("seed {seed} version {version} series {id}");
             let got = reader
                 .read_series(*id, i64::MIN, i64::MAX, None)
                 .unwrap()
                 .unwrap();
             assert_same(&got, data, &what);
             let fields: Vec<FieldId> = (0..8).filter(|_| rng.chance(50)).collect();
+            let fields_all = fields.clone();
             let got = reader
                 .read_series(*id, i64::MIN, i64::MAX, Some(&fields))
                 .unwrap()
@@ -276,6 +287,33 @@ fn part_random_parts_read_back_whole_projected_and_by_range() {
                     .slice_time(start, end);
                 let got = reader.read_series(*id, start, end, fields).unwrap();
                 let what = format!("{what} range {start}..{end} fields {fields:?}");
+                // Chunks in an inclusive range: exactly the overlapping ones, skipped or not.
+                let all_chunks = reader.chunks(*id).unwrap();
+                let overlapping: Vec<_> = all_chunks
+                    .into_iter()
+                    .filter(|c| c.max_time >= start && c.min_time <= end)
+                    .collect();
+                // (Debug text, since pre-aggregate sums may be NaN.)
+                assert_eq!(
+                    format!("{:?}", reader.chunks_in(*id, start, end, None).unwrap()),
+                    format!("{overlapping:?}"),
+                    "{what}"
+                );
+                // With fields, the same chunks with those columns only.
+                let mut narrowed = overlapping.clone();
+                for chunk in &mut narrowed {
+                    chunk.columns.retain(|c| fields_all.contains(&c.field));
+                }
+                assert_eq!(
+                    format!("{narrowed:?}"),
+                    format!(
+                        "{:?}",
+                        reader
+                            .chunks_in(*id, start, end, Some(&fields_all))
+                            .unwrap()
+                    ),
+                    "{what}"
+                );
                 match got {
                     None => assert_eq!(want.rows(), 0, "{what}"),
                     Some(got) => assert_same(&got, &want, &what),
@@ -286,7 +324,7 @@ fn part_random_parts_read_back_whole_projected_and_by_range() {
 }
 
 #[test]
-fn part_chunks_split_evenly_and_reassemble() {
+fn part_chunks_follow_the_cut_and_reassemble() {
     let dir = TempDir::new().unwrap();
     let path = dir.path().join("p");
     let mut rng = Rng(7);
@@ -299,20 +337,30 @@ fn part_chunks_split_evenly_and_reassemble() {
         }
         all.push((i as u32, data.slice_rows(0, rows)));
     }
+    // A day of 10 s rows from midnight 2019-04-01 UTC.
+    let mut day = series(&mut rng);
+    while day.rows() < 8640 {
+        day = series(&mut rng);
+    }
+    let mut day = day.slice_rows(0, 8640);
+    day.times = (0..8640)
+        .map(|i| 1_554_076_800_000_000_000 + i * 10_000_000_000)
+        .collect();
+    all.push((cases.len() as u32, day));
     write_part(&path, &all);
     let reader = PartReader::open(&path).unwrap();
     for (id, data) in &all {
         let chunks = reader.chunks(*id).unwrap();
-        let n = data.rows().div_ceil(MAX_ROWS_PER_CHUNK);
-        let sizes: Vec<u32> = chunks.iter().map(|c| c.rows).collect();
-        assert_eq!(sizes.len(), n, "{} rows", data.rows());
-        assert!(
-            sizes
-                .iter()
-                .all(|&s| s as usize == data.rows() / n || s as usize == data.rows() / n + 1)
-        );
-        if data.rows() == 8640 {
-            assert_eq!(sizes, [2880, 2880, 2880]);
+        let sizes: Vec<usize> = chunks.iter().map(|c| c.rows as usize).collect();
+        let want: Vec<usize> = chunk_ranges(&data.times).iter().map(|r| r.len()).collect();
+        assert_eq!(sizes, want, "{} rows", data.rows());
+        assert!(sizes.iter().all(|&s| s <= MAX_ROWS_PER_CHUNK));
+        if *id as usize == cases.len() {
+            // The hour-aligned day: one chunk an hour, each starting on the hour, and
+            // evenly spaced rows need no time block.
+            assert_eq!(sizes, [360; 24]);
+            assert!(chunks.iter().all(|c| c.min_time % CHUNK_ALIGN_NS == 0));
+            assert!(chunks.iter().all(|c| c.time_block.is_none()));
         }
         let mut from = 0;
         for chunk in &chunks {

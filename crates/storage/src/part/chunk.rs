@@ -56,6 +56,59 @@ pub struct ColumnMeta {
     pub preagg: PreAgg,
 }
 
+/// The start of a chunk's index entry: enough to decide whether the chunk is wanted and,
+/// in format 2, to skip the rest of the entry without parsing it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ChunkHead {
+    pub rows: u32,
+    pub min_time: Timestamp,
+    pub max_time: Timestamp,
+    /// Format 2 only.
+    pub lens: Option<ChunkLens>,
+}
+
+/// What a format 2 chunk entry says of its own size.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ChunkLens {
+    /// Bytes of the chunk's blocks in the file.
+    pub data: u64,
+    /// Bytes of the entry in the index after these lengths.
+    pub entry: u64,
+}
+
+impl ChunkHead {
+    /// Parses rows, time range and (format 2) the lengths, checking them.
+    pub(crate) fn parse(c: &mut IndexCursor<'_>, version: u32) -> Result<Self, String> {
+        let rows = c.u32()?;
+        if rows == 0 || rows as usize > MAX_ROWS_PER_CHUNK {
+            return Err(format!(
+                "chunk of {rows} rows, not in 1..={MAX_ROWS_PER_CHUNK}"
+            ));
+        }
+        let min_time = c.i64()?;
+        let span = c.u64()?;
+        let max_time = i64::try_from(i128::from(min_time) + i128::from(span))
+            .map_err(|_| "chunk max time over i64".to_string())?;
+        // Times strictly increase, so n rows span at least n - 1 ns.
+        if span < u64::from(rows - 1) {
+            return Err(format!("{rows} rows cannot span {span} ns"));
+        }
+        let lens = if version >= 2 {
+            let data = c.u64()?;
+            let entry = c.u64()?;
+            Some(ChunkLens { data, entry })
+        } else {
+            None
+        };
+        Ok(Self {
+            rows,
+            min_time,
+            max_time,
+            lens,
+        })
+    }
+}
+
 /// One chunk of one series: up to [`MAX_ROWS_PER_CHUNK`] rows, decoded on demand.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkMeta {
@@ -65,8 +118,9 @@ pub struct ChunkMeta {
     pub min_time: Timestamp,
     /// Time of the last row.
     pub max_time: Timestamp,
-    /// The timestamp block.
-    pub time_block: BlockRef,
+    /// The timestamp block; `None` when the rows are evenly spaced from `min_time` to
+    /// `max_time`, which the index then says alone (format 2).
+    pub time_block: Option<BlockRef>,
     /// Columns with at least one value in the chunk, by increasing field id.
     pub columns: Vec<ColumnMeta>,
 }
@@ -88,46 +142,81 @@ impl ChunkMeta {
             .collect()
     }
 
-    /// Parses a chunk entry whose first block starts at file offset `*data_offset`, advancing
-    /// it past the chunk's blocks, and checks everything that can be checked without the
-    /// blocks themselves.
-    pub(crate) fn parse(c: &mut IndexCursor<'_>, data_offset: &mut u64) -> Result<Self, String> {
-        let rows = c.u32()?;
-        if rows == 0 || rows as usize > MAX_ROWS_PER_CHUNK {
-            return Err(format!(
-                "chunk of {rows} rows, not in 1..={MAX_ROWS_PER_CHUNK}"
-            ));
+    /// Parses a chunk entry of a format `version` part whose first block starts at file
+    /// offset `*data_offset`, advancing it past the chunk's blocks, and checks everything
+    /// that can be checked without the blocks themselves.
+    /// Only the columns of `fields` (`None` = all) are kept; the others are still parsed
+    /// and checked.
+    pub(crate) fn parse(
+        c: &mut IndexCursor<'_>,
+        data_offset: &mut u64,
+        version: u32,
+        fields: Option<&[FieldId]>,
+    ) -> Result<Self, String> {
+        let head = ChunkHead::parse(c, version)?;
+        let (entry_start, data_start) = (c.pos, *data_offset);
+        let chunk = Self::parse_rest(c, data_offset, (version, fields), &head)?;
+        if let Some(lens) = head.lens {
+            if (c.pos - entry_start) as u64 != lens.entry || *data_offset - data_start != lens.data
+            {
+                return Err("chunk entry or data length disagrees with its contents".into());
+            }
         }
-        let min_time = c.i64()?;
-        let span = c.u64()?;
-        let max_time = i64::try_from(i128::from(min_time) + i128::from(span))
-            .map_err(|_| "chunk max time over i64".to_string())?;
-        // Times strictly increase, so n rows span at least n - 1 ns.
-        if span < u64::from(rows - 1) {
-            return Err(format!("{rows} rows cannot span {span} ns"));
+        Ok(chunk)
+    }
+
+    fn parse_rest(
+        c: &mut IndexCursor<'_>,
+        data_offset: &mut u64,
+        (version, fields): (u32, Option<&[FieldId]>),
+        head: &ChunkHead,
+    ) -> Result<Self, String> {
+        let ChunkHead {
+            rows,
+            min_time,
+            max_time,
+            ..
+        } = *head;
+        let time_block = block(c, data_offset)?;
+        if time_block.is_none() {
+            let span = max_time.abs_diff(min_time);
+            let even = if rows == 1 {
+                span == 0
+            } else {
+                span % u64::from(rows - 1) == 0
+            };
+            if version < 2 || !even {
+                return Err("chunk without a time block".into());
+            }
         }
-        let time_block = block(c, data_offset)?.ok_or("chunk without a time block")?;
         let count = c.u64()?;
-        let mut columns = Vec::new();
+        let wanted = |field: FieldId| fields.is_none_or(|f| f.contains(&field));
+        // Bounded by what a valid entry can hold, so a corrupt count cannot over-allocate.
+        let mut columns =
+            Vec::with_capacity(fields.map_or(count, |f| f.len() as u64).min(64) as usize);
+        let mut last_field = None;
         for _ in 0..count {
             let field = c.u32()?;
-            if columns
-                .last()
-                .is_some_and(|p: &ColumnMeta| p.field >= field)
-            {
+            if last_field.is_some_and(|last| last >= field) {
                 return Err("chunk columns not sorted by field id".into());
             }
+            last_field = Some(field);
             let tag = c.byte()?;
             let field_type =
                 FieldType::from_tag(tag).ok_or_else(|| format!("unknown field type {tag}"))?;
             let presence = block(c, data_offset)?;
             let values = block(c, data_offset)?.ok_or("column without a value block")?;
-            let preagg = PreAgg::decode(c, field_type, rows)?;
+            // Format 2 leaves out a column's count when every row has the field.
+            let implied = (version >= 2 && presence.is_none()).then_some(rows);
+            let preagg = PreAgg::decode(c, field_type, rows, version, implied)?;
             // The writer stores presence exactly when some row lacks the field.
             if presence.is_some() == (preagg.count() == rows) {
                 return Err(format!(
                     "field {field}: presence block disagrees with its count"
                 ));
+            }
+            if !wanted(field) {
+                continue;
             }
             columns.push(ColumnMeta {
                 field,
@@ -154,15 +243,20 @@ impl ChunkMeta {
         bytes: impl Fn(&BlockRef) -> &'b [u8],
     ) -> Result<SeriesData, (u64, String)> {
         let rows = self.rows as usize;
-        let mut times = Vec::with_capacity(rows);
-        let tb = &self.time_block;
-        whole(tb, codec::timestamp::decode(bytes(tb), &mut times))?;
-        if times.len() != rows
-            || times.first() != Some(&self.min_time)
-            || times.last() != Some(&self.max_time)
-        {
-            return Err((tb.offset, "time block disagrees with the index".into()));
-        }
+        let times = match &self.time_block {
+            None => self.even_times(0, rows),
+            Some(tb) => {
+                let mut times = Vec::with_capacity(rows);
+                whole(tb, codec::timestamp::decode(bytes(tb), &mut times))?;
+                if times.len() != rows
+                    || times.first() != Some(&self.min_time)
+                    || times.last() != Some(&self.max_time)
+                {
+                    return Err((tb.offset, "time block disagrees with the index".into()));
+                }
+                times
+            }
+        };
         let mut out = Vec::with_capacity(columns.len());
         for meta in columns {
             let count = meta.preagg.count() as usize;
@@ -211,8 +305,32 @@ impl ChunkMeta {
 }
 
 impl ChunkMeta {
+    /// The step between rows of a chunk without a time block (0 for one row).
+    fn even_step(&self) -> i64 {
+        if self.rows <= 1 {
+            return 0;
+        }
+        // Parsing checked that the span divides evenly and fits i64 once divided.
+        (self.max_time.abs_diff(self.min_time) / u64::from(self.rows - 1)) as i64
+    }
+
+    /// Times of rows `from..to` of a chunk without a time block.
+    fn even_times(&self, from: usize, to: usize) -> Vec<Timestamp> {
+        let step = self.even_step();
+        (from..to)
+            .map(|i| self.min_time.wrapping_add(step.wrapping_mul(i as i64)))
+            .collect()
+    }
+
+    /// File offset of the chunk's first block, to name in errors.
+    pub(crate) fn first_block_offset(&self) -> u64 {
+        self.time_block
+            .or_else(|| self.columns.first().map(|c| c.presence.unwrap_or(c.values)))
+            .map_or(0, |b| b.offset)
+    }
+
     /// The rows `from..to` (row indexes) of the chunk with `start <= time < end`, and
-    /// their times: by arithmetic for a regular time block, else from the whole block.
+    /// their times: by arithmetic for evenly spaced rows, else from the whole time block.
     fn window_rows(
         &self,
         block: &[u8],
@@ -220,7 +338,14 @@ impl ChunkMeta {
         end: Timestamp,
     ) -> Result<(usize, usize, Vec<Timestamp>), (u64, String)> {
         let rows = self.rows as usize;
-        let tb = &self.time_block;
+        let Some(tb) = &self.time_block else {
+            let (first, step) = (self.min_time, self.even_step());
+            let (from, to) = (
+                rows_before(first, step, rows, start),
+                rows_before(first, step, rows, end),
+            );
+            return Ok((from, to, self.even_times(from, to)));
+        };
         let disagrees = || (tb.offset, "time block disagrees with the index".to_string());
         let regular = codec::timestamp::regular(block)
             .map_err(|e| (tb.offset, format!("cannot decode block: {e}")))?;
@@ -233,19 +358,10 @@ impl ChunkMeta {
             {
                 return Err(disagrees());
             }
-            // Rows with time < t: first + i * step < t, i.e. i < (t - first) / step.
-            let before = |t: Timestamp| -> usize {
-                if t <= first {
-                    0
-                } else if count == 1 {
-                    1
-                } else {
-                    let d = i128::from(t) - i128::from(first);
-                    let s = i128::from(step);
-                    ((d + s - 1) / s).min(count as i128) as usize
-                }
-            };
-            let (from, to) = (before(start), before(end));
+            let (from, to) = (
+                rows_before(first, step, count, start),
+                rows_before(first, step, count, end),
+            );
             let mut times = Vec::with_capacity(to - from);
             codec::timestamp::decode_range(block, from, to, &mut times)
                 .map_err(|e| (tb.offset, format!("cannot decode block: {e}")))?;
@@ -278,7 +394,8 @@ impl ChunkMeta {
         end: Timestamp,
     ) -> Result<SeriesData, (u64, String)> {
         let rows = self.rows as usize;
-        let (from, to, times) = self.window_rows(bytes(&self.time_block), start, end)?;
+        let time_bytes = self.time_block.as_ref().map_or(&[][..], &bytes);
+        let (from, to, times) = self.window_rows(time_bytes, start, end)?;
         if from == to {
             return Ok(SeriesData::default());
         }
@@ -333,6 +450,20 @@ impl ChunkMeta {
             times,
             columns: out,
         })
+    }
+}
+
+/// How many of `count` rows at `first + i * step` (`step > 0` when `count > 1`) are before
+/// `t`: `first + i * step < t`, i.e. `i < (t - first) / step`.
+fn rows_before(first: Timestamp, step: i64, count: usize, t: Timestamp) -> usize {
+    if t <= first {
+        0
+    } else if count == 1 {
+        1
+    } else {
+        let d = i128::from(t) - i128::from(first);
+        let s = i128::from(step);
+        ((d + s - 1) / s).min(count as i128) as usize
     }
 }
 

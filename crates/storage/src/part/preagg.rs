@@ -179,77 +179,92 @@ impl PreAgg {
         })
     }
 
-    /// Appends the index encoding (layout in the module docs of [`super`]). Integers store
-    /// max, first and last as offsets from min: they are close to it, so the varints are short.
-    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
+    /// Appends the format `version` index encoding (layout in the module docs of
+    /// [`super`]), without the count when `with_count` is false (format 2, when every row of
+    /// the chunk has the field). Integers store max, first and last as offsets from min, and
+    /// in format 2 the sum as its excess over `count * min`: they are close to those, so the
+    /// varints are short.
+    pub(crate) fn encode(&self, out: &mut Vec<u8>, version: u32, with_count: bool) {
+        if with_count {
+            put_u64(out, u64::from(self.count()));
+        }
         match *self {
             Self::Float {
-                count,
                 min,
                 max,
                 sum,
                 first,
                 last,
                 has_nan,
+                ..
             } => {
-                put_u64(out, u64::from(count));
                 out.push(u8::from(has_nan));
                 for x in [min, max, sum, first, last] {
                     out.extend_from_slice(&x.to_bits().to_le_bytes());
                 }
             }
             Self::Integer {
-                count,
                 min,
                 max,
                 sum,
                 first,
                 last,
+                ..
             } => {
-                put_u64(out, u64::from(count));
                 put_i64(out, min);
                 for x in [max, first, last] {
                     put_u64(out, x.wrapping_sub(min) as u64);
                 }
-                put_i128(out, sum);
+                if version >= 2 {
+                    // Every value is at least min, so the excess is not negative.
+                    let count = i128::from(self.count());
+                    put_varint(out, (sum - count * i128::from(min)) as u128);
+                } else {
+                    put_i128(out, sum);
+                }
             }
             Self::Unsigned {
-                count,
                 min,
                 max,
                 sum,
                 first,
                 last,
+                ..
             } => {
-                put_u64(out, u64::from(count));
                 put_u64(out, min);
                 for x in [max, first, last] {
                     put_u64(out, x - min);
                 }
-                put_varint(out, sum);
+                if version >= 2 {
+                    put_varint(out, sum - u128::from(self.count()) * u128::from(min));
+                } else {
+                    put_varint(out, sum);
+                }
             }
             Self::Boolean {
-                count,
-                first,
-                last,
-                trues,
+                first, last, trues, ..
             } => {
-                put_u64(out, u64::from(count));
                 put_u64(out, u64::from(trues));
                 out.push(u8::from(first) | u8::from(last) << 1);
             }
-            Self::String { count } => put_u64(out, u64::from(count)),
+            Self::String { .. } => {}
         }
     }
 
-    /// Parses pre-aggregates of a `field_type` column and checks that they are consistent
-    /// (count in `1..=rows`, min <= first, last <= max, ...).
+    /// Parses format `version` pre-aggregates of a `field_type` column and checks that they
+    /// are consistent (count in `1..=rows`, min <= first, last <= max, ...); `count` is the
+    /// count when the entry leaves it out.
     pub(crate) fn decode(
         c: &mut IndexCursor<'_>,
         field_type: FieldType,
         rows: u32,
+        version: u32,
+        count: Option<u32>,
     ) -> Result<Self, String> {
-        let count = c.u32()?;
+        let count = match count {
+            Some(count) => count,
+            None => c.u32()?,
+        };
         if count == 0 || count > rows {
             return Err(format!("column count {count} not in 1..={rows}"));
         }
@@ -276,7 +291,17 @@ impl PreAgg {
                 let max = min.wrapping_add(c.u64()? as i64);
                 let first = min.wrapping_add(c.u64()? as i64);
                 let last = min.wrapping_add(c.u64()? as i64);
-                let sum = c.i128()?;
+                let sum = if version >= 2 {
+                    // At most count * (max - min) < 2^77: the sum cannot overflow i128.
+                    let excess = c.varint()?;
+                    let spread = u128::from(max.wrapping_sub(min) as u64);
+                    if excess > u128::from(count) * spread {
+                        return Err("integer sum over count * max".into());
+                    }
+                    i128::from(count) * i128::from(min) + excess as i128
+                } else {
+                    c.i128()?
+                };
                 if !(min <= first && first <= max && min <= last && last <= max) {
                     return Err("integer min/first/last/max out of order".into());
                 }
@@ -296,7 +321,15 @@ impl PreAgg {
                         .ok_or_else(|| "unsigned pre-aggregate over u64".into())
                 };
                 let (max, first, last) = (offset()?, offset()?, offset()?);
-                let sum = c.varint()?;
+                let sum = if version >= 2 {
+                    let excess = c.varint()?;
+                    if excess > u128::from(count) * u128::from(max - min) {
+                        return Err("unsigned sum over count * max".into());
+                    }
+                    u128::from(count) * u128::from(min) + excess
+                } else {
+                    c.varint()?
+                };
                 if first > max || last > max {
                     return Err("unsigned first/last over max".into());
                 }

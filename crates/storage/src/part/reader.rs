@@ -10,7 +10,7 @@ use crate::column::SeriesData;
 use crate::error::StorageError;
 use crate::model::{FieldId, FieldType, SeriesId, TableId, Timestamp};
 
-use super::chunk::{BlockRef, ChunkMeta, ColumnMeta, concat};
+use super::chunk::{BlockRef, ChunkHead, ChunkMeta, ColumnMeta, concat};
 use super::format::{
     FOOTER_LEN, Footer, HEADER_LEN, IndexCursor, MAX_INDEX_RAW_BYTES, MAX_ROWS_PER_CHUNK,
     check_header, corrupt,
@@ -40,6 +40,8 @@ pub struct PartReader {
     index_offset: u64,
     /// Sorted by series id.
     directory: Vec<DirEntry>,
+    /// The file's format version.
+    version: u32,
 }
 
 impl PartReader {
@@ -65,11 +67,18 @@ impl PartReader {
         };
         let mut header = [0u8; HEADER_LEN as usize];
         read(0, &mut header)?;
-        check_header(path, &header)?;
+        let version = check_header(path, &header)?;
         let footer_at = file_len - FOOTER_LEN;
         let mut footer = [0u8; FOOTER_LEN as usize];
         read(footer_at, &mut footer)?;
         let footer = Footer::decode(path, footer_at, &footer)?;
+        if footer.version != version {
+            return Err(corrupt(
+                path,
+                footer_at + 56,
+                format!("footer says format {}, header {version}", footer.version),
+            ));
+        }
         let index_at = footer.index_offset;
         if index_at < HEADER_LEN
             || index_at.checked_add(footer.index_stored_len) != Some(footer_at)
@@ -111,6 +120,7 @@ impl PartReader {
             index,
             index_offset: index_at,
             directory: Vec::new(),
+            version,
         };
         let mut cursor = IndexCursor::new(&reader.index, 0);
         let directory =
@@ -147,18 +157,59 @@ impl PartReader {
             .map(|i| &self.directory[i])
     }
 
+    /// The format version of the file.
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
     /// The chunks of `series` in time order (empty when the part does not hold it).
     pub fn chunks(&self, series: SeriesId) -> Result<Vec<ChunkMeta>, StorageError> {
+        self.chunks_in(series, Timestamp::MIN, Timestamp::MAX, None)
+    }
+
+    /// The chunks of `series` with rows in `start..=end` (both inclusive, so that the
+    /// whole range of times can be asked for), in time order, with the columns of `fields`
+    /// only (`None` = all). In format 2 the index entries of the other chunks are skipped
+    /// unparsed, which is what makes a narrow window over a long series cheap.
+    pub fn chunks_in(
+        &self,
+        series: SeriesId,
+        start: Timestamp,
+        end: Timestamp,
+        fields: Option<&[FieldId]>,
+    ) -> Result<Vec<ChunkMeta>, StorageError> {
         let Some(entry) = self.entry(series) else {
             return Ok(Vec::new());
         };
         let mut c = IndexCursor::new(&self.index, entry.index_offset);
         let mut data_offset = entry.data_offset;
+        let version = self.version;
         let parse = |c: &mut IndexCursor<'_>, data_offset: &mut u64| {
             let n = c.u64()?;
-            (0..n)
-                .map(|_| ChunkMeta::parse(c, data_offset))
-                .collect::<Result<Vec<_>, String>>()
+            let mut out = Vec::new();
+            for _ in 0..n {
+                let at = c.pos;
+                let head = ChunkHead::parse(c, version)?;
+                if head.min_time > end {
+                    break; // chunks are in time order
+                }
+                match head.lens {
+                    Some(lens) if head.max_time < start => {
+                        c.skip(lens.entry)?;
+                        *data_offset = data_offset
+                            .checked_add(lens.data)
+                            .ok_or("block lengths overflow")?;
+                    }
+                    _ => {
+                        c.pos = at;
+                        let chunk = ChunkMeta::parse(c, data_offset, version, fields)?;
+                        if chunk.max_time >= start {
+                            out.push(chunk);
+                        }
+                    }
+                }
+            }
+            Ok::<_, String>(out)
         };
         parse(&mut c, &mut data_offset).map_err(|reason| {
             corrupt(
@@ -191,7 +242,7 @@ impl PartReader {
             .map_err(|(offset, reason)| corrupt(&self.path, offset, reason))?;
         // Validate right after reading.
         data.check()
-            .map_err(|e| corrupt(&self.path, chunk.time_block.offset, e))?;
+            .map_err(|e| corrupt(&self.path, chunk.first_block_offset(), e))?;
         Ok(data)
     }
 
@@ -227,7 +278,7 @@ impl PartReader {
             .decode_window(&columns, |b| blocks.get(b), start, end)
             .map_err(|(offset, reason)| corrupt(&self.path, offset, reason))?;
         data.check()
-            .map_err(|e| corrupt(&self.path, chunk.time_block.offset, e))?;
+            .map_err(|e| corrupt(&self.path, chunk.first_block_offset(), e))?;
         Ok(data)
     }
 
@@ -239,7 +290,7 @@ impl PartReader {
         columns: &[&ColumnMeta],
     ) -> Result<ChunkBytes, StorageError> {
         // Blocks are in file order; adjacent ones are read with one system call.
-        let mut blocks = vec![chunk.time_block];
+        let mut blocks: Vec<BlockRef> = chunk.time_block.into_iter().collect();
         for c in columns {
             blocks.extend(c.presence);
             blocks.push(c.values);
@@ -286,10 +337,7 @@ impl PartReader {
             return Ok(None); // empty range (and slice_time needs start <= end)
         }
         let mut parts = Vec::new();
-        for chunk in self.chunks(series)? {
-            if chunk.max_time < start || chunk.min_time >= end {
-                continue;
-            }
+        for chunk in self.chunks_in(series, start, end - 1, fields)? {
             let data = self.read_chunk(&chunk, fields)?;
             if chunk.min_time >= start && chunk.max_time < end {
                 parts.push(data);
@@ -356,7 +404,7 @@ fn check_index(
         let mut last_time: Option<Timestamp> = None;
         types.clear();
         for _ in 0..chunks {
-            let chunk = ChunkMeta::parse(c, &mut data_offset)?;
+            let chunk = ChunkMeta::parse(c, &mut data_offset, footer.version, None)?;
             if last_time.is_some_and(|t| t >= chunk.min_time) {
                 return Err(format!("series {series}: chunks overlap in time"));
             }

@@ -16,7 +16,8 @@ use crate::error::StorageError;
 /// integer values 5, 6, ... (one per row); the blocks hold `times` and `values`, plus `extra`
 /// bytes after the value block's codec block.
 fn forge(rows: u64, times: &[i64], values: &[i64], extra: &[u8]) -> Vec<u8> {
-    let mut file = encode_header().to_vec();
+    // Format 1: every chunk has a time block and every column its count.
+    let mut file = encode_header(1).to_vec();
     let mut index = Vec::new();
     let block = |bytes: Vec<u8>, index: &mut Vec<u8>, file: &mut Vec<u8>| {
         put_u64(index, bytes.len() as u64);
@@ -45,11 +46,17 @@ fn forge(rows: u64, times: &[i64], values: &[i64], extra: &[u8]) -> Vec<u8> {
         put_u64(&mut index, v);
     }
     put_i64(&mut index, (5..5 + rows as i64).sum());
-    finish(file, &index, 1, rows, (1, rows as i64))
+    finish(file, &index, (1, rows), (1, rows as i64), 1)
 }
 
 /// Appends `index` (stored raw) and a matching footer.
-fn finish(mut file: Vec<u8>, index: &[u8], series: u32, rows: u64, time: (i64, i64)) -> Vec<u8> {
+fn finish(
+    mut file: Vec<u8>,
+    index: &[u8],
+    (series, rows): (u32, u64),
+    time: (i64, i64),
+    version: u32,
+) -> Vec<u8> {
     let footer = Footer {
         index_offset: file.len() as u64,
         index_stored_len: index.len() as u64,
@@ -59,6 +66,7 @@ fn finish(mut file: Vec<u8>, index: &[u8], series: u32, rows: u64, time: (i64, i
         rows,
         min_time: time.0,
         max_time: time.1,
+        version,
     };
     file.extend_from_slice(index);
     file.extend_from_slice(&footer.encode());
@@ -175,7 +183,13 @@ fn part_mutated_index_with_valid_checksums_never_panics() {
         let time = (footer.min_time, footer.max_time);
         std::fs::write(
             &path,
-            finish(data.to_vec(), &index, footer.series, footer.rows, time),
+            finish(
+                data.to_vec(),
+                &index,
+                (footer.series, footer.rows),
+                time,
+                footer.version,
+            ),
         )
         .unwrap();
         opened += usize::from(PartReader::open(&path).is_ok());

@@ -11,8 +11,10 @@ use crate::column::{SeriesData, Values};
 use crate::error::StorageError;
 use crate::model::{SeriesId, TableId, Timestamp};
 
+use super::cut::chunk_ranges;
 use super::format::{
-    FOOTER_LEN, Footer, INDEX_ZSTD_LEVEL, MAX_ROWS_PER_CHUNK, encode_header, put_i64, put_u64,
+    FOOTER_LEN, FORMAT_VERSION, Footer, INDEX_ZSTD_LEVEL, OLDEST_READABLE_VERSION, encode_header,
+    put_i64, put_u64,
 };
 use super::preagg::PreAgg;
 
@@ -54,6 +56,10 @@ pub struct PartWriter {
     /// and the index no longer agree, so every later call is refused.
     broken: bool,
     block: Vec<u8>,
+    /// The index entry of the chunk being written (format 2 prefixes it with its length).
+    entry: Vec<u8>,
+    /// The format version written.
+    version: u32,
 }
 
 /// Buffer size of the file writer: large enough that blocks of a few KiB go out in few
@@ -64,6 +70,18 @@ impl PartWriter {
     /// Creates the part file at `path`, which must not exist (parts are immutable: an
     /// existing file is never overwritten), and writes the header.
     pub fn create(path: &Path) -> Result<Self, StorageError> {
+        Self::create_with_version(path, FORMAT_VERSION)
+    }
+
+    /// [`PartWriter::create`] writing format `version` (1 or 2): for tests of the readers of
+    /// older versions. The cut into chunks is the same for both.
+    #[doc(hidden)]
+    pub fn create_with_version(path: &Path, version: u32) -> Result<Self, StorageError> {
+        if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
+            return Err(StorageError::Invalid(format!(
+                "part format version {version} cannot be written"
+            )));
+        }
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -82,8 +100,10 @@ impl PartWriter {
             max_time: i64::MIN,
             broken: false,
             block: Vec::new(),
+            entry: Vec::new(),
+            version,
         };
-        writer.write(&encode_header())?;
+        writer.write(&encode_header(version))?;
         Ok(writer)
     }
 
@@ -124,18 +144,14 @@ impl PartWriter {
         };
         self.broken = true;
         let rows = data.rows();
-        let chunks = rows.div_ceil(MAX_ROWS_PER_CHUNK);
+        let chunks = chunk_ranges(&data.times);
         put_u64(&mut self.index, u64::from(series));
         put_u64(&mut self.index, u64::from(table));
-        put_u64(&mut self.index, chunks as u64);
+        put_u64(&mut self.index, chunks.len() as u64);
         // Value index where each column's next chunk starts.
         let mut value_at = vec![0usize; data.columns.len()];
-        let mut from = 0;
-        for chunk in 0..chunks {
-            // Even split: the first `rows % chunks` chunks get one row more, no tiny tail.
-            let to = from + rows / chunks + usize::from(chunk < rows % chunks);
-            self.write_chunk(data, from, to, &mut value_at)?;
-            from = to;
+        for chunk in chunks {
+            self.write_chunk(data, chunk.start, chunk.end, &mut value_at)?;
         }
         self.last_series = Some(series);
         self.series += 1;
@@ -155,15 +171,44 @@ impl PartWriter {
         value_at: &mut [usize],
     ) -> Result<(), StorageError> {
         let times = &data.times[from..to];
+        let span = times[times.len() - 1].wrapping_sub(times[0]) as u64;
         put_u64(&mut self.index, times.len() as u64);
         put_i64(&mut self.index, times[0]);
-        put_u64(
-            &mut self.index,
-            times[times.len() - 1].wrapping_sub(times[0]) as u64,
-        );
-        self.block.clear();
-        codec::timestamp::encode(times, &mut self.block);
-        self.write_block()?;
+        put_u64(&mut self.index, span);
+        let data_start = self.offset;
+        let mut entry = std::mem::take(&mut self.entry);
+        entry.clear();
+        let result = self.write_chunk_entry(data, from, to, value_at, &mut entry);
+        if result.is_ok() {
+            if self.version >= 2 {
+                put_u64(&mut self.index, self.offset - data_start);
+                put_u64(&mut self.index, entry.len() as u64);
+            }
+            self.index.extend_from_slice(&entry);
+        }
+        self.entry = entry;
+        result
+    }
+
+    /// Writes the blocks of rows `from..to` and puts into `entry` the index entry after
+    /// the chunk's rows and time range.
+    fn write_chunk_entry(
+        &mut self,
+        data: &SeriesData,
+        from: usize,
+        to: usize,
+        value_at: &mut [usize],
+        entry: &mut Vec<u8>,
+    ) -> Result<(), StorageError> {
+        let times = &data.times[from..to];
+        if self.version >= 2 && evenly_spaced(times) {
+            // The index's first time, span and row count give every time.
+            put_u64(entry, 0);
+        } else {
+            self.block.clear();
+            codec::timestamp::encode(times, &mut self.block);
+            self.write_block(entry)?;
+        }
 
         let present: Vec<usize> = data
             .columns
@@ -174,23 +219,21 @@ impl PartWriter {
                     .map_or(to - from, |p| p[from..to].iter().filter(|x| **x).count())
             })
             .collect();
-        put_u64(
-            &mut self.index,
-            present.iter().filter(|n| **n > 0).count() as u64,
-        );
+        put_u64(entry, present.iter().filter(|n| **n > 0).count() as u64);
         for ((column, &count), at) in data.columns.iter().zip(&present).zip(value_at.iter_mut()) {
             // A column without values in this chunk is left out, as slice_rows does.
             let Some(agg) = PreAgg::compute(&column.values, *at, *at + count) else {
                 continue;
             };
-            put_u64(&mut self.index, u64::from(column.field));
-            self.index.push(column.values.field_type() as u8);
+            put_u64(entry, u64::from(column.field));
+            entry.push(column.values.field_type() as u8);
             self.block.clear();
-            if let Some(p) = column.present.as_ref().filter(|_| count < to - from) {
+            let with_presence = count < to - from;
+            if let Some(p) = column.present.as_ref().filter(|_| with_presence) {
                 codec::boolean::encode(&p[from..to], &mut self.block);
-                self.write_block()?;
+                self.write_block(entry)?;
             } else {
-                put_u64(&mut self.index, 0);
+                put_u64(entry, 0);
             }
             self.block.clear();
             let range = *at..*at + count;
@@ -201,19 +244,19 @@ impl PartWriter {
                 Values::Boolean(v) => codec::boolean::encode(&v[range], &mut self.block),
                 Values::String(v) => codec::string::encode(&v[range], &mut self.block),
             }
-            self.write_block()?;
-            agg.encode(&mut self.index);
+            self.write_block(entry)?;
+            // Format 2 leaves out the count when every row has the field.
+            agg.encode(entry, self.version, self.version < 2 || with_presence);
             *at += count;
             self.points += count as u64;
         }
         Ok(())
     }
 
-    /// Writes `self.block` and appends its length and CRC32 to the index.
-    fn write_block(&mut self) -> Result<(), StorageError> {
-        put_u64(&mut self.index, self.block.len() as u64);
-        self.index
-            .extend_from_slice(&crc32fast::hash(&self.block).to_le_bytes());
+    /// Writes `self.block` and appends its length and CRC32 to `entry`.
+    fn write_block(&mut self, entry: &mut Vec<u8>) -> Result<(), StorageError> {
+        put_u64(entry, self.block.len() as u64);
+        entry.extend_from_slice(&crc32fast::hash(&self.block).to_le_bytes());
         let block = std::mem::take(&mut self.block);
         let result = self.write(&block);
         self.block = block;
@@ -252,6 +295,7 @@ impl PartWriter {
             rows: self.rows,
             min_time: self.min_time,
             max_time: self.max_time,
+            version: self.version,
         };
         self.write(&stored)?;
         self.write(&footer.encode())?;
@@ -274,5 +318,18 @@ impl PartWriter {
             min_time: self.min_time,
             max_time: self.max_time,
         })
+    }
+}
+
+/// Whether ascending `times` are evenly spaced (one row counts as evenly spaced).
+fn evenly_spaced(times: &[Timestamp]) -> bool {
+    match times {
+        [] | [_] => true,
+        [a, b, ..] => {
+            let step = i128::from(*b) - i128::from(*a);
+            times
+                .windows(2)
+                .all(|w| i128::from(w[1]) - i128::from(w[0]) == step)
+        }
     }
 }

@@ -262,7 +262,11 @@ impl Shard {
             // Every chunk of the series in range, with its part's precedence.
             let mut chunks: Vec<(usize, crate::part::ChunkMeta)> = Vec::new();
             for (part_index, part) in parts.iter().enumerate() {
-                for chunk in part.reader.chunks(series)? {
+                let last = request.end.saturating_sub(1);
+                for chunk in part
+                    .reader
+                    .chunks_in(series, request.start, last, request.fields)?
+                {
                     if chunk.max_time >= request.start && chunk.min_time < request.end {
                         chunks.push((part_index, chunk));
                     }
