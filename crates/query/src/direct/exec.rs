@@ -3,7 +3,6 @@
 //! record batch.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
@@ -12,6 +11,7 @@ use datafusion::arrow::array::{
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int32Type};
 use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue};
+use foldhash::HashMap;
 use strata_storage::Engine;
 
 use super::shape::{Output, SortKey, sort_and_limit};
@@ -89,7 +89,7 @@ fn merge(per_shard: Vec<Option<Vec<GroupStates>>>, plan: &DirectPlan) -> Option<
         }
         return Some(vec![first]);
     }
-    let mut index: HashMap<(Vec<Option<String>>, Vec<i64>), usize> = HashMap::new();
+    let mut index: HashMap<(Vec<Option<String>>, Vec<i64>), usize> = HashMap::default();
     for (i, group) in merged.iter().enumerate() {
         index.insert((group.tags.clone(), group.buckets.clone()), i);
     }

@@ -3,7 +3,6 @@
 //! states are DataFusion's partial states for the same aggregates, so DataFusion's final
 //! aggregation combines shards exactly as it would combine its own partial results.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
@@ -12,6 +11,7 @@ use datafusion::arrow::array::{
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int32Type, SchemaRef};
 use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue};
+use foldhash::HashMap;
 use strata_storage::column::{Column, Values};
 use strata_storage::part::{ChunkMeta, PreAgg};
 use strata_storage::{Engine, ReadRequest, SeriesSummary};
@@ -80,8 +80,11 @@ pub(crate) struct Folder<'p> {
     /// Tag values of each distinct tag combination, by id.
     tag_sets: Vec<Vec<Option<String>>>,
     tag_ids: HashMap<Vec<Option<String>>, u32>,
-    /// Group index by (tag set, time buckets).
+    /// Group index by (tag set, time buckets); foldhash, since a lookup per chunk or run of
+    /// rows makes SipHash a visible cost.
     groups: HashMap<(u32, Vec<i64>), usize>,
+    /// The key being looked up, kept so that a lookup allocates nothing.
+    probe: (u32, Vec<i64>),
     keys: Vec<(u32, Vec<i64>)>,
     states: Vec<Vec<State>>,
     /// Whole chunks answered from their pre-aggregates, and rows decoded.
@@ -94,8 +97,9 @@ impl<'p> Folder<'p> {
         let mut folder = Self {
             plan,
             tag_sets: Vec::new(),
-            tag_ids: HashMap::new(),
-            groups: HashMap::new(),
+            tag_ids: HashMap::default(),
+            groups: HashMap::default(),
+            probe: (0, Vec::new()),
             keys: Vec::new(),
             states: Vec::new(),
             chunks_preaggregated: 0,
@@ -156,10 +160,13 @@ impl<'p> Folder<'p> {
     }
 
     fn group(&mut self, tags: u32, buckets: &[i64]) -> usize {
-        let key = (tags, buckets.to_vec());
-        if let Some(index) = self.groups.get(&key) {
+        self.probe.0 = tags;
+        self.probe.1.clear();
+        self.probe.1.extend_from_slice(buckets);
+        if let Some(index) = self.groups.get(&self.probe) {
             return *index;
         }
+        let key = self.probe.clone();
         let index = self.keys.len();
         self.keys.push(key.clone());
         self.groups.insert(key, index);

@@ -145,8 +145,9 @@ impl ChunkMeta {
     /// Parses a chunk entry of a format `version` part whose first block starts at file
     /// offset `*data_offset`, advancing it past the chunk's blocks, and checks everything
     /// that can be checked without the blocks themselves.
-    /// Only the columns of `fields` (`None` = all) are kept; the others are still parsed
-    /// and checked.
+    /// Only the columns of `fields` (`None` = all) are kept; the pre-aggregates of the
+    /// others are skipped unchecked, so [`PartReader::open`](super::PartReader::open), which
+    /// checks the whole index, parses with `None`.
     pub(crate) fn parse(
         c: &mut IndexCursor<'_>,
         data_offset: &mut u64,
@@ -208,15 +209,16 @@ impl ChunkMeta {
             let values = block(c, data_offset)?.ok_or("column without a value block")?;
             // Format 2 leaves out a column's count when every row has the field.
             let implied = (version >= 2 && presence.is_none()).then_some(rows);
+            if !wanted(field) {
+                PreAgg::skip(c, field_type, implied.is_some())?;
+                continue;
+            }
             let preagg = PreAgg::decode(c, field_type, rows, version, implied)?;
             // The writer stores presence exactly when some row lacks the field.
             if presence.is_some() == (preagg.count() == rows) {
                 return Err(format!(
                     "field {field}: presence block disagrees with its count"
                 ));
-            }
-            if !wanted(field) {
-                continue;
             }
             columns.push(ColumnMeta {
                 field,

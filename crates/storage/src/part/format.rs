@@ -231,6 +231,18 @@ impl<'a> IndexCursor<'a> {
         Ok(())
     }
 
+    /// Moves past `n` varints.
+    pub fn skip_varints(&mut self, n: usize) -> Result<(), String> {
+        for _ in 0..n {
+            let len = self.bytes[self.pos.min(self.bytes.len())..]
+                .iter()
+                .position(|b| b & 0x80 == 0)
+                .ok_or("index ends inside an entry")?;
+            self.pos += len + 1;
+        }
+        Ok(())
+    }
+
     /// One byte.
     pub fn byte(&mut self) -> Result<u8, String> {
         let b = *self

@@ -251,6 +251,27 @@ impl PreAgg {
         }
     }
 
+    /// Moves past the pre-aggregates of a `field_type` column without reading them (the
+    /// index was checked at open): for the columns a read does not ask for.
+    pub(crate) fn skip(
+        c: &mut IndexCursor<'_>,
+        field_type: FieldType,
+        count_implied: bool,
+    ) -> Result<(), String> {
+        if !count_implied {
+            c.skip_varints(1)?;
+        }
+        match field_type {
+            // flags, then min, max, sum, first, last as raw f64
+            FieldType::Float => c.skip(1 + 5 * 8),
+            // min, max-min, first-min, last-min, sum (whatever the version)
+            FieldType::Integer | FieldType::Unsigned => c.skip_varints(5),
+            // trues, flags
+            FieldType::Boolean => c.skip_varints(1).and_then(|()| c.skip(1)),
+            FieldType::String => Ok(()),
+        }
+    }
+
     /// Parses format `version` pre-aggregates of a `field_type` column and checks that they
     /// are consistent (count in `1..=rows`, min <= first, last <= max, ...); `count` is the
     /// count when the entry leaves it out.
