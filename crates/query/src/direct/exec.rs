@@ -11,7 +11,6 @@ use datafusion::arrow::array::{
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int32Type};
 use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue};
-use foldhash::HashMap;
 use strata_storage::Engine;
 
 use super::shape::{Output, SortKey, sort_and_limit};
@@ -89,26 +88,27 @@ fn merge(per_shard: Vec<Option<Vec<GroupStates>>>, plan: &DirectPlan) -> Option<
         }
         return Some(vec![first]);
     }
-    let mut index: HashMap<(Vec<Option<String>>, Vec<i64>), usize> = HashMap::default();
-    for (i, group) in merged.iter().enumerate() {
-        index.insert((group.tags.clone(), group.buckets.clone()), i);
-    }
-    for group in shards.flatten() {
-        let key = (group.tags, group.buckets);
-        match index.get(&key) {
-            Some(&i) => merge_states(&mut merged[i].states, group.states, plan),
-            None => {
-                index.insert(key.clone(), merged.len());
-                merged.push(GroupStates {
-                    tags: key.0,
-                    buckets: key.1,
-                    states: group.states,
-                });
-                if merged.len() > MAX_GROUPS {
-                    return None;
-                }
+    // Sorted by the statement's order, then by the whole key: equal keys end up adjacent
+    // and are merged in one pass, with no key hashed or copied, and `finish` finds its rows
+    // already in order.
+    let keys = order_keys(plan);
+    let mut all: Vec<GroupStates> = merged.into_iter().chain(shards.flatten()).collect();
+    all.sort_unstable_by(|a, b| {
+        compare(a, b, &keys)
+            .then_with(|| a.tags.cmp(&b.tags))
+            .then_with(|| a.buckets.cmp(&b.buckets))
+    });
+    let mut merged: Vec<GroupStates> = Vec::with_capacity(all.len());
+    for group in all {
+        match merged.last_mut() {
+            Some(last) if last.tags == group.tags && last.buckets == group.buckets => {
+                merge_states(&mut last.states, group.states, plan);
             }
+            _ => merged.push(group),
         }
+    }
+    if merged.len() > MAX_GROUPS {
+        return None;
     }
     Some(merged)
 }
@@ -144,17 +144,21 @@ fn compare(a: &GroupStates, b: &GroupStates, keys: &[(SortKey, bool, usize)]) ->
     Ordering::Equal
 }
 
+/// The statement's ORDER BY keys with where each sits in a group.
+fn order_keys(plan: &DirectPlan) -> Vec<(SortKey, bool, usize)> {
+    plan.order
+        .iter()
+        .map(|key| {
+            let (is_tag, slot) = key_slot(plan, key.group);
+            (*key, is_tag, slot)
+        })
+        .collect()
+}
+
 /// Sorts, limits and builds the output batch.
 fn finish(mut groups: Vec<GroupStates>, plan: &DirectPlan) -> DfResult<RecordBatch> {
     if !plan.order.is_empty() {
-        let keys: Vec<(SortKey, bool, usize)> = plan
-            .order
-            .iter()
-            .map(|key| {
-                let (is_tag, slot) = key_slot(plan, key.group);
-                (*key, is_tag, slot)
-            })
-            .collect();
+        let keys = order_keys(plan);
         sort_and_limit(&mut groups, plan.limit, |a, b| compare(a, b, &keys));
     }
     if let Some(limit) = plan.limit {

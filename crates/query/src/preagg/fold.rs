@@ -66,8 +66,9 @@ pub(crate) fn chunk_usable(plan: &PreAggPlan, chunk: &ChunkMeta) -> bool {
 
 /// One group's key and states, as [`Folder::into_groups`] hands them out.
 pub(crate) struct GroupStates {
-    /// Values of the GROUP BY tags, in order (`None`: the series lacks the tag).
-    pub tags: Vec<Option<String>>,
+    /// Values of the GROUP BY tags, in order (`None`: the series lacks the tag); shared by
+    /// the groups of one tag combination.
+    pub tags: Arc<Vec<Option<String>>>,
     /// Buckets of the GROUP BY time keys, in order.
     pub buckets: Vec<i64>,
     /// One state per aggregate.
@@ -275,12 +276,13 @@ impl<'p> Folder<'p> {
 
     /// Every group with its states.
     pub(crate) fn into_groups(self) -> Vec<GroupStates> {
-        let tag_sets = self.tag_sets;
+        let tag_sets: Vec<Arc<Vec<Option<String>>>> =
+            self.tag_sets.into_iter().map(Arc::new).collect();
         self.keys
             .into_iter()
             .zip(self.states)
             .map(|((tags, buckets), states)| GroupStates {
-                tags: tag_sets[tags as usize].clone(),
+                tags: Arc::clone(&tag_sets[tags as usize]),
                 buckets,
                 states,
             })
