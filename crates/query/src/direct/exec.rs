@@ -70,7 +70,19 @@ fn fold(engine: &Engine, plan: &DirectPlan, shard: usize) -> DfResult<Option<Vec
     if folder.group_count() > MAX_GROUPS {
         return Ok(None);
     }
-    Ok(Some(folder.into_groups()))
+    // Sorted here, in the shard's own task, so that the merge after the shards is linear.
+    let keys = order_keys(plan);
+    let mut groups = folder.into_groups();
+    groups.sort_unstable_by(|a, b| full_order(a, b, &keys));
+    Ok(Some(groups))
+}
+
+/// The statement's order, then the whole group key: a total order in which equal keys are
+/// adjacent and the statement's order holds.
+fn full_order(a: &GroupStates, b: &GroupStates, keys: &[(SortKey, bool, usize)]) -> Ordering {
+    compare(a, b, keys)
+        .then_with(|| a.tags.cmp(&b.tags))
+        .then_with(|| a.buckets.cmp(&b.buckets))
 }
 
 /// The shards' groups merged by key; `None` past [`MAX_GROUPS`].
@@ -88,18 +100,32 @@ fn merge(per_shard: Vec<Option<Vec<GroupStates>>>, plan: &DirectPlan) -> Option<
         }
         return Some(vec![first]);
     }
-    // Sorted by the statement's order, then by the whole key: equal keys end up adjacent
-    // and are merged in one pass, with no key hashed or copied, and `finish` finds its rows
-    // already in order.
+    // Each shard's groups are sorted by `full_order`: a k-way merge keeps that order, and
+    // equal keys meet as neighbours and are folded together, with no key hashed or copied;
+    // `finish` then finds its rows already in order.
     let keys = order_keys(plan);
-    let mut all: Vec<GroupStates> = merged.into_iter().chain(shards.flatten()).collect();
-    all.sort_unstable_by(|a, b| {
-        compare(a, b, &keys)
-            .then_with(|| a.tags.cmp(&b.tags))
-            .then_with(|| a.buckets.cmp(&b.buckets))
-    });
-    let mut merged: Vec<GroupStates> = Vec::with_capacity(all.len());
-    for group in all {
+    let mut sources: Vec<std::vec::IntoIter<GroupStates>> = std::iter::once(merged)
+        .chain(shards)
+        .map(Vec::into_iter)
+        .collect();
+    let mut heads: Vec<Option<GroupStates>> = sources.iter_mut().map(Iterator::next).collect();
+    let mut merged: Vec<GroupStates> = Vec::new();
+    loop {
+        let mut best: Option<usize> = None;
+        for (i, head) in heads.iter().enumerate() {
+            let Some(head) = head else { continue };
+            let smaller = match best.and_then(|b| heads[b].as_ref()) {
+                Some(current) => full_order(head, current, &keys) == Ordering::Less,
+                None => true,
+            };
+            if smaller {
+                best = Some(i);
+            }
+        }
+        let Some(best) = best else { break };
+        let Some(group) = std::mem::replace(&mut heads[best], sources[best].next()) else {
+            break;
+        };
         match merged.last_mut() {
             Some(last) if last.tags == group.tags && last.buckets == group.buckets => {
                 merge_states(&mut last.states, group.states, plan);
