@@ -243,13 +243,42 @@ pub(crate) fn write_rfc3339(nanos: i64, out: &mut Vec<u8>) {
     let (year, month, day) = civil_from_days(days);
     let seconds = in_day / 1_000_000_000;
     let fraction = in_day % 1_000_000_000;
-    let _ = write!(
-        out,
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{fraction:09}Z",
-        seconds / 3600,
-        seconds / 60 % 60,
-        seconds % 60
-    );
+    if !(0..=9999).contains(&year) {
+        let _ = write!(
+            out,
+            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{fraction:09}Z",
+            seconds / 3600,
+            seconds / 60 % 60,
+            seconds % 60
+        );
+        return;
+    }
+    // Digit by digit: answers hold a timestamp a row, and `write!`'s padding machinery was
+    // a visible part of formatting a thousand-row answer.
+    push_digits(year as u64, 4, out);
+    out.push(b'-');
+    push_digits(u64::from(month), 2, out);
+    out.push(b'-');
+    push_digits(u64::from(day), 2, out);
+    out.push(b'T');
+    push_digits((seconds / 3600) as u64, 2, out);
+    out.push(b':');
+    push_digits((seconds / 60 % 60) as u64, 2, out);
+    out.push(b':');
+    push_digits((seconds % 60) as u64, 2, out);
+    out.push(b'.');
+    push_digits(fraction as u64, 9, out);
+    out.push(b'Z');
+}
+
+/// `value` in exactly `width` decimal digits (zero-padded; `value < 10^width`).
+fn push_digits(mut value: u64, width: usize, out: &mut Vec<u8>) {
+    let start = out.len();
+    out.resize(start + width, b'0');
+    for at in (start..start + width).rev() {
+        out[at] = b'0' + (value % 10) as u8;
+        value /= 10;
+    }
 }
 
 /// Days since 1970-01-01 as (year, month, day) in the proleptic Gregorian calendar
