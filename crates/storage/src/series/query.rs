@@ -28,6 +28,17 @@ impl SeriesIndex {
         ((id as usize) < self.series_count()).then(|| self.tags_unchecked(id))
     }
 
+    /// The tags of series `id` in canonical order, each key and value with its interned
+    /// id, `None` if there is no such series. Ids are dense per index and never reused nor
+    /// renumbered while the index lives (the interner only appends), so equal ids name
+    /// equal strings: a caller can key a cache on them instead of hashing the text.
+    pub fn tag_ids_of(
+        &self,
+        id: SeriesId,
+    ) -> Option<impl ExactSizeIterator<Item = ((u32, &str), (u32, &str))> + '_> {
+        ((id as usize) < self.series_count()).then(|| self.tag_ids_unchecked(id))
+    }
+
     /// Writes the [`super::canonical_key`] of series `id` into `out`; `false` (and `out`
     /// untouched) if there is no such series.
     pub fn canonical_key_of(&self, id: SeriesId, out: &mut Vec<u8>) -> bool {
@@ -125,11 +136,18 @@ impl SeriesIndex {
         &self,
         id: SeriesId,
     ) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
+        self.tag_ids_unchecked(id).map(|((_, k), (_, v))| (k, v))
+    }
+
+    fn tag_ids_unchecked(
+        &self,
+        id: SeriesId,
+    ) -> impl ExactSizeIterator<Item = ((u32, &str), (u32, &str))> + '_ {
         let keys = &self.shapes[self.series_shape[id as usize] as usize][1..];
         let start = self.series_values[id as usize] as usize;
         let values = &self.values[start..start + keys.len()];
         keys.iter()
             .zip(values)
-            .map(|(&k, &v)| (self.strings.get(k), self.strings.get(v)))
+            .map(|(&k, &v)| ((k, self.strings.get(k)), (v, self.strings.get(v))))
     }
 }
