@@ -8,6 +8,9 @@ use super::key::{Hash32, Hash128, map_bytes, write_part};
 use super::postings::{TableIndex, TagPredicate, bitmap_bytes};
 use crate::model::{SeriesId, TableId};
 
+/// A string of the index with its interned id (see [`SeriesIndex::tag_ids_of`]).
+pub type InternedStr<'a> = (u32, &'a str);
+
 impl SeriesIndex {
     /// Number of series (ids are `0..series_count()`).
     pub fn series_count(&self) -> usize {
@@ -35,7 +38,7 @@ impl SeriesIndex {
     pub fn tag_ids_of(
         &self,
         id: SeriesId,
-    ) -> Option<impl ExactSizeIterator<Item = ((u32, &str), (u32, &str))> + '_> {
+    ) -> Option<impl ExactSizeIterator<Item = (InternedStr<'_>, InternedStr<'_>)> + '_> {
         ((id as usize) < self.series_count()).then(|| self.tag_ids_unchecked(id))
     }
 
@@ -142,7 +145,7 @@ impl SeriesIndex {
     fn tag_ids_unchecked(
         &self,
         id: SeriesId,
-    ) -> impl ExactSizeIterator<Item = ((u32, &str), (u32, &str))> + '_ {
+    ) -> impl ExactSizeIterator<Item = (InternedStr<'_>, InternedStr<'_>)> + '_ {
         let keys = &self.shapes[self.series_shape[id as usize] as usize][1..];
         let start = self.series_values[id as usize] as usize;
         let values = &self.values[start..start + keys.len()];
