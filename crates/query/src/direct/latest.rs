@@ -73,7 +73,13 @@ pub(super) fn latest_batch(engine: &Engine, plan: &DirectPlan) -> DfResult<Optio
             )),
             (ValueSource::Tag(name), _) => tag_array(&groups, &winners, name)?,
             (ValueSource::Field, Some((field, field_type))) => {
-                field_array(field_type, winners.iter().map(|g| groups.value(*g, field)))
+                let slot = groups.field_slot(field);
+                field_array(
+                    field_type,
+                    winners
+                        .iter()
+                        .map(|g| slot.and_then(|slot| groups.value(*g, slot))),
+                )
             }
             (ValueSource::Field, None) => {
                 return Err(DataFusionError::Internal(
@@ -99,8 +105,9 @@ fn tag_array(groups: &Groups<'_>, winners: &[usize], name: &str) -> DfResult<Arr
     let mut distinct = 0;
     let mut values = StringBuilder::new();
     let mut keys = Int32Builder::with_capacity(winners.len());
+    let slot = groups.tag_slot(name);
     for group in winners {
-        let id = groups.tag_id(*group, name);
+        let id = slot.map_or(NONE, |slot| groups.tag_id(*group, slot));
         let (Some(text), Some(key)) = (groups.string(id), key_of.get_mut(id)) else {
             keys.append_null();
             continue;

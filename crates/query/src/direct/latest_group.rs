@@ -196,21 +196,27 @@ impl<'p> Groups<'p> {
 
     /// The latest time of `group`.
     pub(super) fn time(&self, group: usize) -> i64 {
-        self.latest[group].0
+        self.latest.get(group).map_or(0, |l| l.0)
     }
 
-    /// The value id of tag `name` of `group`'s latest series (`NONE`: it has none).
-    pub(super) fn tag_id(&self, group: usize, name: &str) -> usize {
-        match self.names.iter().position(|n| *n == name) {
-            Some(slot) => self.tags[group * self.names.len() + slot],
-            None => NONE,
-        }
+    /// The slot of tag `name` among the tags kept (`None`: not kept, so null in every
+    /// group); looked up once per column, not per row.
+    pub(super) fn tag_slot(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| *n == name)
+    }
+
+    /// The value id in tag slot `slot` of `group`'s latest series (`NONE`: it has none).
+    pub(super) fn tag_id(&self, group: usize, slot: usize) -> usize {
+        self.tags
+            .get(group * self.names.len() + slot)
+            .copied()
+            .unwrap_or(NONE)
     }
 
     /// The value of group key `key` (an index into the keys) of `group`.
     pub(super) fn key(&self, group: usize, key: usize) -> Option<&str> {
         let slot = *self.key_slots.get(key)?;
-        self.string(self.tags[group * self.names.len() + slot])
+        self.string(self.tag_id(group, slot))
     }
 
     /// The string of a value id.
@@ -223,9 +229,13 @@ impl<'p> Groups<'p> {
         self.strings.len()
     }
 
-    /// The value of field `field` of `group`'s latest series.
-    pub(super) fn value(&self, group: usize, field: FieldId) -> Option<&Value> {
-        let slot = self.fields.iter().position(|f| *f == field)?;
-        self.values[group * self.fields.len() + slot].as_ref()
+    /// The slot of field `field` among the values kept (`None`: not kept).
+    pub(super) fn field_slot(&self, field: FieldId) -> Option<usize> {
+        self.fields.iter().position(|f| *f == field)
+    }
+
+    /// The value in field slot `slot` of `group`'s latest series.
+    pub(super) fn value(&self, group: usize, slot: usize) -> Option<&Value> {
+        self.values.get(group * self.fields.len() + slot)?.as_ref()
     }
 }
