@@ -1,9 +1,11 @@
 //! `Engine::latest` the way TSBS `lastpoint` uses it (`SELECT DISTINCT ON (hostname) * FROM
 //! cpu ORDER BY hostname, time DESC`): 4,000 hosts (one series each, the 10 TSBS cpu tags)
 //! x 3 h at 60 s, 10 float fields, flushed every 30 min (1 h partitions, so each series
-//! has a chunk in 6 parts), 2 shards. Three cases:
+//! has a chunk in 6 parts), 2 shards. The cases:
 //!
 //! - `warm`: the latest-row cache is built (every call after the first on an open engine);
+//! - `each_warm`: `Engine::latest_each` on the built cache, visiting every series' time,
+//!   tags and fields in place (what the query layer's lastpoint does) instead of owned rows;
 //! - `cold`: the first call after open, which builds the cache (the engine is reopened
 //!   before each sample, outside the timing);
 //! - `uncached`: the scanning path the cache replaces (`Engine::latest_uncached`);
@@ -125,6 +127,25 @@ fn bench(c: &mut Criterion) {
     check(&rows);
     g.bench_function("warm", |b| {
         b.iter(|| black_box(engine.latest(&request).expect("latest")));
+    });
+    // The lean path: every series visited in place, reading what a caller building Arrow
+    // columns reads (time, each tag's ids and text, each field's value).
+    g.bench_function("each_warm", |b| {
+        b.iter(|| {
+            let mut seen = 0usize;
+            engine
+                .latest_each(&request, |view| {
+                    black_box(view.time());
+                    for (key, value) in view.tags() {
+                        seen += black_box(key.id as usize + value.text.len());
+                    }
+                    for (_, value) in view.fields() {
+                        black_box(value);
+                    }
+                })
+                .expect("latest_each");
+            black_box(seen)
+        });
     });
     // The floor for this result type: allocating (and freeing) the 4,000 `SeriesRows`
     // (tags and one-row columns) that `warm` returns.

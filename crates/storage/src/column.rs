@@ -342,10 +342,11 @@ impl SeriesData {
         self
     }
 
-    /// The rows with `start <= time < end`.
+    /// The rows with `start <= time < end` (none when `end <= start`).
     pub fn slice_time(&self, start: Timestamp, end: Timestamp) -> SeriesData {
         let from = self.times.partition_point(|t| *t < start);
-        let to = self.times.partition_point(|t| *t < end);
+        // An inverted range (`end < start`) would put `to` before `from`: empty instead.
+        let to = self.times.partition_point(|t| *t < end).max(from);
         self.slice_rows(from, to)
     }
 

@@ -26,7 +26,7 @@ use crate::model::{FieldId, TableId, Timestamp};
 use crate::options::{EngineOptions, available_cores};
 use crate::series::TagPredicate;
 use crate::shard::{
-    SeriesRows, SeriesSummary, Shard, ShardConfig, ShardOpenReport, ShardReadRequest,
+    LatestView, SeriesRows, SeriesSummary, Shard, ShardConfig, ShardOpenReport, ShardReadRequest,
 };
 
 /// Engine meta file kind/version.
@@ -438,20 +438,33 @@ impl Engine {
     /// without a scan: each shard keeps the latest row of every series, built at its first
     /// `latest` call (which costs what [`Engine::latest_uncached`] costs) and kept current
     /// by writes; afterwards a call costs a lookup per series, plus the uncached path for
-    /// series whose latest row lies at or after `request.end`.
+    /// series whose latest row lies at or after `request.end`. Shard by shard, each in
+    /// series id order. Allocates the tags and columns of every series; for many series
+    /// [`Engine::latest_each`] is much cheaper.
     pub fn latest(&self, request: &ReadRequest) -> Result<Vec<SeriesRows>, StorageError> {
-        let mut per_shard = Vec::with_capacity(self.inner.shards.len());
+        let mut out = Vec::new();
         for shard in &self.inner.shards {
-            per_shard.push(shard.latest(&request.for_shard())?);
-        }
-        if per_shard.len() == 1 {
-            return Ok(per_shard.pop().unwrap_or_default());
-        }
-        let mut out = Vec::with_capacity(per_shard.iter().map(Vec::len).sum());
-        for rows in per_shard {
-            out.extend(rows);
+            out.extend(shard.latest(&request.for_shard())?);
         }
         Ok(out)
+    }
+
+    /// What [`Engine::latest`] returns, handed to `visit` one series at a time as a
+    /// [`LatestView`] that borrows the cached row and the interned tags: nothing is
+    /// allocated per series. Shard by shard; within a shard the cached rows come in series
+    /// id order, then (when `request.end` lies before some series' latest row) the rows of
+    /// the uncached path, in series id order. `visit` runs under the shard's lock: it must
+    /// not call into the engine, and writes to that shard wait while it runs, so it should
+    /// only copy out what it needs.
+    pub fn latest_each(
+        &self,
+        request: &ReadRequest,
+        mut visit: impl FnMut(LatestView<'_>),
+    ) -> Result<(), StorageError> {
+        for (index, shard) in self.inner.shards.iter().enumerate() {
+            shard.latest_each(&request.for_shard(), index, &mut visit)?;
+        }
+        Ok(())
     }
 
     /// What [`Engine::latest`] returns, computed from the memtables and parts without the

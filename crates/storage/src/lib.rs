@@ -46,4 +46,4 @@ mod wal_record;
 pub use engine::{Engine, EngineStats, OpenReport, ReadRequest, WriteReport};
 pub use error::StorageError;
 pub use options::{Clock, EngineOptions, ManualClock, SystemClock, WalSync};
-pub use shard::{SeriesRows, SeriesSummary};
+pub use shard::{LatestView, SeriesRows, SeriesSummary, TagStr};

@@ -1,7 +1,8 @@
 //! The latest-row cache: after seeded random writes (duplicates at one time with different
 //! fields, out-of-order older rows), flushes, merges, a table drop and re-create, retention
 //! and restarts, `Engine::latest` (cached) must equal `Engine::latest_uncached` for several
-//! requests. Prints the seed on failure; rerun one with `STRATA_LATEST_SEED=<seed>`.
+//! requests, and `Engine::latest_each` must visit exactly those rows. Prints the seed on
+//! failure; rerun one with `STRATA_LATEST_SEED=<seed>`.
 
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
@@ -131,6 +132,11 @@ fn check(engine: &Engine, tables: &[TableId], rng: &mut Rng, step: &str) {
                 assert_eq!(
                     cached, uncached,
                     "{step}: table {table}, pass {pass}, request {request:?}"
+                );
+                assert_eq!(
+                    common::latest_each_rows(engine, &request),
+                    cached,
+                    "latest_each, {step}: table {table}, pass {pass}, request {request:?}"
                 );
             }
         }

@@ -1,30 +1,30 @@
 //! Latest-row statements (`SELECT DISTINCT ON (tags) * … ORDER BY tags, time DESC`): the
-//! engine's latest row of each series, the latest per tag group kept, sorted and built
-//! straight into Arrow columns. Going through the general fold would cost a state and a
-//! `ScalarValue` per column per series, most of the statement's time on thousands of series.
+//! engine's latest row of each series, visited in place ([`Engine::latest_each`]), the
+//! latest per tag group kept (`latest_group.rs`, tag values as ids, nothing allocated per
+//! series), sorted and built straight into Arrow columns. Going through the general fold
+//! would cost a state and a `ScalarValue` per column per series, and owned rows
+//! ([`Engine::latest`]) 20 strings and 10 one-value columns per series: most of the
+//! statement's time on thousands of series.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, RecordBatch, RecordBatchOptions,
-    StringBuilder, StringDictionaryBuilder, TimestampNanosecondArray, UInt64Builder,
+    ArrayRef, BooleanBuilder, DictionaryArray, Float64Builder, Int32Builder, Int64Builder,
+    RecordBatch, RecordBatchOptions, StringBuilder, TimestampNanosecondArray, UInt64Builder,
 };
 use datafusion::arrow::datatypes::Int32Type;
 use datafusion::common::{DataFusionError, Result as DfResult};
-use strata_storage::column::Values;
-use strata_storage::{Engine, SeriesRows};
+use strata_storage::Engine;
+use strata_storage::model::{FieldId, Value};
 
+use super::latest_group::{Groups, NONE};
 use super::shape::{Output, SortKey, sort_and_limit};
 use super::{DirectPlan, MAX_GROUPS};
 use crate::preagg::plan::{GroupKey, ValueSource};
 
 /// The answer of a latest-row plan; `None` past [`MAX_GROUPS`] groups.
 pub(super) fn latest_batch(engine: &Engine, plan: &DirectPlan) -> DfResult<Option<RecordBatch>> {
-    let rows = engine
-        .latest(&plan.request)
-        .map_err(|e| DataFusionError::External(Box::new(e)))?;
     let keys: Vec<&str> = plan
         .preagg
         .groups
@@ -34,41 +34,31 @@ pub(super) fn latest_batch(engine: &Engine, plan: &DirectPlan) -> DfResult<Optio
             GroupKey::Time(_) => None,
         })
         .collect();
-    let tag = |series: &SeriesRows, name: &str| -> Option<usize> {
-        series.tags.iter().position(|(k, _)| k == name)
-    };
-    // The latest series of each group; on equal times the first read stays.
-    let mut best: HashMap<Vec<Option<&str>>, usize> = HashMap::new();
-    for (index, series) in rows.iter().enumerate() {
-        let Some(&time) = series.data.times.last() else {
-            continue;
-        };
-        let key: Vec<Option<&str>> = keys
-            .iter()
-            .map(|k| tag(series, k).map(|i| series.tags[i].1.as_str()))
-            .collect();
-        match best.get_mut(&key) {
-            Some(current) => {
-                if rows[*current].data.times.last().is_some_and(|t| time > *t) {
-                    *current = index;
+    let mut tags: Vec<&str> = Vec::new();
+    let mut fields: Vec<FieldId> = Vec::new();
+    for (output, _) in &plan.outputs {
+        if let Output::Agg(agg) = output {
+            let spec = &plan.preagg.aggs[*agg];
+            match (&spec.source, spec.field) {
+                (ValueSource::Tag(name), _) => tags.push(name),
+                (ValueSource::Field, Some((field, _))) if !fields.contains(&field) => {
+                    fields.push(field)
                 }
-            }
-            None => {
-                best.insert(key, index);
+                _ => {}
             }
         }
     }
-    if best.len() > MAX_GROUPS {
+    let mut groups = Groups::new(&keys, &tags, fields, MAX_GROUPS);
+    engine
+        .latest_each(&plan.request, |view| groups.add(view))
+        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+    if groups.over() {
         return Ok(None);
     }
-    let mut winners: Vec<(Vec<Option<&str>>, &SeriesRows)> =
-        best.into_iter().map(|(key, i)| (key, &rows[i])).collect();
+    let mut winners: Vec<usize> = (0..groups.len()).collect();
     sort_and_limit(&mut winners, plan.limit, |a, b| {
-        order(&a.0, &b.0, &plan.order)
+        order(&groups, *a, *b, &plan.order)
     });
-    if let Some(limit) = plan.limit {
-        winners.truncate(limit);
-    }
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(plan.outputs.len());
     for (output, _) in &plan.outputs {
         let Output::Agg(agg) = output else {
@@ -77,27 +67,19 @@ pub(super) fn latest_batch(engine: &Engine, plan: &DirectPlan) -> DfResult<Optio
             ));
         };
         let spec = &plan.preagg.aggs[*agg];
-        let last = |s: &SeriesRows| s.data.rows() - 1;
         let array: ArrayRef = match (&spec.source, spec.field) {
             (ValueSource::Time, _) => Arc::new(TimestampNanosecondArray::from_iter_values(
-                winners.iter().map(|(_, s)| s.data.times[last(s)]),
+                winners.iter().map(|g| groups.time(*g)),
             )),
-            (ValueSource::Tag(name), _) => {
-                let mut builder = StringDictionaryBuilder::<Int32Type>::new();
-                for (_, s) in &winners {
-                    builder.append_option(tag(s, name).map(|i| s.tags[i].1.as_str()));
-                }
-                Arc::new(builder.finish())
-            }
+            (ValueSource::Tag(name), _) => tag_array(&groups, &winners, name)?,
             (ValueSource::Field, Some((field, field_type))) => {
-                let cells = winners.iter().map(|(_, s)| {
-                    let row = last(s);
-                    s.data
-                        .column(field)
-                        .filter(|c| c.is_present(row))
-                        .map(|c| (&c.values, value_index(c, row)))
-                });
-                field_array(field_type, cells)
+                let slot = groups.field_slot(field);
+                field_array(
+                    field_type,
+                    winners
+                        .iter()
+                        .map(|g| slot.and_then(|slot| groups.value(*g, slot))),
+                )
             }
             (ValueSource::Field, None) => {
                 return Err(DataFusionError::Internal(
@@ -115,78 +97,101 @@ pub(super) fn latest_batch(engine: &Engine, plan: &DirectPlan) -> DfResult<Optio
     )?))
 }
 
-/// Index of `row`'s value among a column's present values.
-fn value_index(column: &strata_storage::column::Column, row: usize) -> usize {
-    column
-        .present
-        .as_ref()
-        .map_or(row, |p| p[..row].iter().filter(|x| **x).count())
+/// The dictionary column of tag `name` of the winners: the same array a
+/// `StringDictionaryBuilder` makes (values in order of first use), from the value ids
+/// without hashing a string again.
+fn tag_array(groups: &Groups<'_>, winners: &[usize], name: &str) -> DfResult<ArrayRef> {
+    let mut key_of = vec![NONE; groups.strings()];
+    let mut distinct = 0;
+    let mut values = StringBuilder::new();
+    let mut keys = Int32Builder::with_capacity(winners.len());
+    let slot = groups.tag_slot(name);
+    for group in winners {
+        let id = slot.map_or(NONE, |slot| groups.tag_id(*group, slot));
+        let (Some(text), Some(key)) = (groups.string(id), key_of.get_mut(id)) else {
+            keys.append_null();
+            continue;
+        };
+        if *key == NONE {
+            *key = distinct;
+            distinct += 1;
+            values.append_value(text);
+        }
+        let key = i32::try_from(*key).map_err(|_| {
+            DataFusionError::Internal(format!("more than {} distinct values of {name}", i32::MAX))
+        })?;
+        keys.append_value(key);
+    }
+    Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(
+        keys.finish(),
+        Arc::new(values.finish()),
+    )?))
 }
 
-/// One field's column from each winner's cell (`None`: null).
+/// One field's column from each winner's value (`None`, or a value of another type: null).
 fn field_array<'a>(
     field_type: strata_storage::model::FieldType,
-    cells: impl Iterator<Item = Option<(&'a Values, usize)>>,
+    cells: impl Iterator<Item = Option<&'a Value>>,
 ) -> ArrayRef {
     use strata_storage::model::FieldType;
     match field_type {
         FieldType::Float => {
             let mut b = Float64Builder::new();
             for cell in cells {
-                b.append_option(cell.and_then(|(v, i)| match v {
-                    Values::Float(v) => Some(v[i]),
+                b.append_option(match cell {
+                    Some(Value::Float(v)) => Some(*v),
                     _ => None,
-                }));
+                });
             }
             Arc::new(b.finish())
         }
         FieldType::Integer => {
             let mut b = Int64Builder::new();
             for cell in cells {
-                b.append_option(cell.and_then(|(v, i)| match v {
-                    Values::Integer(v) => Some(v[i]),
+                b.append_option(match cell {
+                    Some(Value::Integer(v)) => Some(*v),
                     _ => None,
-                }));
+                });
             }
             Arc::new(b.finish())
         }
         FieldType::Unsigned => {
             let mut b = UInt64Builder::new();
             for cell in cells {
-                b.append_option(cell.and_then(|(v, i)| match v {
-                    Values::Unsigned(v) => Some(v[i]),
+                b.append_option(match cell {
+                    Some(Value::Unsigned(v)) => Some(*v),
                     _ => None,
-                }));
+                });
             }
             Arc::new(b.finish())
         }
         FieldType::Boolean => {
             let mut b = BooleanBuilder::new();
             for cell in cells {
-                b.append_option(cell.and_then(|(v, i)| match v {
-                    Values::Boolean(v) => Some(v[i]),
+                b.append_option(match cell {
+                    Some(Value::Boolean(v)) => Some(*v),
                     _ => None,
-                }));
+                });
             }
             Arc::new(b.finish())
         }
         FieldType::String => {
             let mut b = StringBuilder::new();
             for cell in cells {
-                b.append_option(cell.and_then(|(v, i)| match v {
-                    Values::String(v) => Some(v[i].as_str()),
+                b.append_option(match cell {
+                    Some(Value::String(v)) => Some(v.as_str()),
                     _ => None,
-                }));
+                });
             }
             Arc::new(b.finish())
         }
     }
 }
 
-/// Group keys (tag values in GROUP BY order) under the ORDER BY keys.
-fn order(a: &[Option<&str>], b: &[Option<&str>], keys: &[SortKey]) -> Ordering {
+/// Two groups under the ORDER BY keys (each names a GROUP BY tag by index).
+fn order(groups: &Groups<'_>, a: usize, b: usize, keys: &[SortKey]) -> Ordering {
     keys.iter()
-        .map(|key| key.compare(a[key.group], b[key.group]))
+        .map(|key| key.compare(groups.key(a, key.group), groups.key(b, key.group)))
         .find(|o| *o != Ordering::Equal)
         .unwrap_or(Ordering::Equal)
 }

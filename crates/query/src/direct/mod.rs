@@ -9,6 +9,7 @@
 mod exec;
 mod filter;
 mod latest;
+mod latest_group;
 mod parse;
 mod shape;
 

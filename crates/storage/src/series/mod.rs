@@ -75,3 +75,4 @@ pub use index::{MAX_ALIASES_PER_SERIES, OpenReport, SeriesIndex};
 pub use key::canonical_key;
 pub use log::{FRAME_LEN, HEADER_LEN, MAGIC, MAX_BODY_LEN, SERIES_LOG_FILE, TornTail, VERSION};
 pub use postings::TagPredicate;
+pub use query::InternedStr;

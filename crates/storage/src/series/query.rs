@@ -8,6 +8,9 @@ use super::key::{Hash32, Hash128, map_bytes, write_part};
 use super::postings::{TableIndex, TagPredicate, bitmap_bytes};
 use crate::model::{SeriesId, TableId};
 
+/// A string of the index with its interned id (see [`SeriesIndex::tag_ids_of`]).
+pub type InternedStr<'a> = (u32, &'a str);
+
 impl SeriesIndex {
     /// Number of series (ids are `0..series_count()`).
     pub fn series_count(&self) -> usize {
@@ -26,6 +29,17 @@ impl SeriesIndex {
         id: SeriesId,
     ) -> Option<impl ExactSizeIterator<Item = (&str, &str)> + '_> {
         ((id as usize) < self.series_count()).then(|| self.tags_unchecked(id))
+    }
+
+    /// The tags of series `id` in canonical order, each key and value with its interned
+    /// id, `None` if there is no such series. Ids are dense per index and never reused nor
+    /// renumbered while the index lives (the interner only appends), so equal ids name
+    /// equal strings: a caller can key a cache on them instead of hashing the text.
+    pub fn tag_ids_of(
+        &self,
+        id: SeriesId,
+    ) -> Option<impl ExactSizeIterator<Item = (InternedStr<'_>, InternedStr<'_>)> + '_> {
+        ((id as usize) < self.series_count()).then(|| self.tag_ids_unchecked(id))
     }
 
     /// Writes the [`super::canonical_key`] of series `id` into `out`; `false` (and `out`
@@ -125,11 +139,18 @@ impl SeriesIndex {
         &self,
         id: SeriesId,
     ) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
+        self.tag_ids_unchecked(id).map(|((_, k), (_, v))| (k, v))
+    }
+
+    fn tag_ids_unchecked(
+        &self,
+        id: SeriesId,
+    ) -> impl ExactSizeIterator<Item = (InternedStr<'_>, InternedStr<'_>)> + '_ {
         let keys = &self.shapes[self.series_shape[id as usize] as usize][1..];
         let start = self.series_values[id as usize] as usize;
         let values = &self.values[start..start + keys.len()];
         keys.iter()
             .zip(values)
-            .map(|(&k, &v)| (self.strings.get(k), self.strings.get(v)))
+            .map(|(&k, &v)| ((k, self.strings.get(k)), (v, self.strings.get(v))))
     }
 }

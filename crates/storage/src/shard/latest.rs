@@ -14,7 +14,7 @@
 //! slot per series id plus 40 bytes per field (strings add their length), about 430 bytes
 //! per series of the TSBS cpu table (10 fields), 1.7 MB for 4,000 series.
 
-use super::read::{SeriesRows, ShardReadRequest};
+use super::read::ShardReadRequest;
 use super::{Shard, ShardState};
 use crate::column::{Column, SeriesData, Values};
 use crate::error::StorageError;
@@ -60,7 +60,7 @@ impl LatestRow {
     }
 
     /// The last row of `data`.
-    fn from_data(data: &SeriesData) -> Option<Self> {
+    pub(super) fn from_data(data: &SeriesData) -> Option<Self> {
         let rows = data.rows();
         let time = *data.times.last()?;
         let fields = data
@@ -74,7 +74,7 @@ impl LatestRow {
 
     /// The row as one-row data with the columns of `fields` (all when `None`) that it has,
     /// as the scanning path returns it.
-    fn to_data(&self, fields: Option<&[FieldId]>) -> SeriesData {
+    pub(super) fn to_data(&self, fields: Option<&[FieldId]>) -> SeriesData {
         let wanted = |f: &FieldId| fields.is_none_or(|fields| fields.contains(f));
         // Sized up front: this runs once per series per call, and allocations dominate it.
         let mut columns = Vec::with_capacity(self.fields.iter().filter(|(f, _)| wanted(f)).count());
@@ -134,6 +134,11 @@ impl LatestCache {
         }
     }
 
+    /// The built rows by series id; `None` while not built (or invalidated).
+    pub fn rows(&self) -> Option<&[Option<LatestRow>]> {
+        self.rows.as_deref()
+    }
+
     /// Forgets every row (and any build in progress); the next `latest` rebuilds.
     pub fn invalidate(&mut self) {
         self.rows = None;
@@ -149,7 +154,7 @@ impl Shard {
     }
 
     /// Builds the latest-row cache if it is not built and no other build runs.
-    fn build_latest(&self) -> Result<(), StorageError> {
+    pub(super) fn build_latest(&self) -> Result<(), StorageError> {
         let all = ShardReadRequest {
             table: 0,
             predicate: None,
@@ -200,58 +205,6 @@ impl Shard {
         }
         state.latest.rows = Some(rows);
         Ok(())
-    }
-
-    /// The latest row of each series of the request (time range applies), in series id
-    /// order: from the cache (built on first use), falling back to the scanning path for
-    /// series whose cached row lies at or after the end of the range.
-    pub(crate) fn latest(
-        &self,
-        request: &ShardReadRequest<'_>,
-    ) -> Result<Vec<SeriesRows>, StorageError> {
-        if self.config.dropped.contains(request.table) {
-            return self.latest_uncached(request);
-        }
-        self.build_latest()?;
-        let (mut out, fallback) = {
-            let state = self.state.lock();
-            let Some(rows) = &state.latest.rows else {
-                // Another call is building it, or it was invalidated since.
-                drop(state);
-                return self.latest_uncached(request);
-            };
-            let ids = match request.predicate {
-                Some(predicate) => state.index.matching(request.table, predicate),
-                None => state.index.series_of_table(request.table),
-            };
-            let mut out = Vec::with_capacity(ids.len() as usize);
-            let mut fallback = Vec::new();
-            for id in &ids {
-                let Some(row) = rows.get(id as usize).and_then(Option::as_ref) else {
-                    continue;
-                };
-                if row.time < request.start {
-                    continue;
-                }
-                if row.time >= request.end {
-                    fallback.push(id);
-                    continue;
-                }
-                out.push(SeriesRows {
-                    series: id,
-                    tags: tags_of(&state, id),
-                    data: row.to_data(request.fields),
-                });
-            }
-            let fallback = (!fallback.is_empty())
-                .then(|| Self::snapshot_locked(&state, fallback.into_iter(), request, true));
-            (out, fallback)
-        };
-        if let Some(snapshot) = fallback {
-            out.extend(self.latest_from_snapshot(snapshot, request)?);
-            out.sort_by_key(|s| s.series);
-        }
-        Ok(out)
     }
 }
 

@@ -8,11 +8,12 @@
 //!
 //! Files: `flush.rs` (memtable → parts), `merge.rs` (size-tiered merges and retention),
 //! `purge.rs` (rows of dropped tables out of parts), `read.rs` (scans and latest rows),
-//! `latest.rs` (the latest-row cache),
-//! this file (open, replay, write).
+//! `latest.rs` (the latest-row cache), `latest_view.rs` (reading it: visiting each series'
+//! latest row borrowed, or collecting owned rows), this file (open, replay, write).
 
 mod flush;
 mod latest;
+mod latest_view;
 mod merge;
 mod purge;
 mod read;
@@ -35,6 +36,7 @@ use crate::series::SeriesIndex;
 use crate::wal::{Wal, WalOptions, WalSync};
 use crate::wal_record::{BatchEncoder, BatchVisitor, decode_batch};
 
+pub use latest_view::{LatestView, TagStr};
 pub(crate) use read::ShardReadRequest;
 pub use read::{SeriesRows, SeriesSummary};
 

@@ -115,3 +115,59 @@ pub fn count_files(dir: &std::path::Path, suffix: &str) -> usize {
         })
         .sum()
 }
+
+/// What `Engine::latest` returns, rebuilt from `Engine::latest_each` through the view's
+/// accessors alone (not its `to_series_rows`), in `latest`'s order (shard, then series id).
+/// Checks on the way that within a shard equal tag ids mean equal strings, that
+/// `LatestView::field` agrees with `LatestView::fields`, and that projected-out fields
+/// are absent.
+pub fn latest_each_rows(engine: &Engine, request: &ReadRequest) -> Vec<strata_storage::SeriesRows> {
+    use strata_storage::column::{Column, SeriesData, Values};
+    let mut seen: BTreeMap<(usize, u32), String> = BTreeMap::new();
+    let mut out: Vec<(usize, strata_storage::SeriesRows)> = Vec::new();
+    engine
+        .latest_each(request, |view| {
+            let mut tags = Vec::new();
+            for (key, value) in view.tags() {
+                for s in [key, value] {
+                    let known = seen
+                        .entry((view.shard(), s.id))
+                        .or_insert(s.text.to_string());
+                    assert_eq!(known, s.text, "shard {} string id {}", view.shard(), s.id);
+                }
+                tags.push((key.text.to_string(), value.text.to_string()));
+            }
+            let mut columns = Vec::new();
+            for (field, value) in view.fields() {
+                assert_eq!(view.field(field), Some(value));
+                if let Some(wanted) = &request.fields {
+                    assert!(wanted.contains(&field));
+                }
+                let mut values = Values::new(value.field_type());
+                assert!(values.push(value.clone()));
+                columns.push(Column {
+                    field,
+                    values,
+                    present: None,
+                });
+            }
+            for field in 0..64 {
+                if !columns.iter().any(|c| c.field == field) {
+                    assert_eq!(view.field(field), None);
+                }
+            }
+            let data = SeriesData {
+                times: vec![view.time()],
+                columns,
+            };
+            let rows = strata_storage::SeriesRows {
+                series: view.series(),
+                tags,
+                data,
+            };
+            out.push((view.shard(), rows));
+        })
+        .expect("latest_each");
+    out.sort_by_key(|(shard, rows)| (*shard, rows.series));
+    out.into_iter().map(|(_, rows)| rows).collect()
+}
