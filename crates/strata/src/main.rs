@@ -27,12 +27,6 @@ mod sql_input;
 mod sql_shell;
 mod sql_table;
 
-/// mimalloc instead of the system allocator: queries allocate many small, short-lived
-/// vectors (chunk entries, decoded windows, group states), and glibc spent 10-15% of a
-/// double-groupby query in malloc, free and malloc_consolidate.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Strata: a time-series database for DevOps and IoT metrics that scales up.
 #[derive(Debug, Parser)]
 #[command(name = "strata", version, about, propagate_version = true)]
