@@ -211,17 +211,5 @@ fn run(seed: u64) {
 
 #[test]
 fn latest_cache_matches_uncached() {
-    let seeds: Vec<u64> = match std::env::var("STRATA_LATEST_SEED") {
-        Ok(seed) => vec![seed.parse().expect("STRATA_LATEST_SEED must be a number")],
-        Err(_) => (1..=4).collect(),
-    };
-    for seed in seeds {
-        let result = std::panic::catch_unwind(|| run(seed));
-        if let Err(panic) = result {
-            eprintln!(
-                "latest cache test failed with seed {seed} (rerun: STRATA_LATEST_SEED={seed})"
-            );
-            std::panic::resume_unwind(panic);
-        }
-    }
+    common::for_each_seed("STRATA_LATEST_SEED", 1..=4, run);
 }

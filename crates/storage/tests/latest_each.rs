@@ -152,20 +152,5 @@ fn run(seed: u64) {
 
 #[test]
 fn latest_each_visits_what_latest_returns() {
-    let seeds: Vec<u64> = match std::env::var("STRATA_LATEST_EACH_SEED") {
-        Ok(seed) => vec![
-            seed.parse()
-                .expect("STRATA_LATEST_EACH_SEED must be a number"),
-        ],
-        Err(_) => (1..=6).collect(),
-    };
-    for seed in seeds {
-        let result = std::panic::catch_unwind(|| run(seed));
-        if let Err(panic) = result {
-            eprintln!(
-                "latest_each test failed with seed {seed} (rerun: STRATA_LATEST_EACH_SEED={seed})"
-            );
-            std::panic::resume_unwind(panic);
-        }
-    }
+    common::for_each_seed("STRATA_LATEST_EACH_SEED", 1..=6, run);
 }

@@ -175,7 +175,10 @@ impl Shard {
             for part in &parts {
                 // Only the newest chunk within the range can hold the series' latest row in
                 // this part.
-                let chunks = part.reader.chunks(series)?;
+                let last = request.end.saturating_sub(1);
+                let chunks = part
+                    .reader
+                    .chunks_in(series, request.start, last, request.fields)?;
                 let Some(chunk) = chunks
                     .iter()
                     .rev()

@@ -34,6 +34,28 @@ impl Rng {
     }
 }
 
+/// Runs `run` for each of `seeds`, or only for the seed in environment variable `env` when
+/// it is set; a failing seed is named, with how to rerun it, before the panic goes on.
+pub fn for_each_seed(
+    env: &str,
+    seeds: std::ops::RangeInclusive<u64>,
+    run: impl Fn(u64) + std::panic::RefUnwindSafe,
+) {
+    let seeds: Vec<u64> = match std::env::var(env) {
+        Ok(seed) => vec![
+            seed.parse()
+                .unwrap_or_else(|_| panic!("{env} must be a number")),
+        ],
+        Err(_) => seeds.collect(),
+    };
+    for seed in seeds {
+        if let Err(panic) = std::panic::catch_unwind(|| run(seed)) {
+            eprintln!("failed with seed {seed} (rerun: {env}={seed})");
+            std::panic::resume_unwind(panic);
+        }
+    }
+}
+
 /// (table, sorted tags) → time → field → value.
 pub type Model = BTreeMap<(String, Vec<(String, String)>), BTreeMap<i64, BTreeMap<String, Value>>>;
 
