@@ -77,10 +77,13 @@ async fn run_seed(seed: u64) {
         .unwrap();
 
     let mut rng = Rng::new(seed.wrapping_mul(7919));
+    // Sort directions come from their own stream, so the statements drawn from `rng` stay
+    // those of earlier versions of this test.
+    let mut order_rng = Rng::new(seed.wrapping_mul(104_729));
     let mut non_empty = 0;
     let mut direct = 0;
     for n in 0..QUERIES {
-        let query = random_query(&mut rng);
+        let query = random_query(&mut rng, &mut order_rng);
         let context = || format!("seed {seed}, query {n}: {}", query.sql);
         let expected = reference
             .sql(&query.sql)
@@ -145,7 +148,7 @@ async fn run_seed(seed: u64) {
     );
 }
 
-fn random_query(rng: &mut Rng) -> Query {
+fn random_query(rng: &mut Rng, order_rng: &mut Rng) -> Query {
     let filter = random_filter(rng);
     let where_clause = if filter.is_empty() {
         String::new()
@@ -182,7 +185,7 @@ fn random_query(rng: &mut Rng) -> Query {
             let keys = *rng.pick(&["host", "region", "dc", "host, region", "region, dc"]);
             let ordered = rng.chance(60);
             let tail = if ordered {
-                format!(" ORDER BY {keys}{limit}")
+                format!(" ORDER BY {}{limit}", directed(order_rng, keys))
             } else {
                 String::new()
             };
@@ -197,11 +200,15 @@ fn random_query(rng: &mut Rng) -> Query {
         // Aggregates per time bucket (and maybe a tag).
         3 => {
             let width = *rng.pick(&["1 minute", "10 minutes", "1 hour", "90 minutes", "1 day"]);
-            let tag = *rng.pick(&["", ", region", ", host"]);
+            let mut tag = *rng.pick(&["", ", region", ", host"]);
+            if tag == ", region" && order_rng.chance(50) {
+                tag = ", dc"; // a tag some series lack: null groups
+            }
+            let order = directed(order_rng, &format!("bucket{tag}"));
             Query {
                 sql: format!(
                     "SELECT date_bin(INTERVAL '{width}', time) AS bucket{tag}, {} \
-                     FROM {TABLE}{where_clause} GROUP BY bucket{tag} ORDER BY bucket{tag}{limit}",
+                     FROM {TABLE}{where_clause} GROUP BY bucket{tag} ORDER BY {order}{limit}",
                     aggregates(rng)
                 ),
                 ordered: true,
@@ -231,6 +238,23 @@ fn random_query(rng: &mut Rng) -> Query {
             ordered: true,
         },
     }
+}
+
+/// The comma-separated `keys` as ORDER BY keys, mostly ascending, some descending, some
+/// with an explicit null order (`dc` is missing from some series).
+fn directed(rng: &mut Rng, keys: &str) -> String {
+    keys.split(", ")
+        .map(|key| {
+            let direction = if rng.chance(30) { " DESC" } else { "" };
+            let nulls = match rng.below(6) {
+                0 => " NULLS FIRST",
+                1 => " NULLS LAST",
+                _ => "",
+            };
+            format!("{key}{direction}{nulls}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `, i, s, …`: a random subset of the fields (possibly none).

@@ -2,21 +2,21 @@
 //! the shards' groups merged, finished into values, sorted and limited, and built into one
 //! record batch.
 
-use std::cmp::Ordering;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    ArrayRef, RecordBatch, RecordBatchOptions, StringDictionaryBuilder, TimestampNanosecondArray,
+    ArrayRef, DictionaryArray, Float64Array, Int32Array, Int64Array, RecordBatch,
+    RecordBatchOptions, StringArray, TimestampNanosecondArray, new_empty_array,
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int32Type};
 use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue};
 use strata_storage::Engine;
 
-use super::shape::{Output, SortKey, sort_and_limit};
-use super::{DirectPlan, MAX_GROUPS};
-use crate::preagg::fold::{Folder, GroupStates};
-use crate::preagg::plan::GroupKey;
+use super::shape::Output;
+use super::{DirectPlan, MAX_GROUPS, order};
+use crate::preagg::fold::Folder;
+use crate::preagg::groups::Groups;
 use crate::preagg::state::State;
 
 /// Nanoseconds in a day: tag-filtered reads over at most this span are small enough to run
@@ -64,177 +64,54 @@ pub(crate) async fn execute(
 }
 
 /// One shard's groups; `None` past [`MAX_GROUPS`].
-fn fold(engine: &Engine, plan: &DirectPlan, shard: usize) -> DfResult<Option<Vec<GroupStates>>> {
-    let mut folder = Folder::new(&plan.preagg);
+fn fold(engine: &Engine, plan: &DirectPlan, shard: usize) -> DfResult<Option<Groups>> {
+    let mut folder = Folder::new(&plan.preagg, plan.request.start, plan.request.end);
     folder.fold_shard(engine, shard, &plan.request)?;
     if folder.group_count() > MAX_GROUPS {
         return Ok(None);
     }
-    // Sorted here, in the shard's own task, so that the merge after the shards is linear.
-    let keys = order_keys(plan);
-    let mut groups = folder.into_groups();
-    groups.sort_unstable_by(|a, b| full_order(a, b, &keys));
-    Ok(Some(groups))
+    Ok(Some(folder.into_groups()))
 }
 
-/// The statement's order, then the whole group key: a total order in which equal keys are
-/// adjacent and the statement's order holds.
-fn full_order(a: &GroupStates, b: &GroupStates, keys: &[(SortKey, bool, usize)]) -> Ordering {
-    compare(a, b, keys)
-        .then_with(|| a.tags.cmp(&b.tags))
-        .then_with(|| a.buckets.cmp(&b.buckets))
-}
-
-/// The shards' groups merged by key; `None` past [`MAX_GROUPS`].
-fn merge(per_shard: Vec<Option<Vec<GroupStates>>>, plan: &DirectPlan) -> Option<Vec<GroupStates>> {
-    let mut shards = per_shard
-        .into_iter()
-        .collect::<Option<Vec<_>>>()?
-        .into_iter();
-    let mut merged = shards.next().unwrap_or_default();
-    if plan.preagg.groups.is_empty() {
-        // One group per shard, always: fold them into the first.
-        let mut first = merged.pop()?;
-        for group in shards.flatten() {
-            merge_states(&mut first.states, group.states, plan);
+/// The shards' groups merged into the first's; `None` past [`MAX_GROUPS`].
+fn merge(per_shard: Vec<Option<Groups>>, plan: &DirectPlan) -> Option<Groups> {
+    let mut shards = per_shard.into_iter();
+    let mut merged = shards.next()??;
+    for groups in shards {
+        merged.absorb(groups?, &plan.preagg.aggs);
+        if merged.len() > MAX_GROUPS {
+            return None;
         }
-        return Some(vec![first]);
-    }
-    // Each shard's groups are sorted by `full_order`: a k-way merge keeps that order, and
-    // equal keys meet as neighbours and are folded together, with no key hashed or copied;
-    // `finish` then finds its rows already in order.
-    let keys = order_keys(plan);
-    let mut sources: Vec<std::vec::IntoIter<GroupStates>> = std::iter::once(merged)
-        .chain(shards)
-        .map(Vec::into_iter)
-        .collect();
-    let mut heads: Vec<Option<GroupStates>> = sources.iter_mut().map(Iterator::next).collect();
-    let mut merged: Vec<GroupStates> = Vec::new();
-    loop {
-        let mut best: Option<usize> = None;
-        for (i, head) in heads.iter().enumerate() {
-            let Some(head) = head else { continue };
-            let smaller = match best.and_then(|b| heads[b].as_ref()) {
-                Some(current) => full_order(head, current, &keys) == Ordering::Less,
-                None => true,
-            };
-            if smaller {
-                best = Some(i);
-            }
-        }
-        let Some(best) = best else { break };
-        let Some(group) = std::mem::replace(&mut heads[best], sources[best].next()) else {
-            break;
-        };
-        match merged.last_mut() {
-            Some(last) if last.tags == group.tags && last.buckets == group.buckets => {
-                merge_states(&mut last.states, group.states, plan);
-            }
-            _ => merged.push(group),
-        }
-    }
-    if merged.len() > MAX_GROUPS {
-        return None;
     }
     Some(merged)
 }
 
-fn merge_states(into: &mut [State], from: Vec<State>, plan: &DirectPlan) {
-    for ((state, other), spec) in into.iter_mut().zip(from).zip(&plan.preagg.aggs) {
-        state.merge(other, spec);
-    }
-}
-
-/// Where group key `group` sits in a group: the index among its tags or its buckets.
-fn key_slot(plan: &DirectPlan, group: usize) -> (bool, usize) {
-    let groups = &plan.preagg.groups;
-    let is_tag = matches!(groups[group], GroupKey::Tag(_));
-    let slot = groups[..group]
-        .iter()
-        .filter(|g| matches!(g, GroupKey::Tag(_)) == is_tag)
-        .count();
-    (is_tag, slot)
-}
-
-fn compare(a: &GroupStates, b: &GroupStates, keys: &[(SortKey, bool, usize)]) -> Ordering {
-    for (key, is_tag, slot) in keys {
-        let ordering = if *is_tag {
-            key.compare(a.tags[*slot].as_deref(), b.tags[*slot].as_deref())
-        } else {
-            key.compare(Some(a.buckets[*slot]), Some(b.buckets[*slot]))
-        };
-        if ordering != Ordering::Equal {
-            return ordering;
-        }
-    }
-    Ordering::Equal
-}
-
-/// The statement's ORDER BY keys with where each sits in a group.
-fn order_keys(plan: &DirectPlan) -> Vec<(SortKey, bool, usize)> {
-    plan.order
-        .iter()
-        .map(|key| {
-            let (is_tag, slot) = key_slot(plan, key.group);
-            (*key, is_tag, slot)
-        })
-        .collect()
-}
-
 /// Sorts, limits and builds the output batch.
-fn finish(mut groups: Vec<GroupStates>, plan: &DirectPlan) -> DfResult<RecordBatch> {
-    if !plan.order.is_empty() {
-        let keys = order_keys(plan);
-        sort_and_limit(&mut groups, plan.limit, |a, b| compare(a, b, &keys));
-    }
-    if let Some(limit) = plan.limit {
-        groups.truncate(limit);
-    }
-    let rows = groups.len();
+fn finish(groups: Groups, plan: &DirectPlan) -> DfResult<RecordBatch> {
+    let (order, ranks) = order::sorted(&groups, plan);
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(plan.outputs.len());
-    let mut finals: Vec<Option<Vec<ScalarValue>>> = vec![None; plan.preagg.aggs.len()];
-    // Final values per aggregate, taken out of the states once.
-    for (agg, slot) in finals.iter_mut().enumerate() {
-        let data_type = plan
-            .outputs
-            .iter()
-            .find(|(o, _)| *o == Output::Agg(agg))
-            .map(|(_, f)| f.data_type().clone())
-            .ok_or_else(|| DataFusionError::Internal("direct plan output".into()))?;
-        let plain = match &data_type {
-            DataType::Dictionary(_, values) => values.as_ref().clone(),
-            other => other.clone(),
-        };
-        let null = ScalarValue::try_from(&plain)?;
-        *slot = Some(
-            groups
-                .iter_mut()
-                .map(|g| std::mem::replace(&mut g.states[agg], State::Count(0)).final_value(&null))
-                .collect(),
-        );
-    }
     for (output, field) in &plan.outputs {
         let array: ArrayRef = match output {
-            Output::Group(group) => match key_slot(plan, *group) {
+            Output::Group(group) => match order::key_slot(plan, *group) {
                 (true, slot) => {
-                    let mut builder = StringDictionaryBuilder::<Int32Type>::new();
-                    for g in &groups {
-                        builder.append_option(g.tags[slot].as_deref());
-                    }
-                    Arc::new(builder.finish())
+                    let ranks = &ranks[slot];
+                    let keys: Int32Array = order
+                        .iter()
+                        .map(|g| {
+                            ranks.ranks[groups.tags_of(*g as usize) as usize].map(|r| r as i32)
+                        })
+                        .collect();
+                    let values = StringArray::from(ranks.values.clone());
+                    Arc::new(DictionaryArray::<Int32Type>::try_new(
+                        keys,
+                        Arc::new(values),
+                    )?)
                 }
                 (false, slot) => Arc::new(TimestampNanosecondArray::from_iter_values(
-                    groups.iter().map(|g| g.buckets[slot]),
+                    order.iter().map(|g| groups.buckets_of(*g as usize)[slot]),
                 )),
             },
-            Output::Agg(agg) => {
-                let values = finals[*agg].take().unwrap_or_default();
-                if values.is_empty() {
-                    datafusion::arrow::array::new_empty_array(field.data_type())
-                } else {
-                    ScalarValue::iter_to_array(values)?
-                }
-            }
+            Output::Agg(agg) => agg_column(&groups, &order, *agg, field.data_type())?,
         };
         let array = if array.data_type() == field.data_type() {
             array
@@ -243,10 +120,54 @@ fn finish(mut groups: Vec<GroupStates>, plan: &DirectPlan) -> DfResult<RecordBat
         };
         columns.push(array);
     }
-    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    let options = RecordBatchOptions::new().with_row_count(Some(order.len()));
     Ok(RecordBatch::try_new_with_options(
         Arc::clone(&plan.schema),
         columns,
         &options,
     )?)
+}
+
+/// The final values of aggregate `agg` of the groups `order`, as an array of (about)
+/// `data_type`: averages and counts straight into typed arrays, other aggregates through
+/// their scalar values.
+fn agg_column(
+    groups: &Groups,
+    order: &[u32],
+    agg: usize,
+    data_type: &DataType,
+) -> DfResult<ArrayRef> {
+    if order.is_empty() {
+        return Ok(new_empty_array(data_type));
+    }
+    let state = |g: &u32| &groups.states_of(*g as usize)[agg];
+    match state(&order[0]) {
+        State::Avg { .. } => {
+            let values: Float64Array = order
+                .iter()
+                .map(|g| match state(g) {
+                    State::Avg { count, sum } if *count > 0 => Some(sum / *count as f64),
+                    _ => None,
+                })
+                .collect();
+            return Ok(Arc::new(values));
+        }
+        State::Count(_) => {
+            let values: Int64Array = order
+                .iter()
+                .map(|g| match state(g) {
+                    State::Count(n) => Some(*n),
+                    _ => None,
+                })
+                .collect();
+            return Ok(Arc::new(values));
+        }
+        _ => {}
+    }
+    let plain = match data_type {
+        DataType::Dictionary(_, values) => values.as_ref().clone(),
+        other => other.clone(),
+    };
+    let null = ScalarValue::try_from(&plain)?;
+    ScalarValue::iter_to_array(order.iter().map(|g| state(g).final_value(&null)))
 }

@@ -10,6 +10,7 @@ mod exec;
 mod filter;
 mod latest;
 mod latest_group;
+mod order;
 mod parse;
 mod shape;
 

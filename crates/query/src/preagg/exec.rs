@@ -162,7 +162,7 @@ impl ExecutionPlan for PreAggExec {
         let rows_decoded = MetricBuilder::new(&self.metrics).counter("rows_decoded", partition);
         let batch = futures::stream::once(async move {
             let batch = tokio::task::spawn_blocking(move || {
-                let mut folder = Folder::new(&plan);
+                let mut folder = Folder::new(&plan, request.start, request.end);
                 folder.fold_shard(&engine, partition, &request)?;
                 chunks_preaggregated.add(folder.chunks_preaggregated);
                 rows_decoded.add(folder.rows_decoded);

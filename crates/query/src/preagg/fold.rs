@@ -11,12 +11,12 @@ use datafusion::arrow::array::{
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int32Type, SchemaRef};
 use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue};
-use foldhash::HashMap;
 use strata_storage::column::{Column, Values};
 use strata_storage::part::{ChunkMeta, PreAgg};
 use strata_storage::{Engine, ReadRequest, SeriesSummary};
 
 use super::bucket::{TimeKey, for_each_run};
+use super::groups::{Groups, time_keys};
 use super::plan::{AggKind, AggSpec, GroupKey, PreAggPlan};
 use super::row_value;
 use super::state::State;
@@ -64,54 +64,30 @@ pub(crate) fn chunk_usable(plan: &PreAggPlan, chunk: &ChunkMeta) -> bool {
         })
 }
 
-/// One group's key and states, as [`Folder::into_groups`] hands them out.
-pub(crate) struct GroupStates {
-    /// Values of the GROUP BY tags, in order (`None`: the series lacks the tag); shared by
-    /// the groups of one tag combination.
-    pub tags: Arc<Vec<Option<String>>>,
-    /// Buckets of the GROUP BY time keys, in order.
-    pub buckets: Vec<i64>,
-    /// One state per aggregate.
-    pub states: Vec<State>,
-}
-
 /// Partial states by group for one shard.
 pub(crate) struct Folder<'p> {
     plan: &'p PreAggPlan,
-    /// Tag values of each distinct tag combination, by id.
-    tag_sets: Vec<Vec<Option<String>>>,
-    tag_ids: HashMap<Vec<Option<String>>, u32>,
-    /// Group index by (tag set, time buckets); foldhash, since a lookup per chunk or run of
-    /// rows makes SipHash a visible cost.
-    groups: HashMap<(u32, Vec<i64>), usize>,
-    /// The key being looked up, kept so that a lookup allocates nothing.
-    probe: (u32, Vec<i64>),
-    keys: Vec<(u32, Vec<i64>)>,
-    states: Vec<Vec<State>>,
+    groups: Groups,
     /// Whole chunks answered from their pre-aggregates, and rows decoded.
     pub chunks_preaggregated: usize,
     pub rows_decoded: usize,
 }
 
 impl<'p> Folder<'p> {
-    pub(crate) fn new(plan: &'p PreAggPlan) -> Self {
-        let mut folder = Self {
-            plan,
-            tag_sets: Vec::new(),
-            tag_ids: HashMap::default(),
-            groups: HashMap::default(),
-            probe: (0, Vec::new()),
-            keys: Vec::new(),
-            states: Vec::new(),
-            chunks_preaggregated: 0,
-            rows_decoded: 0,
-        };
+    /// A folder for `plan` over times `start..end` (the request's range).
+    pub(crate) fn new(plan: &'p PreAggPlan, start: i64, end: i64) -> Self {
+        let mut groups = Groups::new(plan, start, end);
         if plan.groups.is_empty() {
             // Without GROUP BY there is always exactly one row, rows or not.
-            let tags = folder.tag_set(Vec::new());
-            folder.group(tags, &[]);
+            let tags = groups.tag_set(Vec::new());
+            groups.group(tags, &[]);
         }
-        folder
+        Self {
+            plan,
+            groups,
+            chunks_preaggregated: 0,
+            rows_decoded: 0,
+        }
     }
 
     /// Folds the series of shard `shard` that `request` reads.
@@ -147,33 +123,7 @@ impl<'p> Folder<'p> {
 
     /// Groups folded so far.
     pub(crate) fn group_count(&self) -> usize {
-        self.keys.len()
-    }
-
-    fn tag_set(&mut self, values: Vec<Option<String>>) -> u32 {
-        if let Some(id) = self.tag_ids.get(&values) {
-            return *id;
-        }
-        let id = self.tag_sets.len() as u32;
-        self.tag_sets.push(values.clone());
-        self.tag_ids.insert(values, id);
-        id
-    }
-
-    fn group(&mut self, tags: u32, buckets: &[i64]) -> usize {
-        self.probe.0 = tags;
-        self.probe.1.clear();
-        self.probe.1.extend_from_slice(buckets);
-        if let Some(index) = self.groups.get(&self.probe) {
-            return *index;
-        }
-        let key = self.probe.clone();
-        let index = self.keys.len();
-        self.keys.push(key.clone());
-        self.groups.insert(key, index);
-        self.states
-            .push(self.plan.aggs.iter().map(State::new).collect());
-        index
+        self.groups.len()
     }
 
     /// Folds one series in.
@@ -195,24 +145,17 @@ impl<'p> Folder<'p> {
                 GroupKey::Time(_) => None,
             })
             .collect();
-        let tags = self.tag_set(tag_values);
+        let tags = self.groups.tag_set(tag_values);
         let plan = self.plan;
-        let time_keys: Vec<&TimeKey> = plan
-            .groups
-            .iter()
-            .filter_map(|key| match key {
-                GroupKey::Time(key) => Some(key),
-                GroupKey::Tag(_) => None,
-            })
-            .collect();
+        let time_keys: Vec<&TimeKey> = time_keys(plan).collect();
         let mut buckets = Vec::with_capacity(time_keys.len());
         for chunk in &series.chunks {
             buckets.clear();
             for key in &time_keys {
                 buckets.push(key.bucket(chunk.min_time)?);
             }
-            let group = self.group(tags, &buckets);
-            for (spec, state) in plan.aggs.iter().zip(&mut self.states[group]) {
+            let group = self.groups.group(tags, &buckets);
+            for (spec, state) in plan.aggs.iter().zip(self.groups.states_mut(group)) {
                 match state {
                     State::Row(best) => row_value::fold_chunk(spec, best, series, chunk),
                     _ => fold_chunk(spec, state, chunk),
@@ -244,14 +187,17 @@ impl<'p> Folder<'p> {
             })
             .collect();
         for_each_run(&time_keys, &rest.times, |start, end, buckets| {
-            let group = self.group(tags, buckets);
+            let group = self.groups.group(tags, buckets);
             let run = RowRun {
                 times: &rest.times,
                 start,
                 end,
             };
-            for ((spec, state), column) in
-                plan.aggs.iter().zip(&mut self.states[group]).zip(&columns)
+            for ((spec, state), column) in plan
+                .aggs
+                .iter()
+                .zip(self.groups.states_mut(group))
+                .zip(&columns)
             {
                 match state {
                     State::Row(best) => {
@@ -274,24 +220,15 @@ impl<'p> Folder<'p> {
         })
     }
 
-    /// Every group with its states.
-    pub(crate) fn into_groups(self) -> Vec<GroupStates> {
-        let tag_sets: Vec<Arc<Vec<Option<String>>>> =
-            self.tag_sets.into_iter().map(Arc::new).collect();
-        self.keys
-            .into_iter()
-            .zip(self.states)
-            .map(|((tags, buckets), states)| GroupStates {
-                tags: Arc::clone(&tag_sets[tags as usize]),
-                buckets,
-                states,
-            })
-            .collect()
+    /// The groups with their states.
+    pub(crate) fn into_groups(self) -> Groups {
+        self.groups
     }
 
     /// The partial-aggregate batch: group columns then state columns, as `schema`.
     pub(crate) fn finish(self, schema: &SchemaRef) -> DfResult<RecordBatch> {
-        let rows = self.keys.len();
+        let groups = &self.groups;
+        let rows = groups.len();
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
         let mut tag_index = 0;
         let mut time_index = 0;
@@ -299,15 +236,18 @@ impl<'p> Folder<'p> {
             match key {
                 GroupKey::Tag(_) => {
                     let mut builder = StringDictionaryBuilder::<Int32Type>::new();
-                    for (tags, _) in &self.keys {
-                        builder.append_option(self.tag_sets[*tags as usize][tag_index].as_deref());
+                    for group in 0..rows {
+                        let tags = &groups.tag_sets()[groups.tags_of(group) as usize];
+                        builder.append_option(tags[tag_index].as_deref());
                     }
                     let array: ArrayRef = Arc::new(builder.finish());
                     columns.push(cast(&array, field.data_type())?);
                     tag_index += 1;
                 }
                 GroupKey::Time(_) => {
-                    let values: Vec<i64> = self.keys.iter().map(|(_, b)| b[time_index]).collect();
+                    let values: Vec<i64> = (0..rows)
+                        .map(|group| groups.buckets_of(group)[time_index])
+                        .collect();
                     let array: ArrayRef = Arc::new(TimestampNanosecondArray::from(values));
                     columns.push(cast(&array, field.data_type())?);
                     time_index += 1;
@@ -326,21 +266,16 @@ impl<'p> Folder<'p> {
                     other => other.clone(),
                 };
                 let target = ScalarValue::try_from(&plain)?;
-                let tag_sets = &self.tag_sets;
-                let values = self
-                    .states
-                    .iter()
-                    .zip(&self.keys)
-                    .map(|(states, (tags, _))| match &states[index] {
-                        State::Row(best) => row_value::state_part(
-                            spec,
-                            best,
-                            part,
-                            &tag_sets[*tags as usize],
-                            &target,
-                        ),
-                        state => state.partial_value(part, &target),
-                    });
+                let values = (0..rows).map(|group| match &groups.states_of(group)[index] {
+                    State::Row(best) => row_value::state_part(
+                        spec,
+                        best,
+                        part,
+                        &groups.tag_sets()[groups.tags_of(group) as usize],
+                        &target,
+                    ),
+                    state => state.partial_value(part, &target),
+                });
                 let array = if rows == 0 {
                     datafusion::arrow::array::new_empty_array(field.data_type())
                 } else {

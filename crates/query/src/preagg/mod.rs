@@ -15,6 +15,7 @@
 pub(crate) mod bucket;
 mod exec;
 pub(crate) mod fold;
+pub(crate) mod groups;
 pub(crate) mod plan;
 mod row_value;
 pub(crate) mod state;

@@ -96,15 +96,18 @@ impl State {
     }
 
     /// The aggregate's value; `null` is a null of the value's type.
-    pub(crate) fn final_value(self, null: &ScalarValue) -> ScalarValue {
+    pub(crate) fn final_value(&self, null: &ScalarValue) -> ScalarValue {
         match self {
-            State::Count(n) => ScalarValue::Int64(Some(n)),
-            State::Sum(v) | State::Min(v) | State::Max(v) => v.unwrap_or(null.clone()),
+            State::Count(n) => ScalarValue::Int64(Some(*n)),
+            State::Sum(v) | State::Min(v) | State::Max(v) => v.clone().unwrap_or(null.clone()),
             State::Avg { count, sum } => {
-                ScalarValue::Float64((count > 0).then(|| sum / count as f64))
+                ScalarValue::Float64((*count > 0).then(|| sum / *count as f64))
             }
-            State::Edge(_, best) => best.map_or(null.clone(), |(_, v)| v),
-            State::Row(best) => best.and_then(|(_, v)| v).unwrap_or(null.clone()),
+            State::Edge(_, best) => best.as_ref().map_or(null.clone(), |(_, v)| v.clone()),
+            State::Row(best) => best
+                .as_ref()
+                .and_then(|(_, v)| v.clone())
+                .unwrap_or(null.clone()),
         }
     }
 }
