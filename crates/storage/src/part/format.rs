@@ -297,13 +297,36 @@ impl<'a> IndexCursor<'a> {
     }
 
     /// A varint that must fit in a u64.
+    #[inline]
     pub fn u64(&mut self) -> Result<u64, String> {
-        u64::try_from(self.varint()?).map_err(|_| "varint over u64".to_string())
+        match self.short_varint() {
+            Some(v) => Ok(v),
+            None => u64::try_from(self.varint()?).map_err(|_| "varint over u64".to_string()),
+        }
+    }
+
+    /// A varint of at most 9 bytes (63 bits), without the general loop's 128-bit
+    /// arithmetic: every varint of a valid index but the largest. `None` (nothing read) for
+    /// longer ones and at the end of the index, which [`IndexCursor::varint`] then reads or
+    /// reports.
+    #[inline]
+    fn short_varint(&mut self) -> Option<u64> {
+        let rest = self.bytes.get(self.pos..)?;
+        let mut v = 0u64;
+        for (i, &b) in rest.iter().take(9).enumerate() {
+            v |= u64::from(b & 0x7f) << (7 * i);
+            if b < 0x80 {
+                self.pos += i + 1;
+                return Some(v);
+            }
+        }
+        None
     }
 
     /// A varint that must fit in a u32.
+    #[inline]
     pub fn u32(&mut self) -> Result<u32, String> {
-        u32::try_from(self.varint()?).map_err(|_| "varint over u32".to_string())
+        u32::try_from(self.u64()?).map_err(|_| "varint over u32".to_string())
     }
 
     /// A zig-zag varint.
@@ -313,7 +336,11 @@ impl<'a> IndexCursor<'a> {
     }
 
     /// A zig-zag varint that must fit in an i64.
+    #[inline]
     pub fn i64(&mut self) -> Result<i64, String> {
+        if let Some(z) = self.short_varint() {
+            return Ok((z >> 1) as i64 ^ -((z & 1) as i64));
+        }
         i64::try_from(self.i128()?).map_err(|_| "signed varint over i64".to_string())
     }
 }
@@ -341,6 +368,32 @@ mod tests {
             assert_eq!(c.i128().unwrap(), v);
         }
         assert!(c.at_end());
+        // The 64-bit readers agree with the general one on every length, and reject what
+        // does not fit.
+        let mut out = Vec::new();
+        let wide = [0u64, 1, 127, 128, 1 << 62, (1 << 63) - 1, 1 << 63, u64::MAX];
+        let narrow = [0i64, -1, 1, i64::MIN, i64::MAX, 1_554_076_800_000_000_000];
+        for v in wide {
+            put_u64(&mut out, v);
+        }
+        for v in narrow {
+            put_i64(&mut out, v);
+        }
+        put_varint(&mut out, u128::from(u64::MAX) + 1);
+        put_i128(&mut out, i128::from(i64::MIN) - 1);
+        let mut c = IndexCursor::new(&out, 0);
+        for v in wide {
+            assert_eq!(c.u64().unwrap(), v);
+        }
+        for v in narrow {
+            assert_eq!(c.i64().unwrap(), v);
+        }
+        assert!(c.u64().is_err());
+        assert!(c.i64().is_err());
+        // A non-canonical encoding (a zero high group) reads as its value, as before.
+        assert_eq!(IndexCursor::new(&[0x81, 0x00], 0).u64().unwrap(), 1);
+        assert!(IndexCursor::new(&[0x81], 0).u64().is_err());
+        assert!(IndexCursor::new(&[0x80; 12], 0).u32().is_err());
         // One bit past u128 is rejected.
         let mut over = vec![0xffu8; 18];
         over.push(0x04);
