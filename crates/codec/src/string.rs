@@ -83,17 +83,18 @@ pub fn encode<S: AsRef<str>>(values: &[S], out: &mut Vec<u8>) {
         Some(d) if d.len() < raw.len() => (Encoding::StringDictionary, d),
         _ => (Encoding::StringRaw, raw),
     };
-    if payload.len() >= ZSTD_MIN_PAYLOAD && payload.len() <= MAX_STRING_PAYLOAD_BYTES {
-        if let Ok(z) = zstd::bulk::compress(&payload, ZSTD_LEVEL) {
-            // 1 tag byte + two varints of at most 4 bytes each for sizes under 64 MiB.
-            if z.len() + 9 < payload.len() {
-                put_header(out, Encoding::StringZstd, values.len());
-                out.push(inner.tag());
-                put_varint(out, payload.len() as u64);
-                put_varint(out, z.len() as u64);
-                out.extend_from_slice(&z);
-                return;
-            }
+    if payload.len() >= ZSTD_MIN_PAYLOAD
+        && payload.len() <= MAX_STRING_PAYLOAD_BYTES
+        && let Ok(z) = zstd::bulk::compress(&payload, ZSTD_LEVEL)
+    {
+        // 1 tag byte + two varints of at most 4 bytes each for sizes under 64 MiB.
+        if z.len() + 9 < payload.len() {
+            put_header(out, Encoding::StringZstd, values.len());
+            out.push(inner.tag());
+            put_varint(out, payload.len() as u64);
+            put_varint(out, z.len() as u64);
+            out.extend_from_slice(&z);
+            return;
         }
     }
     put_header(out, inner, values.len());

@@ -72,6 +72,7 @@ impl ApiError {
                 StorageError::Schema(_) | StorageError::Invalid(_) => StatusCode::BAD_REQUEST,
                 StorageError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
                 StorageError::Io { .. }
+                | StorageError::InUse { .. }
                 | StorageError::Corrupt { .. }
                 | StorageError::Wal(_)
                 | StorageError::Series(_)

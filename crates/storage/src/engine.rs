@@ -19,6 +19,7 @@ use strata_lineproto::{ParseOptions, Precision};
 use crate::arrow::to_record_batch;
 use crate::catalog::{Catalog, CreateOutcome, SchemaCache, TableDefinition, TableSchema};
 use crate::checked_json;
+use crate::dir_lock::DirLocks;
 use crate::error::StorageError;
 use crate::ingest::{LineError, ShardBatch, group_lines};
 use crate::layout;
@@ -120,6 +121,8 @@ struct Inner {
 pub struct Engine {
     inner: Arc<Inner>,
     threads: Vec<JoinHandle<()>>,
+    /// Held while the engine is open; dropped (released) after the threads are stopped.
+    _locks: DirLocks,
 }
 
 impl std::fmt::Debug for Engine {
@@ -149,6 +152,9 @@ impl Engine {
             std::fs::create_dir_all(dir)
                 .map_err(|e| StorageError::io("cannot create data directory", dir, e))?;
         }
+        // Before any file is read or written: a directory another engine has open is
+        // refused, not shared.
+        let locks = DirLocks::acquire(&options.data_dirs)?;
         let first = options.data_dirs[0].clone();
         let meta_path = first.join(layout::ENGINE_FILE);
         let wanted = if options.shards == 0 {
@@ -226,7 +232,14 @@ impl Engine {
                 threads.push(handle);
             }
         }
-        Ok((Engine { inner, threads }, report))
+        Ok((
+            Engine {
+                inner,
+                threads,
+                _locks: locks,
+            },
+            report,
+        ))
     }
 
     /// The catalog.

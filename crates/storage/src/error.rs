@@ -42,6 +42,19 @@ pub enum StorageError {
     /// Bad options or arguments.
     #[error("invalid argument: {0}")]
     Invalid(String),
+    /// A data directory is locked by another open engine (another process, or another
+    /// engine in this one).
+    #[error(
+        "data directory \"{}\" is in use by another Strata process{}: stop it, or give another data directory",
+        path.display(),
+        owner.as_ref().map(|pid| format!(" (pid {pid})")).unwrap_or_default()
+    )]
+    InUse {
+        /// The data directory.
+        path: PathBuf,
+        /// The process id the lock file names, when it could be read.
+        owner: Option<String>,
+    },
     /// The engine is closed or a background task failed.
     #[error("engine unavailable: {0}")]
     Unavailable(String),

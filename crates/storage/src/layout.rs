@@ -1,6 +1,7 @@
 //! Every file and directory name the engine uses, declared in one place.
 //!
 //! ```text
+//! <data_dirs[d]>/LOCK                        held (flock) while an engine has the directory open
 //! <data_dirs[0]>/ENGINE                      engine meta: shard count (checked JSON)
 //! <data_dirs[0]>/catalog.json                 tables, tags, fields (checked JSON)
 //! <data_dirs[k % n]>/shard-<k>/MANIFEST       live parts of shard k (checked JSON)
@@ -14,6 +15,8 @@
 
 use std::path::{Path, PathBuf};
 
+/// Lock file in every data directory (see `dir_lock`).
+pub const LOCK_FILE: &str = "LOCK";
 /// Engine meta file in the first data directory.
 pub const ENGINE_FILE: &str = "ENGINE";
 /// Manifest file in a shard's home directory.

@@ -27,6 +27,7 @@ pub mod arrow;
 pub mod catalog;
 mod checked_json;
 pub mod column;
+mod dir_lock;
 mod engine;
 pub mod error;
 mod fsutil;

@@ -197,10 +197,10 @@ fn run(seed: u64) {
                 "write"
             }
         };
-        if let Some(id) = table_id(&engine) {
-            if !tables.contains(&id) {
-                tables.push(id);
-            }
+        if let Some(id) = table_id(&engine)
+            && !tables.contains(&id)
+        {
+            tables.push(id);
         }
         check(&engine, &tables, &mut rng, &format!("step {step} ({name})"));
     }

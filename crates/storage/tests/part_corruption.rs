@@ -29,7 +29,9 @@ fn data(rng: &mut Rng, rows: usize) -> SeriesData {
     let times = (0..rows as i64)
         .map(|i| 1_700_000_000_000_000_000 + i * 10_000_000_000 + (rng.next() % 7) as i64)
         .collect();
-    let present: Vec<bool> = (0..rows).map(|i| i == 0 || rng.next() % 3 != 0).collect();
+    let present: Vec<bool> = (0..rows)
+        .map(|i| i == 0 || !rng.next().is_multiple_of(3))
+        .collect();
     let n = present.iter().filter(|x| **x).count();
     // Canonical: presence only when some row lacks the field.
     let present = Some(present).filter(|p| p.contains(&false));
@@ -55,7 +57,7 @@ fn data(rng: &mut Rng, rows: usize) -> SeriesData {
         },
         Column {
             field: 3,
-            values: Values::Boolean((0..rows).map(|_| rng.next() % 2 == 0).collect()),
+            values: Values::Boolean((0..rows).map(|_| rng.next().is_multiple_of(2)).collect()),
             present: None,
         },
         Column {

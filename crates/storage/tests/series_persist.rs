@@ -54,7 +54,7 @@ fn tags(i: usize) -> Vec<(String, String)> {
         ("region".to_owned(), format!("r{}", i % 4)),
         ("hostname".to_owned(), format!("host_{i}")),
     ];
-    if i % 5 == 0 {
+    if i.is_multiple_of(5) {
         t.push(("rack".to_owned(), "é".repeat(i % 7)));
     }
     t

@@ -169,3 +169,60 @@ fn sigkill_during_a_load_keeps_every_acknowledged_row() {
     assert!(stored.len() <= (total + WRITERS) * ROWS_PER_BATCH);
     engine.close().unwrap();
 }
+
+/// A second server on a data directory in use is refused at once (exit 1, the directory
+/// and the owner's pid named) and the first goes on serving; an engine opened in another
+/// process is refused too. SIGKILL of the owner releases the lock: no stale lock after a
+/// crash.
+#[test]
+fn a_data_directory_in_use_is_refused_and_a_crash_releases_it() {
+    let dir = data_dir();
+    let first = Server::start(dir.path(), &[]);
+    assert_eq!(first.post("/write?db=g", &batch(0, 0, 10)).status, 204);
+
+    let mut second = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["serve", "--data-dir"])
+        .arg(dir.path())
+        .args(["--http", "127.0.0.1:0"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = second.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = second.kill();
+            panic!("a second server on a directory in use kept running");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut second.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "stderr:\n{stderr}");
+    assert!(
+        stderr.contains("is in use by another Strata process") && stderr.contains("(pid "),
+        "stderr:\n{stderr}"
+    );
+
+    let options = strata_storage::EngineOptions {
+        data_dirs: vec![dir.path().to_path_buf()],
+        background: false,
+        ..strata_storage::EngineOptions::default()
+    };
+    let refused = strata_storage::Engine::open(options);
+    assert!(
+        matches!(refused, Err(strata_storage::StorageError::InUse { .. })),
+        "{refused:?}"
+    );
+
+    // The first server was not disturbed.
+    assert_eq!(first.post("/write?db=g", &batch(0, 1, 10)).status, 204);
+    first.kill9();
+    let after = Server::start(dir.path(), &[]);
+    assert_eq!(after.stop().code(), Some(0));
+    assert_eq!(stored_rows(dir.path(), "g", "load").len(), 20);
+}

@@ -35,10 +35,10 @@ impl SchemaCache {
 
     /// The id of `table`, created in `catalog` if needed.
     pub fn table(&mut self, catalog: &Catalog, table: &str) -> TableId {
-        if let Some((name, id)) = &self.last_table {
-            if name == table {
-                return *id;
-            }
+        if let Some((name, id)) = &self.last_table
+            && name == table
+        {
+            return *id;
         }
         let id = match self.tables.get(table) {
             Some(id) => *id,
@@ -61,10 +61,10 @@ impl SchemaCache {
         field_type: FieldType,
     ) -> Result<FieldId, SchemaError> {
         let fields = self.fields.entry(table).or_default();
-        if let Some((id, known_type)) = fields.get(name) {
-            if *known_type == field_type {
-                return Ok(*id);
-            }
+        if let Some((id, known_type)) = fields.get(name)
+            && *known_type == field_type
+        {
+            return Ok(*id);
         }
         let id = catalog.get_or_create_field(table, name, field_type)?;
         fields.insert(name.to_string(), (id, field_type));

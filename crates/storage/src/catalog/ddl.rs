@@ -216,15 +216,15 @@ fn check_agrees(schema: &TableSchema, definition: &TableDefinition) -> Result<()
         if schema.tags.iter().any(|t| t == name) {
             return Err(error(name, "is declared a field but is a tag of the table"));
         }
-        if let Some(field) = schema.field(name) {
-            if field.field_type != *field_type {
-                return Err(SchemaError::FieldTypeConflict {
-                    table: schema.name.clone(),
-                    field: name.clone(),
-                    existing: field.field_type,
-                    got: *field_type,
-                });
-            }
+        if let Some(field) = schema.field(name)
+            && field.field_type != *field_type
+        {
+            return Err(SchemaError::FieldTypeConflict {
+                table: schema.name.clone(),
+                field: name.clone(),
+                existing: field.field_type,
+                got: *field_type,
+            });
         }
     }
     Ok(())

@@ -157,11 +157,11 @@ impl ChunkMeta {
         let head = ChunkHead::parse(c, version)?;
         let (entry_start, data_start) = (c.pos, *data_offset);
         let chunk = Self::parse_rest(c, data_offset, (version, fields), &head)?;
-        if let Some(lens) = head.lens {
-            if (c.pos - entry_start) as u64 != lens.entry || *data_offset - data_start != lens.data
-            {
-                return Err("chunk entry or data length disagrees with its contents".into());
-            }
+        if let Some(lens) = head.lens
+            && ((c.pos - entry_start) as u64 != lens.entry
+                || *data_offset - data_start != lens.data)
+        {
+            return Err("chunk entry or data length disagrees with its contents".into());
         }
         Ok(chunk)
     }
