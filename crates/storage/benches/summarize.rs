@@ -106,7 +106,7 @@ fn bench(c: &mut Criterion) {
                 let mut rows = 0;
                 for shard in 0..engine.shard_count() {
                     engine
-                        .summarize_shard_each(shard, &request, &usable, &mut |s| {
+                        .summarize_shard_each(shard, &request, &usable, None, &mut |s| {
                             rows += s.rest.rows();
                             for column in &s.rest.columns {
                                 if let Values::Float(v) = &column.values {

@@ -317,8 +317,14 @@ fn summarize_each_visits_what_summarize_returns_and_stops_when_told() {
         for host in 0..12 {
             for i in 0..2_000 {
                 if rng.chance(70) {
+                    // Every third host lacks the dc tag.
+                    let dc = if host % 3 == 0 {
+                        String::new()
+                    } else {
+                        format!(",dc=d{}", host % 2)
+                    };
                     body.push_str(&format!(
-                        "m,host=h{host} v={}i,w={}.5 {}\n",
+                        "m,host=h{host}{dc} v={}i,w={}.5 {}\n",
                         rng.below(1000),
                         rng.below(100),
                         round * 700 + i
@@ -341,23 +347,40 @@ fn summarize_each_visits_what_summarize_returns_and_stops_when_told() {
     };
     let usable = |c: &strata_storage::part::ChunkMeta| c.rows.is_multiple_of(2);
     let mut total = 0;
+    let mut tag_counts = Vec::new();
     for shard in 0..engine.shard_count() {
         let expected = engine.summarize_shard(shard, &request, &usable).unwrap();
         let mut visited = Vec::new();
         engine
-            .summarize_shard_each(shard, &request, &usable, &mut |summary| {
+            .summarize_shard_each(shard, &request, &usable, None, &mut |summary| {
                 visited.push(summary);
                 Ok(true)
             })
             .unwrap();
         assert_eq!(visited, expected, "shard {shard}");
+        // Named tag keys: the same summaries with only those tags (a key no series has is
+        // no error).
+        let keys = ["dc".to_string(), "zone".to_string()];
+        let mut narrowed = Vec::new();
+        engine
+            .summarize_shard_each(shard, &request, &usable, Some(&keys), &mut |summary| {
+                narrowed.push(summary);
+                Ok(true)
+            })
+            .unwrap();
+        let mut with_dc_only = expected.clone();
+        for summary in &mut with_dc_only {
+            summary.tags.retain(|(k, _)| k == "dc");
+        }
+        assert_eq!(narrowed, with_dc_only, "shard {shard}");
+        tag_counts.extend(narrowed.iter().map(|s| s.tags.len()));
         total += expected.len();
         if expected.len() < 2 {
             continue;
         }
         let mut seen = 0;
         engine
-            .summarize_shard_each(shard, &request, &usable, &mut |summary| {
+            .summarize_shard_each(shard, &request, &usable, None, &mut |summary| {
                 assert_eq!(summary, expected[seen]);
                 seen += 1;
                 Ok(seen < 2)
@@ -366,6 +389,12 @@ fn summarize_each_visits_what_summarize_returns_and_stops_when_told() {
         assert_eq!(seen, 2, "visit returned false after two series");
     }
     assert_eq!(total, 12, "every host has rows in the range");
+    tag_counts.sort_unstable();
+    assert_eq!(
+        tag_counts,
+        [0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1],
+        "dc alone, where there"
+    );
 }
 
 #[test]

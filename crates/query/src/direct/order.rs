@@ -6,6 +6,8 @@
 //! compared per pair of groups), a bucket its bits with the sign flipped; descending keys
 //! are reversed numerically and nulls take the lowest or highest code.
 
+use std::cmp::Ordering;
+
 use super::DirectPlan;
 use super::shape::SortKey;
 use crate::preagg::groups::Groups;
@@ -121,25 +123,42 @@ pub(super) fn sorted<'g>(groups: &'g Groups, plan: &DirectPlan) -> (Vec<u32>, Ve
             });
         }
     }
-    let mut order: Vec<u32> = (0..count as u32).collect();
-    if width > 0 {
-        // Every group key is part of the code, so no two groups tie: unstable sorts give
-        // the one order there is.
+    // Every group key is part of the code, so no two groups tie: unstable sorts give the
+    // one order there is.
+    let mut order: Vec<u32> = if width <= 2 {
+        // The common shapes (a bucket, a bucket and a tag): codes inline in the sorted
+        // items, compared without going through the code table.
+        let mut items: Vec<(u64, u64, u32)> = (0..count)
+            .map(|g| {
+                let code = &codes[g * width..][..width];
+                let first = code.first().copied().unwrap_or(0);
+                (first, code.get(1).copied().unwrap_or(0), g as u32)
+            })
+            .collect();
+        sort_top(&mut items, plan.limit, Ord::cmp);
+        items.into_iter().map(|(_, _, g)| g).collect()
+    } else {
+        let mut order: Vec<u32> = (0..count as u32).collect();
         let code = |g: &u32| &codes[*g as usize * width..][..width];
-        let compare = |a: &u32, b: &u32| code(a).cmp(code(b));
-        match plan.limit {
-            Some(limit) if limit < order.len() => {
-                order.select_nth_unstable_by(limit, compare);
-                order.truncate(limit);
-                order.sort_unstable_by(compare);
-            }
-            _ => order.sort_unstable_by(compare),
-        }
-    }
+        sort_top(&mut order, plan.limit, |a, b| code(a).cmp(code(b)));
+        order
+    };
     if let Some(limit) = plan.limit {
         order.truncate(limit);
     }
     (order, ranks)
+}
+
+/// Sorts `items`, keeping the first `limit` (only those fully sorted when fewer than all).
+fn sort_top<T>(items: &mut Vec<T>, limit: Option<usize>, compare: impl Fn(&T, &T) -> Ordering) {
+    match limit {
+        Some(limit) if limit < items.len() => {
+            items.select_nth_unstable_by(limit, &compare);
+            items.truncate(limit);
+            items.sort_unstable_by(compare);
+        }
+        _ => items.sort_unstable_by(compare),
+    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use strata_storage::{Engine, ReadRequest, SeriesSummary};
 
 use super::bucket::{TimeKey, for_each_run};
 use super::groups::{Groups, time_keys};
-use super::plan::{AggKind, AggSpec, GroupKey, PreAggPlan};
+use super::plan::{AggKind, AggSpec, GroupKey, PreAggPlan, ValueSource};
 use super::row_value;
 use super::state::State;
 use super::values::{
@@ -67,6 +67,8 @@ pub(crate) fn chunk_usable(plan: &PreAggPlan, chunk: &ChunkMeta) -> bool {
 /// Partial states by group for one shard.
 pub(crate) struct Folder<'p> {
     plan: &'p PreAggPlan,
+    /// The tags the fold reads: GROUP BY tags and tags that row values show.
+    tag_keys: Vec<String>,
     groups: Groups,
     /// Whole chunks answered from their pre-aggregates, and rows decoded.
     pub chunks_preaggregated: usize,
@@ -82,8 +84,23 @@ impl<'p> Folder<'p> {
             let tags = groups.tag_set(Vec::new());
             groups.group(tags, &[]);
         }
+        let mut tag_keys: Vec<String> = plan
+            .groups
+            .iter()
+            .filter_map(|key| match key {
+                GroupKey::Tag(name) => Some(name.clone()),
+                GroupKey::Time(_) => None,
+            })
+            .chain(plan.aggs.iter().filter_map(|spec| match &spec.source {
+                ValueSource::Tag(name) => Some(name.clone()),
+                _ => None,
+            }))
+            .collect();
+        tag_keys.sort_unstable();
+        tag_keys.dedup();
         Self {
             plan,
+            tag_keys,
             groups,
             chunks_preaggregated: 0,
             rows_decoded: 0,
@@ -104,20 +121,20 @@ impl<'p> Folder<'p> {
         let usable = |chunk: &ChunkMeta| chunk_usable(plan, chunk);
         // Each series is folded as soon as it is read, while its rows are still in cache.
         let mut failed = None;
-        engine
-            .summarize_shard_each(
-                shard,
-                request,
-                &usable,
-                &mut |summary| match self.add(&summary) {
+        // Taken out for the call, which borrows `self` for the visitor.
+        let tag_keys = std::mem::take(&mut self.tag_keys);
+        let result =
+            engine.summarize_shard_each(shard, request, &usable, Some(&tag_keys), &mut |summary| {
+                match self.add(&summary) {
                     Ok(()) => Ok(true),
                     Err(e) => {
                         failed = Some(e);
                         Ok(false)
                     }
-                },
-            )
-            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+                }
+            });
+        self.tag_keys = tag_keys;
+        result.map_err(|e| DataFusionError::External(Box::new(e)))?;
         failed.map_or(Ok(()), Err)
     }
 

@@ -14,7 +14,7 @@
 //! slot per series id plus 40 bytes per field (strings add their length), about 430 bytes
 //! per series of the TSBS cpu table (10 fields), 1.7 MB for 4,000 series.
 
-use super::read::ShardReadRequest;
+use super::read::{ShardReadRequest, TagCopy};
 use super::{Shard, ShardState};
 use crate::column::{Column, SeriesData, Values};
 use crate::error::StorageError;
@@ -178,7 +178,7 @@ impl Shard {
                 })
                 .collect();
             state.latest.pending = Some(Vec::new());
-            let snapshot = Self::snapshot_locked(&state, ids.into_iter(), &all, false);
+            let snapshot = Self::snapshot_locked(&state, ids.into_iter(), &all, TagCopy::Nothing);
             (state.latest.epoch, snapshot)
         };
         let computed = self.latest_from_snapshot(snapshot, &all);

@@ -10,7 +10,7 @@
 //! never change and its id is never reused, so they are the ones the scan saw).
 
 use super::latest::LatestRow;
-use super::read::{SeriesRows, ShardReadRequest};
+use super::read::{SeriesRows, ShardReadRequest, TagCopy};
 use super::{Shard, ShardState};
 use crate::error::StorageError;
 use crate::model::{FieldId, SeriesId, Timestamp, Value};
@@ -152,8 +152,9 @@ impl Shard {
                     fields: request.fields,
                 });
             }
-            (!fallback.is_empty())
-                .then(|| Self::snapshot_locked(&state, fallback.into_iter(), request, false))
+            (!fallback.is_empty()).then(|| {
+                Self::snapshot_locked(&state, fallback.into_iter(), request, TagCopy::Nothing)
+            })
         };
         if let Some(snapshot) = fallback {
             let computed = self.latest_from_snapshot(snapshot, request)?;
@@ -172,7 +173,7 @@ impl Shard {
         let snapshot = {
             let state = self.state.lock();
             let ids = series_of(&state, request);
-            Self::snapshot_locked(&state, ids.iter(), request, false)
+            Self::snapshot_locked(&state, ids.iter(), request, TagCopy::Nothing)
         };
         let computed = self.latest_from_snapshot(snapshot, request)?;
         self.visit_computed(&computed, request, shard, visit);

@@ -60,30 +60,50 @@ fn parts_in_range<'p>(parts: &'p [LivePart], request: &ShardReadRequest<'_>) -> 
     parts
 }
 
+/// Which tags a snapshot copies for each series (copying all of them costs two strings
+/// per tag per series).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum TagCopy<'a> {
+    /// None.
+    Nothing,
+    /// Every tag.
+    All,
+    /// The tags of these keys the series has, in canonical order.
+    Keys(&'a [String]),
+}
+
 impl Shard {
-    fn snapshot(&self, request: &ShardReadRequest<'_>) -> Snapshot {
+    fn snapshot(&self, request: &ShardReadRequest<'_>, tags: TagCopy<'_>) -> Snapshot {
         let state = self.state.lock();
         let ids = match request.predicate {
             Some(predicate) => state.index.matching(request.table, predicate),
             None => state.index.series_of_table(request.table),
         };
-        Self::snapshot_locked(&state, ids.iter(), request, true)
+        Self::snapshot_locked(&state, ids.iter(), request, tags)
     }
 
-    /// A snapshot of series `ids` (with their canonical tags when `with_tags`), taken under
-    /// the shard lock the caller holds.
+    /// A snapshot of series `ids` with the tags `tags` says, taken under the shard lock the
+    /// caller holds.
     pub(super) fn snapshot_locked(
         state: &ShardState,
         ids: impl Iterator<Item = SeriesId>,
         request: &ShardReadRequest<'_>,
-        with_tags: bool,
+        tags: TagCopy<'_>,
     ) -> Snapshot {
         let series = ids
             .map(|id| {
-                let tags = if with_tags {
-                    tags_of(state, id)
-                } else {
-                    Vec::new()
+                let tags = match tags {
+                    TagCopy::Nothing => Vec::new(),
+                    TagCopy::All => tags_of(state, id),
+                    TagCopy::Keys(keys) => state
+                        .index
+                        .tags_of(id)
+                        .map(|t| {
+                            t.filter(|(k, _)| keys.iter().any(|key| key == k))
+                                .map(|(k, v)| (k.to_string(), v.to_string()))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
                 };
                 let active = state
                     .active
@@ -125,7 +145,7 @@ impl Shard {
         request: &ShardReadRequest<'_>,
         visit: &mut dyn FnMut(SeriesRows) -> Result<bool, StorageError>,
     ) -> Result<(), StorageError> {
-        let snapshot = self.snapshot(request);
+        let snapshot = self.snapshot(request, TagCopy::All);
         let parts = parts_in_range(&snapshot.parts, request);
         for (series, tags, active) in snapshot.series {
             let mut runs: Vec<SeriesData> = Vec::new();
@@ -158,7 +178,7 @@ impl Shard {
         &self,
         request: &ShardReadRequest<'_>,
     ) -> Result<Vec<SeriesRows>, StorageError> {
-        self.latest_from_snapshot(self.snapshot(request), request)
+        self.latest_from_snapshot(self.snapshot(request, TagCopy::All), request)
     }
 
     /// The latest row in the request's range of each series of `snapshot` that has one
@@ -220,7 +240,7 @@ impl Shard {
 pub struct SeriesSummary {
     /// Series id within its shard.
     pub series: SeriesId,
-    /// Tags in canonical order.
+    /// Tags in canonical order (those asked for, when the caller named some).
     pub tags: Vec<(String, String)>,
     /// Chunks lying wholly inside the range that no other data of the series overlaps in
     /// time, so their pre-aggregates are exact for their rows.
@@ -241,7 +261,7 @@ impl Shard {
         usable: &dyn Fn(&crate::part::ChunkMeta) -> bool,
     ) -> Result<Vec<SeriesSummary>, StorageError> {
         let mut out = Vec::new();
-        self.summarize_each(request, usable, &mut |summary| {
+        self.summarize_each(request, usable, None, &mut |summary| {
             out.push(summary);
             Ok(true)
         })?;
@@ -251,14 +271,17 @@ impl Shard {
     /// What [`Shard::summarize`] returns, handed to `visit` one series at a time as soon as
     /// each is built; stops early when `visit` returns `false`. The caller can fold a series
     /// while its rows are still in cache, and memory stays at one series (plus the
-    /// snapshot), whatever the size of the shard.
+    /// snapshot), whatever the size of the shard. Summaries carry the tags of `tag_keys`
+    /// only (all when `None`).
     pub(crate) fn summarize_each(
         &self,
         request: &ShardReadRequest<'_>,
         usable: &dyn Fn(&crate::part::ChunkMeta) -> bool,
+        tag_keys: Option<&[String]>,
         visit: &mut dyn FnMut(SeriesSummary) -> Result<bool, StorageError>,
     ) -> Result<(), StorageError> {
-        let snapshot = self.snapshot(request);
+        let tags = tag_keys.map_or(TagCopy::All, TagCopy::Keys);
+        let snapshot = self.snapshot(request, tags);
         let parts = parts_in_range(&snapshot.parts, request);
         for (series, tags, active) in snapshot.series {
             let memtable_runs = memtable_runs(&snapshot.frozen, series, request, active);
