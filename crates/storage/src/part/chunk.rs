@@ -6,7 +6,7 @@ use strata_codec as codec;
 use crate::column::{Column, SeriesData, Values};
 use crate::model::{FieldId, FieldType, Timestamp};
 
-use super::format::{IndexCursor, MAX_ROWS_PER_CHUNK};
+use super::format::{CursorError, IndexCursor, MAX_ROWS_PER_CHUNK};
 use super::preagg::PreAgg;
 
 /// Where one block lies in the file and its checksum. Only the reader makes these, so a
@@ -155,8 +155,19 @@ impl ChunkMeta {
         fields: Option<&[FieldId]>,
     ) -> Result<Self, String> {
         let head = ChunkHead::parse(c, version)?;
+        Self::parse_after_head(c, data_offset, (version, fields), &head)
+    }
+
+    /// [`ChunkMeta::parse`] of an entry whose head the caller has parsed (the cursor just
+    /// past it), so that a reader deciding on the head does not parse it twice.
+    pub(crate) fn parse_after_head(
+        c: &mut IndexCursor<'_>,
+        data_offset: &mut u64,
+        (version, fields): (u32, Option<&[FieldId]>),
+        head: &ChunkHead,
+    ) -> Result<Self, String> {
         let (entry_start, data_start) = (c.pos, *data_offset);
-        let chunk = Self::parse_rest(c, data_offset, (version, fields), &head)?;
+        let chunk = Self::parse_rest(c, data_offset, (version, fields), head)?;
         if let Some(lens) = head.lens
             && ((c.pos - entry_start) as u64 != lens.entry
                 || *data_offset - data_start != lens.data)
@@ -492,7 +503,8 @@ fn decode_range<T>(
 
 /// Reads a block length (0 = no block) and, for a block, its CRC32; the block starts at
 /// `*data_offset`, which moves past it.
-fn block(c: &mut IndexCursor<'_>, data_offset: &mut u64) -> Result<Option<BlockRef>, String> {
+#[inline]
+fn block(c: &mut IndexCursor<'_>, data_offset: &mut u64) -> Result<Option<BlockRef>, CursorError> {
     let len = c.u64()?;
     if len == 0 {
         return Ok(None);

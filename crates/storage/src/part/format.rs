@@ -201,6 +201,11 @@ pub fn put_i64(out: &mut Vec<u8>, v: i64) {
     put_i128(out, i128::from(v));
 }
 
+/// What an [`IndexCursor`] read found wrong: a fixed message, so that a read's `Result` is
+/// two words passed in registers (index parsing is on every query's path); parsers that
+/// need details make a `String` of it with `?`.
+pub type CursorError = &'static str;
+
 /// A cursor over the decompressed index. Every read checks bounds and reports the offset
 /// (within the index) of what was wrong, so that a corrupt index is an error, never a panic.
 pub struct IndexCursor<'a> {
@@ -221,7 +226,7 @@ impl<'a> IndexCursor<'a> {
     }
 
     /// Moves past `n` bytes, which must all be there.
-    pub fn skip(&mut self, n: u64) -> Result<(), String> {
+    pub fn skip(&mut self, n: u64) -> Result<(), CursorError> {
         let end = usize::try_from(n)
             .ok()
             .and_then(|n| self.pos.checked_add(n))
@@ -232,7 +237,7 @@ impl<'a> IndexCursor<'a> {
     }
 
     /// Moves past `n` varints.
-    pub fn skip_varints(&mut self, n: usize) -> Result<(), String> {
+    pub fn skip_varints(&mut self, n: usize) -> Result<(), CursorError> {
         for _ in 0..n {
             let len = self.bytes[self.pos.min(self.bytes.len())..]
                 .iter()
@@ -244,7 +249,7 @@ impl<'a> IndexCursor<'a> {
     }
 
     /// One byte.
-    pub fn byte(&mut self) -> Result<u8, String> {
+    pub fn byte(&mut self) -> Result<u8, CursorError> {
         let b = *self
             .bytes
             .get(self.pos)
@@ -254,7 +259,7 @@ impl<'a> IndexCursor<'a> {
     }
 
     /// Four raw little-endian bytes.
-    pub fn u32_le(&mut self) -> Result<u32, String> {
+    pub fn u32_le(&mut self) -> Result<u32, CursorError> {
         let b = self
             .bytes
             .get(self.pos..self.pos + 4)
@@ -264,7 +269,7 @@ impl<'a> IndexCursor<'a> {
     }
 
     /// Eight raw little-endian bytes as an f64.
-    pub fn f64_le(&mut self) -> Result<f64, String> {
+    pub fn f64_le(&mut self) -> Result<f64, CursorError> {
         let b = self
             .bytes
             .get(self.pos..self.pos + 8)
@@ -275,7 +280,7 @@ impl<'a> IndexCursor<'a> {
 
     /// An LEB128 varint of at most 128 bits.
     #[inline]
-    pub fn varint(&mut self) -> Result<u128, String> {
+    pub fn varint(&mut self) -> Result<u128, CursorError> {
         // Most index varints are one byte: read those without the loop.
         if let Some(&b) = self.bytes.get(self.pos).filter(|b| **b < 0x80) {
             self.pos += 1;
@@ -286,22 +291,22 @@ impl<'a> IndexCursor<'a> {
             let b = self.byte()?;
             let part = u128::from(b & 0x7f);
             if shift == 126 && part > 3 {
-                return Err("varint overflows 128 bits".into());
+                return Err("varint overflows 128 bits");
             }
             v |= part << shift;
             if b & 0x80 == 0 {
                 return Ok(v);
             }
         }
-        Err("varint longer than 19 bytes".into())
+        Err("varint longer than 19 bytes")
     }
 
     /// A varint that must fit in a u64.
     #[inline]
-    pub fn u64(&mut self) -> Result<u64, String> {
+    pub fn u64(&mut self) -> Result<u64, CursorError> {
         match self.short_varint() {
             Some(v) => Ok(v),
-            None => u64::try_from(self.varint()?).map_err(|_| "varint over u64".to_string()),
+            None => u64::try_from(self.varint()?).map_err(|_| "varint over u64"),
         }
     }
 
@@ -325,23 +330,23 @@ impl<'a> IndexCursor<'a> {
 
     /// A varint that must fit in a u32.
     #[inline]
-    pub fn u32(&mut self) -> Result<u32, String> {
-        u32::try_from(self.u64()?).map_err(|_| "varint over u32".to_string())
+    pub fn u32(&mut self) -> Result<u32, CursorError> {
+        u32::try_from(self.u64()?).map_err(|_| "varint over u32")
     }
 
     /// A zig-zag varint.
-    pub fn i128(&mut self) -> Result<i128, String> {
+    pub fn i128(&mut self) -> Result<i128, CursorError> {
         let z = self.varint()?;
         Ok((z >> 1) as i128 ^ -((z & 1) as i128))
     }
 
     /// A zig-zag varint that must fit in an i64.
     #[inline]
-    pub fn i64(&mut self) -> Result<i64, String> {
+    pub fn i64(&mut self) -> Result<i64, CursorError> {
         if let Some(z) = self.short_varint() {
             return Ok((z >> 1) as i64 ^ -((z & 1) as i64));
         }
-        i64::try_from(self.i128()?).map_err(|_| "signed varint over i64".to_string())
+        i64::try_from(self.i128()?).map_err(|_| "signed varint over i64")
     }
 }
 

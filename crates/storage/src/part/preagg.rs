@@ -4,7 +4,7 @@
 use crate::column::Values;
 use crate::model::FieldType;
 
-use super::format::{IndexCursor, put_i64, put_i128, put_u64, put_varint};
+use super::format::{CursorError, IndexCursor, put_i64, put_i128, put_u64, put_varint};
 
 /// Pre-aggregates of one column in one chunk; `count` (present values) is always at least 1,
 /// since a chunk stores no column without values.
@@ -257,7 +257,7 @@ impl PreAgg {
         c: &mut IndexCursor<'_>,
         field_type: FieldType,
         count_implied: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), CursorError> {
         if !count_implied {
             c.skip_varints(1)?;
         }

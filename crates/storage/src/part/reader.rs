@@ -188,7 +188,6 @@ impl PartReader {
             let n = c.u64()?;
             let mut out = Vec::new();
             for _ in 0..n {
-                let at = c.pos;
                 let head = ChunkHead::parse(c, version)?;
                 if head.min_time > end {
                     break; // chunks are in time order
@@ -201,8 +200,8 @@ impl PartReader {
                             .ok_or("block lengths overflow")?;
                     }
                     _ => {
-                        c.pos = at;
-                        let chunk = ChunkMeta::parse(c, data_offset, version, fields)?;
+                        let chunk =
+                            ChunkMeta::parse_after_head(c, data_offset, (version, fields), &head)?;
                         if chunk.max_time >= start {
                             out.push(chunk);
                         }
