@@ -1,5 +1,6 @@
-//! Running a [`DirectPlan`]: each shard folded with the pre-aggregate path's [`Folder`],
-//! the shards' groups merged, finished into values, sorted and limited, and built into one
+//! Running a [`DirectPlan`]: each shard folded with the pre-aggregate path's [`Folder`]
+//! (over a narrower range first for a top-n over time buckets, see [`super::top`]), the
+//! shards' groups merged, finished into values, sorted and limited, and built into one
 //! record batch.
 
 use std::sync::Arc;
@@ -11,9 +12,10 @@ use datafusion::arrow::array::{
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int32Type};
 use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue};
-use strata_storage::Engine;
+use strata_storage::{Engine, ReadRequest};
 
 use super::shape::Output;
+use super::top::TopBuckets;
 use super::{DirectPlan, MAX_GROUPS, order};
 use crate::preagg::fold::Folder;
 use crate::preagg::groups::Groups;
@@ -34,20 +36,52 @@ pub(crate) async fn execute(
             .await
             .map_err(|e| DataFusionError::External(Box::new(e)))?;
     }
+    let groups = match TopBuckets::of(&plan) {
+        Some(top) => {
+            let mut attempt = 0;
+            loop {
+                let Some(request) = top.narrowed(&plan.request, attempt) else {
+                    break fold_all(&engine, &plan, plan.request.clone()).await?;
+                };
+                match fold_all(&engine, &plan, request).await? {
+                    Some(groups) if groups.len() >= top.rows => break Some(groups),
+                    // Too few groups: wider. Too many: let the whole request decide.
+                    Some(_) => attempt += 1,
+                    None => break fold_all(&engine, &plan, plan.request.clone()).await?,
+                }
+            }
+        }
+        None => fold_all(&engine, &plan, plan.request.clone()).await?,
+    };
+    let Some(groups) = groups else {
+        return Ok(None);
+    };
+    finish(groups, &plan).map(Some)
+}
+
+/// The groups of every shard for `request` (the plan's, or a narrower one), merged; `None`
+/// past [`MAX_GROUPS`].
+async fn fold_all(
+    engine: &Arc<Engine>,
+    plan: &Arc<DirectPlan>,
+    request: ReadRequest,
+) -> DfResult<Option<Groups>> {
     let shards = engine.shard_count();
-    let small = plan.request.predicate.is_some()
-        && plan.request.end.saturating_sub(plan.request.start) <= INLINE_SPAN;
+    let small =
+        request.predicate.is_some() && request.end.saturating_sub(request.start) <= INLINE_SPAN;
     let mut per_shard = Vec::with_capacity(shards);
     if small {
         for shard in 0..shards {
-            per_shard.push(fold(&engine, &plan, shard)?);
+            per_shard.push(fold(engine, plan, &request, shard)?);
         }
     } else {
+        let request = Arc::new(request);
         let tasks: Vec<_> = (0..shards)
             .map(|shard| {
-                let engine = Arc::clone(&engine);
-                let plan = Arc::clone(&plan);
-                tokio::task::spawn_blocking(move || fold(&engine, &plan, shard))
+                let engine = Arc::clone(engine);
+                let plan = Arc::clone(plan);
+                let request = Arc::clone(&request);
+                tokio::task::spawn_blocking(move || fold(&engine, &plan, &request, shard))
             })
             .collect();
         for task in tasks {
@@ -57,16 +91,18 @@ pub(crate) async fn execute(
             );
         }
     }
-    let Some(groups) = merge(per_shard, &plan) else {
-        return Ok(None);
-    };
-    finish(groups, &plan).map(Some)
+    Ok(merge(per_shard, plan))
 }
 
 /// One shard's groups; `None` past [`MAX_GROUPS`].
-fn fold(engine: &Engine, plan: &DirectPlan, shard: usize) -> DfResult<Option<Groups>> {
-    let mut folder = Folder::new(&plan.preagg, plan.request.start, plan.request.end);
-    folder.fold_shard(engine, shard, &plan.request)?;
+fn fold(
+    engine: &Engine,
+    plan: &DirectPlan,
+    request: &ReadRequest,
+    shard: usize,
+) -> DfResult<Option<Groups>> {
+    let mut folder = Folder::new(&plan.preagg, request.start, request.end);
+    folder.fold_shard(engine, shard, request)?;
     if folder.group_count() > MAX_GROUPS {
         return Ok(None);
     }

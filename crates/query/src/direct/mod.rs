@@ -13,6 +13,7 @@ mod latest_group;
 mod order;
 mod parse;
 mod shape;
+mod top;
 
 use std::sync::Arc;
 
