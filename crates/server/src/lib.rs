@@ -39,6 +39,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::http::HeaderValue;
+use axum::serve::ListenerExt;
 use strata_query::QueryEngine;
 use strata_storage::{Engine, EngineOptions};
 use tokio::sync::watch;
@@ -172,7 +173,7 @@ pub async fn serve(
     );
     let mut http_stop = stop_rx.clone();
     let http_task = tokio::spawn(async move {
-        axum::serve(http_listener, router)
+        axum::serve(without_nagle(http_listener), router)
             .with_graceful_shutdown(async move {
                 tcp::stopped(&mut http_stop).await;
             })
@@ -193,6 +194,19 @@ pub async fn serve(
     }
     drop(metrics);
     close_engine(engine).await
+}
+
+/// `listener` with TCP_NODELAY set on every connection it accepts. With Nagle's algorithm a
+/// response whose last segment is small (a streamed body's final chunk) waits for the
+/// client's delayed ACK: 40 ms on Linux, which was the p99 of TSBS high-cpu over HTTP.
+fn without_nagle(
+    listener: tokio::net::TcpListener,
+) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = std::net::SocketAddr> {
+    listener.tap_io(|stream| {
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {e}");
+        }
+    })
 }
 
 /// Waits for writes still running (a client that went away leaves its write running on a
@@ -226,5 +240,23 @@ async fn close_engine(mut engine: Arc<Engine>) -> Result<(), ServerError> {
                 return Ok(());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::serve::Listener;
+
+    #[tokio::test]
+    async fn accepted_http_connections_have_nagle_off() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        let mut listener = super::without_nagle(listener);
+        let client = tokio::spawn(tokio::net::TcpStream::connect(addr));
+        let (stream, _) = listener.accept().await;
+        assert_eq!(stream.nodelay().ok(), Some(true));
+        drop(client.await);
     }
 }
