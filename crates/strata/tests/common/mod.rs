@@ -193,7 +193,9 @@ fn signal(child: &Child, which: &str) {
     assert!(status.success(), "kill {which} failed");
 }
 
-fn wait(mut child: Child) -> ExitStatus {
+/// Waits for `child` to exit; kills it and fails the test if it runs past the start/stop
+/// limit.
+pub fn wait(mut child: Child) -> ExitStatus {
     let deadline = Instant::now() + START_STOP_LIMIT;
     loop {
         if let Some(status) = child.try_wait().unwrap() {
