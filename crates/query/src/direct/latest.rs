@@ -21,19 +21,12 @@ use strata_storage::model::{FieldId, Value};
 use super::latest_group::{Groups, NONE};
 use super::shape::{Output, SortKey, sort_and_limit};
 use super::{DirectPlan, MAX_GROUPS};
-use crate::preagg::plan::{GroupKey, ValueSource};
+use crate::preagg::groups::tag_keys;
+use crate::preagg::plan::ValueSource;
 
 /// The answer of a latest-row plan; `None` past [`MAX_GROUPS`] groups.
 pub(super) fn latest_batch(engine: &Engine, plan: &DirectPlan) -> DfResult<Option<RecordBatch>> {
-    let keys: Vec<&str> = plan
-        .preagg
-        .groups
-        .iter()
-        .filter_map(|g| match g {
-            GroupKey::Tag(name) => Some(name.as_str()),
-            GroupKey::Time(_) => None,
-        })
-        .collect();
+    let keys: Vec<&str> = tag_keys(&plan.preagg).map(String::as_str).collect();
     let mut tags: Vec<&str> = Vec::new();
     let mut fields: Vec<FieldId> = Vec::new();
     for (output, _) in &plan.outputs {

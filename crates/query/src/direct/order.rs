@@ -10,7 +10,7 @@ use std::cmp::Ordering;
 
 use super::DirectPlan;
 use super::shape::SortKey;
-use crate::preagg::groups::Groups;
+use crate::preagg::groups::{Groups, tag_keys};
 use crate::preagg::plan::GroupKey;
 
 /// The distinct values of one GROUP BY tag over every tag set, and each set's rank.
@@ -76,12 +76,7 @@ pub(super) fn key_slot(plan: &DirectPlan, group: usize) -> (bool, usize) {
 /// The groups in output order, at most `plan.limit` of them, with the ranks of every tag
 /// slot (by slot), which the tag columns are built from.
 pub(super) fn sorted<'g>(groups: &'g Groups, plan: &DirectPlan) -> (Vec<u32>, Vec<TagRanks<'g>>) {
-    let tag_slots = plan
-        .preagg
-        .groups
-        .iter()
-        .filter(|g| matches!(g, GroupKey::Tag(_)))
-        .count();
+    let tag_slots = tag_keys(&plan.preagg).count();
     let ranks: Vec<TagRanks<'g>> = (0..tag_slots).map(|s| TagRanks::new(groups, s)).collect();
     // The statement's keys, then each key it leaves out, tags before buckets: (is tag,
     // slot, how).
@@ -111,41 +106,37 @@ pub(super) fn sorted<'g>(groups: &'g Groups, plan: &DirectPlan) -> (Vec<u32>, Ve
     }
     let width = keys.len();
     let count = groups.len();
-    let mut codes: Vec<u64> = Vec::with_capacity(count * width);
-    for group in 0..count {
-        let tags = groups.tags_of(group);
-        let buckets = groups.buckets_of(group);
-        for (is_tag, slot, key) in &keys {
-            codes.push(if *is_tag {
-                ranks[*slot].code(tags, key)
-            } else {
-                bucket_code(buckets[*slot], key)
-            });
+    let code = |group: usize, (is_tag, slot, key): &(bool, usize, SortKey)| {
+        if *is_tag {
+            ranks[*slot].code(groups.tags_of(group), key)
+        } else {
+            bucket_code(groups.buckets_of(group)[*slot], key)
         }
-    }
+    };
     // Every group key is part of the code, so no two groups tie: unstable sorts give the
     // one order there is.
-    let mut order: Vec<u32> = if width <= 2 {
+    let order: Vec<u32> = if width <= 2 {
         // The common shapes (a bucket, a bucket and a tag): codes inline in the sorted
-        // items, compared without going through the code table.
+        // items, compared without going through a code table.
         let mut items: Vec<(u64, u64, u32)> = (0..count)
             .map(|g| {
-                let code = &codes[g * width..][..width];
-                let first = code.first().copied().unwrap_or(0);
-                (first, code.get(1).copied().unwrap_or(0), g as u32)
+                let first = keys.first().map_or(0, |k| code(g, k));
+                let second = keys.get(1).map_or(0, |k| code(g, k));
+                (first, second, g as u32)
             })
             .collect();
         sort_top(&mut items, plan.limit, Ord::cmp);
         items.into_iter().map(|(_, _, g)| g).collect()
     } else {
+        let codes: Vec<u64> = (0..count)
+            .flat_map(|g| keys.iter().map(move |k| (g, k)))
+            .map(|(g, k)| code(g, k))
+            .collect();
         let mut order: Vec<u32> = (0..count as u32).collect();
-        let code = |g: &u32| &codes[*g as usize * width..][..width];
-        sort_top(&mut order, plan.limit, |a, b| code(a).cmp(code(b)));
+        let codes_of = |g: &u32| &codes[*g as usize * width..][..width];
+        sort_top(&mut order, plan.limit, |a, b| codes_of(a).cmp(codes_of(b)));
         order
     };
-    if let Some(limit) = plan.limit {
-        order.truncate(limit);
-    }
     (order, ranks)
 }
 

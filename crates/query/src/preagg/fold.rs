@@ -16,7 +16,7 @@ use strata_storage::part::{ChunkMeta, PreAgg};
 use strata_storage::{Engine, ReadRequest, SeriesSummary};
 
 use super::bucket::{TimeKey, for_each_run};
-use super::groups::{Groups, time_keys};
+use super::groups::{Groups, tag_keys, time_keys};
 use super::plan::{AggKind, AggSpec, GroupKey, PreAggPlan, ValueSource};
 use super::row_value;
 use super::state::State;
@@ -84,13 +84,8 @@ impl<'p> Folder<'p> {
             let tags = groups.tag_set(Vec::new());
             groups.group(tags, &[]);
         }
-        let mut tag_keys: Vec<String> = plan
-            .groups
-            .iter()
-            .filter_map(|key| match key {
-                GroupKey::Tag(name) => Some(name.clone()),
-                GroupKey::Time(_) => None,
-            })
+        let mut tag_keys: Vec<String> = tag_keys(plan)
+            .cloned()
             .chain(plan.aggs.iter().filter_map(|spec| match &spec.source {
                 ValueSource::Tag(name) => Some(name.clone()),
                 _ => None,
@@ -147,19 +142,13 @@ impl<'p> Folder<'p> {
     pub(crate) fn add(&mut self, series: &SeriesSummary) -> DfResult<()> {
         self.chunks_preaggregated += series.chunks.len();
         self.rows_decoded += series.rest.rows();
-        let tag_values: Vec<Option<String>> = self
-            .plan
-            .groups
-            .iter()
-            .filter_map(|key| match key {
-                GroupKey::Tag(name) => Some(
-                    series
-                        .tags
-                        .iter()
-                        .find(|(k, _)| k == name)
-                        .map(|(_, v)| v.clone()),
-                ),
-                GroupKey::Time(_) => None,
+        let tag_values: Vec<Option<String>> = tag_keys(self.plan)
+            .map(|name| {
+                series
+                    .tags
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
             })
             .collect();
         let tags = self.groups.tag_set(tag_values);

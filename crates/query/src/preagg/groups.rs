@@ -206,19 +206,26 @@ impl Groups {
             .into_iter()
             .map(|values| self.tag_set(values))
             .collect();
-        let n = other.template.len();
         let mut states = other.states.into_iter();
         for group in 0..other.group_tags.len() {
             let tags = tag_map[other.group_tags[group] as usize];
             let buckets = &other.group_buckets[group * self.time_keys..][..self.time_keys];
             let into = self.group(tags, buckets);
-            for (state, spec) in self.states[into * n..(into + 1) * n].iter_mut().zip(aggs) {
+            for (state, spec) in self.states_mut(into).iter_mut().zip(aggs) {
                 if let Some(from) = states.next() {
                     state.merge(from, spec);
                 }
             }
         }
     }
+}
+
+/// The tag keys of `plan`'s GROUP BY, in order.
+pub(crate) fn tag_keys(plan: &PreAggPlan) -> impl Iterator<Item = &String> {
+    plan.groups.iter().filter_map(|key| match key {
+        GroupKey::Tag(name) => Some(name),
+        GroupKey::Time(_) => None,
+    })
 }
 
 /// The time keys of `plan`'s GROUP BY, in order.
