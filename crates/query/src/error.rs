@@ -2,6 +2,7 @@
 //! DataFusion knows it, the position in the statement.
 
 use datafusion::common::DataFusionError;
+use datafusion::sql::sqlparser::parser::ParserError;
 use strata_storage::StorageError;
 
 /// A place in a statement: line and column, both from 1.
@@ -137,10 +138,13 @@ impl From<DataFusionError> for QueryError {
         let message = err.strip_backtrace();
         let root = err.find_root();
         match root {
-            DataFusionError::SQL(..) => QueryError::Syntax {
-                position: position.or_else(|| parser_position(&message)),
-                message,
-            },
+            DataFusionError::SQL(parser, _) => {
+                let text = parser_text(parser);
+                QueryError::Syntax {
+                    position: position.or_else(|| parser_position(&text)),
+                    message: without_position(&text).to_string(),
+                }
+            }
             DataFusionError::Plan(_) | DataFusionError::SchemaError(..) => {
                 QueryError::Plan { message, position }
             }
@@ -176,6 +180,24 @@ fn err_into_storage(err: DataFusionError) -> Result<StorageError, String> {
     }
 }
 
+/// The parser's own words ("Expected: …, found: …"), without DataFusion's wrapping of
+/// them in `SQL error: ParserError("…")`.
+fn parser_text(error: &ParserError) -> String {
+    match error {
+        ParserError::ParserError(text) | ParserError::TokenizerError(text) => text.clone(),
+        ParserError::RecursionLimitExceeded => "statement nested too deeply".to_string(),
+    }
+}
+
+/// `message` without the ` at Line: L, Column: C` that sqlparser ends it with: the error
+/// carries the position on its own, and every output shows it.
+fn without_position(message: &str) -> &str {
+    match message.rfind(" at Line: ") {
+        Some(at) if parser_position(&message[at..]).is_some() => &message[..at],
+        _ => message,
+    }
+}
+
 /// sqlparser ends its messages with `at Line: L, Column: C`.
 fn parser_position(message: &str) -> Option<Position> {
     let at = message.rfind("Line: ")?;
@@ -204,5 +226,23 @@ mod tests {
             })
         );
         assert_eq!(parser_position("no position here"), None);
+    }
+
+    #[test]
+    fn syntax_errors_read_as_the_parser_wrote_them_without_the_position() {
+        let err = QueryError::from(DataFusionError::SQL(
+            Box::new(ParserError::ParserError(
+                "Expected: ), found: 4 at Line: 3, Column: 6".to_string(),
+            )),
+            None,
+        ));
+        assert_eq!(err.to_string(), "syntax error: Expected: ), found: 4");
+        assert_eq!(err.position(), Some(Position { line: 3, column: 6 }));
+        // A message without a position keeps its words.
+        assert_eq!(
+            without_position("Expected: x at Line: y"),
+            "Expected: x at Line: y"
+        );
+        assert_eq!(without_position("no position"), "no position");
     }
 }
