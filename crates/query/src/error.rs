@@ -140,9 +140,10 @@ impl From<DataFusionError> for QueryError {
         match root {
             DataFusionError::SQL(parser, _) => {
                 let text = parser_text(parser);
+                let (words, at) = split_position(&text);
                 QueryError::Syntax {
-                    position: position.or_else(|| parser_position(&text)),
-                    message: without_position(&text).to_string(),
+                    position: position.or(at),
+                    message: words.to_string(),
                 }
             }
             DataFusionError::Plan(_) | DataFusionError::SchemaError(..) => {
@@ -189,25 +190,26 @@ fn parser_text(error: &ParserError) -> String {
     }
 }
 
-/// `message` without the ` at Line: L, Column: C` that sqlparser ends it with: the error
-/// carries the position on its own, and every output shows it.
-fn without_position(message: &str) -> &str {
-    match message.rfind(" at Line: ") {
-        Some(at) if parser_position(&message[at..]).is_some() => &message[..at],
-        _ => message,
+/// sqlparser ends its messages with ` at Line: L, Column: C`: the words before it, and the
+/// position, when the message has one (the error carries the position on its own, and
+/// every output shows it); the whole message and `None` otherwise.
+fn split_position(message: &str) -> (&str, Option<Position>) {
+    const AT: &str = " at Line: ";
+    let Some(at) = message.rfind(AT) else {
+        return (message, None);
+    };
+    let position = (|| {
+        let (line, rest) = message[at + AT.len()..].split_once(", Column: ")?;
+        let column: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        Some(Position {
+            line: line.trim().parse().ok()?,
+            column: column.parse().ok()?,
+        })
+    })();
+    match position {
+        Some(_) => (&message[..at], position),
+        None => (message, None),
     }
-}
-
-/// sqlparser ends its messages with `at Line: L, Column: C`.
-fn parser_position(message: &str) -> Option<Position> {
-    let at = message.rfind("Line: ")?;
-    let rest = &message[at + "Line: ".len()..];
-    let (line, rest) = rest.split_once(", Column: ")?;
-    let column: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    Some(Position {
-        line: line.trim().parse().ok()?,
-        column: column.parse().ok()?,
-    })
 }
 
 #[cfg(test)]
@@ -217,15 +219,16 @@ mod tests {
     #[test]
     fn parser_positions_are_read_from_the_message() {
         assert_eq!(
-            parser_position(
+            split_position(
                 "sql parser error: Expected: end of statement, found: x at Line: 2, Column: 17"
-            ),
+            )
+            .1,
             Some(Position {
                 line: 2,
                 column: 17
             })
         );
-        assert_eq!(parser_position("no position here"), None);
+        assert_eq!(split_position("no position here").1, None);
     }
 
     #[test]
@@ -240,9 +243,9 @@ mod tests {
         assert_eq!(err.position(), Some(Position { line: 3, column: 6 }));
         // A message without a position keeps its words.
         assert_eq!(
-            without_position("Expected: x at Line: y"),
-            "Expected: x at Line: y"
+            split_position("Expected: x at Line: y"),
+            ("Expected: x at Line: y", None)
         );
-        assert_eq!(without_position("no position"), "no position");
+        assert_eq!(split_position("no position"), ("no position", None));
     }
 }
