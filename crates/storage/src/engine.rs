@@ -606,6 +606,23 @@ impl Engine {
         Ok(dropped)
     }
 
+    /// `CREATE DATABASE`: `database` exists (durably) from now on, with no tables yet.
+    /// Returns whether it was new.
+    pub fn create_database(&self, database: &str) -> Result<bool, StorageError> {
+        self.inner.catalog.create_database(database)
+    }
+
+    /// `DROP DATABASE`: drops every table of `database` (as [`Engine::drop_table`]) and
+    /// forgets the database. Returns whether it existed.
+    pub fn drop_database(&self, database: &str) -> Result<bool, StorageError> {
+        let mut existed = false;
+        for table in self.inner.catalog.tables(database) {
+            existed |= self.drop_table(database, &table.name)?.is_some();
+        }
+        existed |= self.inner.catalog.forget_database(database)?;
+        Ok(existed)
+    }
+
     /// The distinct values of tag `key` over the series of table `table` in every shard,
     /// sorted; from the series indexes, without reading rows. Values of series whose rows
     /// have all expired stay listed (as InfluxDB's `SHOW TAG VALUES` does).
@@ -617,6 +634,31 @@ impl Engine {
         values.sort_unstable();
         values.dedup();
         values
+    }
+
+    /// The tag keys used by the series of table `table` in every shard, sorted and
+    /// distinct; from the series indexes.
+    pub fn tag_keys(&self, table: TableId) -> Vec<String> {
+        let mut keys: Vec<String> = Vec::new();
+        for shard in &self.inner.shards {
+            keys.extend(shard.tag_keys(table));
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    /// The tag set of every series of table `table` (each sorted by key, the list sorted
+    /// and distinct), from the series indexes without reading rows. Like
+    /// [`Engine::tag_values`], series whose rows have all expired stay listed.
+    pub fn series_tags(&self, table: TableId) -> Vec<Vec<(String, String)>> {
+        let mut series: Vec<Vec<(String, String)>> = Vec::new();
+        for shard in &self.inner.shards {
+            series.extend(shard.series_tags(table));
+        }
+        series.sort_unstable();
+        series.dedup();
+        series
     }
 
     fn stop_threads(&mut self) {

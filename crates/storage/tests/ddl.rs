@@ -296,3 +296,41 @@ fn tag_values_come_from_every_shard() {
     // Series of every shard are listed, not just one shard's.
     assert!(engine.shard_count() > 1);
 }
+
+/// `CREATE DATABASE` makes a database that exists with no table, across a restart;
+/// `DROP DATABASE` drops its tables and forgets it; series and tag keys are listed from
+/// the indexes.
+#[test]
+fn databases_are_created_and_dropped_durably() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let engine = open(dir.path());
+        assert!(engine.create_database("empty").unwrap());
+        assert!(!engine.create_database("empty").unwrap(), "second create is a no-op");
+        write(&engine, &rows("cpu", &["a", "b"], 4, 0));
+        write(&engine, "cpu,host=c,rack=r1 v=1i 7\n");
+        assert_eq!(engine.catalog().databases(), ["db", "empty"]);
+        let cpu = engine.table("db", "cpu").unwrap();
+        assert_eq!(engine.tag_keys(cpu.id), ["host", "rack"]);
+        let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+        assert_eq!(
+            engine.series_tags(cpu.id),
+            vec![
+                vec![pair("host", "a")],
+                vec![pair("host", "b")],
+                vec![pair("host", "c"), pair("rack", "r1")],
+            ]
+        );
+        engine.close().unwrap();
+    }
+    let engine = open(dir.path());
+    assert_eq!(engine.catalog().databases(), ["db", "empty"]);
+    assert!(engine.drop_database("db").unwrap());
+    assert!(engine.drop_database("empty").unwrap());
+    assert!(!engine.drop_database("never").unwrap());
+    assert!(engine.catalog().databases().is_empty());
+    assert!(engine.table("db", "cpu").is_none());
+    engine.close().unwrap();
+    let engine = open(dir.path());
+    assert!(engine.catalog().databases().is_empty());
+}

@@ -173,6 +173,46 @@ impl Catalog {
     }
 }
 
+impl Catalog {
+    /// `CREATE DATABASE`: records `database` durably so it exists before it holds a table.
+    /// Creating one that exists is not an error (InfluxDB's behaviour). Returns whether it
+    /// was new.
+    pub fn create_database(&self, database: &str) -> Result<bool, StorageError> {
+        if database.is_empty() {
+            return Err(StorageError::Invalid("a database name is needed".into()));
+        }
+        let mut persisted = self.persisted_version.lock();
+        let mut state = self.state.write();
+        if !state.databases.insert(database.to_string()) {
+            return Ok(false);
+        }
+        state.version += 1;
+        if let Err(e) = file::store(&self.path, &file::encode(&state)) {
+            state.databases.remove(database);
+            return Err(e);
+        }
+        *persisted = state.version;
+        Ok(true)
+    }
+
+    /// `DROP DATABASE`: forgets `database`'s explicit entry; the caller drops its tables
+    /// ([`Catalog::drop_table`]) first. Returns whether there was an entry.
+    pub fn forget_database(&self, database: &str) -> Result<bool, StorageError> {
+        let mut persisted = self.persisted_version.lock();
+        let mut state = self.state.write();
+        if !state.databases.remove(database) {
+            return Ok(false);
+        }
+        state.version += 1;
+        if let Err(e) = file::store(&self.path, &file::encode(&state)) {
+            state.databases.insert(database.to_string());
+            return Err(e);
+        }
+        *persisted = state.version;
+        Ok(true)
+    }
+}
+
 /// Column names of a definition: not empty, not `time`, each declared once.
 fn check_definition(table: &str, definition: &TableDefinition) -> Result<(), SchemaError> {
     let error = |name: &str, reason: &'static str| SchemaError::ColumnName {

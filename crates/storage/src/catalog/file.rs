@@ -4,7 +4,9 @@
 //! Version 2 (written): `{"tables": [{"id", "database", "name", "tags", "fields",
 //! "dropped"}]}`; `dropped` is present (and `true`) only on tables removed by
 //! `DROP TABLE`, which keep their entry, with no tags or fields, so that their id is never
-//! given again. Version 1 (read only) is the same without `dropped`.
+//! given again. Version 3 adds `"databases"`: the databases made by `CREATE DATABASE`, which
+//! exist before (and after) they hold a table; versions 1 and 2 (read only) lack it, and
+//! version 1 also lacks `dropped`.
 
 use std::path::Path;
 
@@ -19,7 +21,7 @@ use crate::model::TableId;
 /// Kind named in the file header.
 const CATALOG_KIND: &str = "catalog";
 /// Format version written; bump on any incompatible change.
-const CATALOG_FORMAT_VERSION: u32 = 2;
+const CATALOG_FORMAT_VERSION: u32 = 3;
 /// Oldest version still read.
 const OLDEST_READABLE_VERSION: u32 = 1;
 
@@ -27,6 +29,9 @@ const OLDEST_READABLE_VERSION: u32 = 1;
 #[derive(Serialize, Deserialize)]
 pub(super) struct CatalogFile {
     tables: Vec<TableFile>,
+    /// Version 3: databases created explicitly, sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    databases: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -87,6 +92,7 @@ pub(super) fn encode(state: &State) -> CatalogFile {
                 }
             })
             .collect(),
+        databases: state.databases.iter().cloned().collect(),
     }
 }
 
@@ -135,6 +141,10 @@ fn decode(path: &Path, version: u32, file: CatalogFile) -> Result<State, Storage
             fields: table.fields,
         });
     }
+    if !file.databases.is_empty() && version < 3 {
+        return Err(corrupt(format!("a version {version} file lists databases")));
+    }
+    state.databases = file.databases.into_iter().collect();
     state.dropped = dropped;
     Ok(state)
 }
@@ -162,16 +172,47 @@ mod tests {
         assert_eq!(state.by_name.get(&("db".into(), "cpu".into())), Some(&0));
         assert!(state.dropped.is_empty());
 
-        // Rewritten as version 2, a dropped table keeps its id but loses its columns.
+        // Rewritten as version 3, a dropped table keeps its id but loses its columns.
         let mut state = state;
         state.dropped.insert(0);
         state.by_name.clear();
         store(&path, &encode(&state)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("STRATA catalog v2 "), "{text}");
+        assert!(text.starts_with("STRATA catalog v3 "), "{text}");
+        assert!(!text.contains("databases"), "no empty list is written: {text}");
         let reread = load(&path).unwrap().unwrap();
         assert!(reread.dropped.contains(0));
         assert!(reread.by_name.is_empty());
         assert!(reread.tables[0].fields.is_empty());
+    }
+
+    /// Version 3 keeps databases made by `CREATE DATABASE`; an older file listing them is
+    /// corrupt, not silently read.
+    #[test]
+    fn created_databases_round_trip_and_need_version_3() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.json");
+        let mut state = State::default();
+        state.databases.insert("empty".into());
+        state.databases.insert("alpha".into());
+        store(&path, &encode(&state)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("STRATA catalog v3 "), "{text}");
+        assert!(text.contains("\"databases\""), "{text}");
+        let reread = load(&path).unwrap().unwrap();
+        assert_eq!(
+            reread.databases.iter().collect::<Vec<_>>(),
+            ["alpha", "empty"]
+        );
+
+        let body = r#"{"tables":[],"databases":["x"]}"#;
+        let header = format!(
+            "STRATA catalog v2 len={} crc32={:08x}\n",
+            body.len(),
+            crc32fast::hash(body.as_bytes())
+        );
+        std::fs::write(&path, format!("{header}{body}")).unwrap();
+        let err = load(&path).expect_err("a v2 file with databases");
+        assert!(err.to_string().contains("lists databases"), "{err}");
     }
 }

@@ -111,6 +111,8 @@ struct State {
     by_name: HashMap<(String, String), TableId>,
     /// Ids of dropped tables (their entries stay in `tables`: ids are never reused).
     dropped: RoaringBitmap,
+    /// Databases made by `CREATE DATABASE` (a database also exists while it has a table).
+    databases: std::collections::BTreeSet<String>,
     /// Bumped on every change; the file holds `persisted_version`.
     version: u64,
 }
@@ -172,7 +174,7 @@ impl Catalog {
         tables
     }
 
-    /// Every database name with at least one table, sorted.
+    /// Every database: created explicitly, or with at least one table; sorted.
     pub fn databases(&self) -> Vec<String> {
         let state = self.state.read();
         let mut names: Vec<String> = state
@@ -180,6 +182,7 @@ impl Catalog {
             .iter()
             .filter(|t| !state.dropped.contains(t.id))
             .map(|t| t.database.clone())
+            .chain(state.databases.iter().cloned())
             .collect();
         names.sort();
         names.dedup();

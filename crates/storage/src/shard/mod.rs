@@ -357,6 +357,24 @@ impl Shard {
     pub fn tag_values(&self, table: TableId, key: &str) -> Vec<String> {
         self.state.lock().index.tag_values(table, key)
     }
+
+    /// The tag keys used by `table`'s series of this shard, sorted (from the series index).
+    pub fn tag_keys(&self, table: TableId) -> Vec<String> {
+        self.state.lock().index.tag_keys(table)
+    }
+
+    /// The tag set of each of `table`'s series in this shard, each sorted by key (from the
+    /// series index: no data is read).
+    pub fn series_tags(&self, table: TableId) -> Vec<Vec<(String, String)>> {
+        let state = self.state.lock();
+        let index = &state.index;
+        index
+            .series_of_table(table)
+            .iter()
+            .filter_map(|id| index.tags_of(id))
+            .map(|tags| tags.map(|(k, v)| (k.to_owned(), v.to_owned())).collect())
+            .collect()
+    }
 }
 
 /// Applies replayed WAL batches to the series index and memtable.
