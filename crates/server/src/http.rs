@@ -40,6 +40,8 @@ pub(crate) struct AppState {
     pub query: Arc<QueryEngine>,
     pub metrics: Arc<Metrics>,
     pub config: Arc<ServerConfig>,
+    /// When the server started (the engine's clock), for `SHOW DIAGNOSTICS`.
+    pub started_ns: i64,
 }
 
 pub(crate) type Shared = Arc<AppState>;
@@ -52,6 +54,10 @@ pub(crate) fn router(state: Shared) -> Router {
         .route("/write", post(write_v1))
         .route("/api/v2/write", post(write_v2))
         .route("/sql", get(crate::sql::sql_get).post(crate::sql::sql_post))
+        .route(
+            "/query",
+            get(crate::influxql::query_get).post(crate::influxql::query_post),
+        )
         .route("/ping", get(ping).head(ping))
         .route("/health", get(health))
         .route("/metrics", get(metrics))
@@ -68,6 +74,7 @@ async fn track(State(state): State<Shared>, request: Request, next: Next) -> Res
         "/write" => "write",
         "/api/v2/write" => "api_v2_write",
         "/sql" => "sql",
+        "/query" => "query",
         "/ping" => "ping",
         "/health" => "health",
         "/metrics" => "metrics",

@@ -7,6 +7,8 @@
 //! - [`error`]: [`ServerError`], [`ApiError`] and the one error → HTTP status mapping.
 //! - `http`: the axum router — `/write`, `/api/v2/write`, `/sql`, `/ping`, `/health`,
 //!   `/metrics`.
+//! - `influxql`: `/query`, InfluxDB 1.x's query API (InfluxQL statements parsed by
+//!   `strata-influxql`, `SELECT` run as SQL through the same query engine as `/sql`).
 //! - `sql`: `/sql`, one statement through the shared [`strata_query::QueryEngine`], its
 //!   result streamed batch by batch; `sql_format` (json, csv, Arrow IPC) and `sql_cells`
 //!   (one column's values as text) encode it.
@@ -29,6 +31,7 @@ pub mod metrics;
 
 mod auth;
 mod http;
+mod influxql;
 mod sql;
 mod sql_cells;
 mod sql_format;
@@ -165,6 +168,7 @@ pub async fn serve(
         query,
         metrics: Arc::clone(&metrics),
         config: Arc::clone(&config),
+        started_ns: engine.now_ns(),
     });
     let router = http::router(state);
     tracing::info!(

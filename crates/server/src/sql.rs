@@ -142,7 +142,7 @@ pub(crate) async fn sql_post(
 }
 
 /// The request body, refused past `limit` bytes.
-async fn read_statement(mut body: Body, limit: usize) -> Result<Vec<u8>, ApiError> {
+pub(crate) async fn read_statement(mut body: Body, limit: usize) -> Result<Vec<u8>, ApiError> {
     let mut out = Vec::new();
     while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
         let frame =

@@ -1,0 +1,332 @@
+//! Answers in InfluxDB 1.x's formats: its JSON (`{"results":[{"statement_id":0,"series":[…]}]}`,
+//! whole or `chunked`) and its CSV (`Accept: application/csv`).
+//!
+//! Numbers are written as Go's `encoding/json` writes them, because clients compare the
+//! text: a float that is whole is `12` (not `12.0`), large and tiny ones use an exponent
+//! (`1e+21`, `1e-7`). Times are RFC 3339 with the fraction's trailing zeros cut (Go's
+//! `RFC3339Nano`), or integers in the `epoch` unit.
+
+use std::io::Write;
+
+use super::result::{Series, StatementResult, Value};
+use crate::sql_cells::{csv_field, json_string, write_rfc3339};
+
+/// How timestamps are written: RFC 3339, or an integer count of a unit since the epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Epoch {
+    /// `2016-01-01T00:00:00Z` (no `epoch` parameter).
+    Rfc3339,
+    /// Integer units of this many nanoseconds (`epoch=ns|u|µ|ms|s|m|h`).
+    Units(i64),
+}
+
+impl Epoch {
+    /// The `epoch` query parameter; `None` for an unknown unit.
+    pub(crate) fn parse(text: Option<&str>) -> Option<Epoch> {
+        let nanos = match text {
+            None | Some("") => return Some(Epoch::Rfc3339),
+            Some("ns" | "n") => 1,
+            Some("u" | "µ" | "us") => 1_000,
+            Some("ms") => 1_000_000,
+            Some("s") => 1_000_000_000,
+            Some("m") => 60_000_000_000,
+            Some("h") => 3_600_000_000_000,
+            Some(_) => return None,
+        };
+        Some(Epoch::Units(nanos))
+    }
+}
+
+/// Writes `{"results":[…]}` for the statements' results.
+pub(crate) fn json_results(results: &[StatementResult], epoch: Epoch, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"results\":[");
+    for (i, result) in results.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json_result(result, epoch, false, out);
+    }
+    out.extend_from_slice(b"]}");
+}
+
+/// One `{"results":[…]}` line of a chunked answer: `result` with `"partial":true` unless it
+/// is the statement's last chunk.
+pub(crate) fn json_chunk(result: &StatementResult, epoch: Epoch, partial: bool, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"results\":[");
+    json_result(result, epoch, partial, out);
+    out.extend_from_slice(b"]}\n");
+}
+
+/// A top-level error, `{"error":"…"}` (InfluxDB's shape for a query that did not parse).
+pub(crate) fn json_error(message: &str) -> Vec<u8> {
+    let mut out = b"{\"error\":".to_vec();
+    json_string(message, &mut out);
+    out.push(b'}');
+    out
+}
+
+fn json_result(result: &StatementResult, epoch: Epoch, partial: bool, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"statement_id\":");
+    let _ = write!(out, "{}", result.statement_id);
+    if let Some(error) = &result.error {
+        out.extend_from_slice(b",\"error\":");
+        json_string(error, out);
+    } else if !result.series.is_empty() {
+        out.extend_from_slice(b",\"series\":[");
+        for (i, series) in result.series.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            json_series(series, epoch, out);
+        }
+        out.push(b']');
+    }
+    if partial {
+        out.extend_from_slice(b",\"partial\":true");
+    }
+    out.push(b'}');
+}
+
+fn json_series(series: &Series, epoch: Epoch, out: &mut Vec<u8>) {
+    out.push(b'{');
+    if !series.name.is_empty() {
+        out.extend_from_slice(b"\"name\":");
+        json_string(&series.name, out);
+        out.push(b',');
+    }
+    if !series.tags.is_empty() {
+        out.extend_from_slice(b"\"tags\":{");
+        for (i, (key, value)) in series.tags.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            json_string(key, out);
+            out.push(b':');
+            json_string(value, out);
+        }
+        out.extend_from_slice(b"},");
+    }
+    out.extend_from_slice(b"\"columns\":[");
+    for (i, column) in series.columns.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json_string(column, out);
+    }
+    out.push(b']');
+    if !series.values.is_empty() {
+        out.extend_from_slice(b",\"values\":[");
+        for (i, row) in series.values.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.push(b'[');
+            for (j, value) in row.iter().enumerate() {
+                if j > 0 {
+                    out.push(b',');
+                }
+                json_value(value, epoch, out);
+            }
+            out.push(b']');
+        }
+        out.push(b']');
+    }
+    out.push(b'}');
+}
+
+fn json_value(value: &Value, epoch: Epoch, out: &mut Vec<u8>) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Float(v) => go_float(*v, out),
+        Value::Integer(v) => {
+            let _ = write!(out, "{v}");
+        }
+        Value::Unsigned(v) => {
+            let _ = write!(out, "{v}");
+        }
+        Value::String(s) => json_string(s, out),
+        Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Time(t) => match epoch {
+            Epoch::Rfc3339 => {
+                out.push(b'"');
+                rfc3339_nano(*t, out);
+                out.push(b'"');
+            }
+            Epoch::Units(unit) => {
+                let _ = write!(out, "{}", t.div_euclid(unit));
+            }
+        },
+    }
+}
+
+/// `nanos` as Go's `time.RFC3339Nano`: the fraction without trailing zeros, none if zero.
+pub(crate) fn rfc3339_nano(nanos: i64, out: &mut Vec<u8>) {
+    let start = out.len();
+    write_rfc3339(nanos, out);
+    // write_rfc3339 ends with `.nnnnnnnnnZ`; drop the fraction's trailing zeros (and the
+    // dot when nothing is left).
+    let z = out.len() - 1;
+    let mut end = z;
+    while end > start && out[end - 1] == b'0' {
+        end -= 1;
+    }
+    if out[end - 1] == b'.' {
+        end -= 1;
+    }
+    out.truncate(end);
+    out.push(b'Z');
+}
+
+/// A float as Go's `encoding/json` writes it: shortest round-trip digits, no `.0` on whole
+/// numbers, exponent form (`1e+21`, `1.5e-7`) below 1e-6 and from 1e21 on. Non-finite
+/// values (which InfluxDB cannot encode at all) are `null`.
+pub(crate) fn go_float(value: f64, out: &mut Vec<u8>) {
+    if !value.is_finite() {
+        out.extend_from_slice(b"null");
+        return;
+    }
+    let abs = value.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        // Rust writes `1e21` / `1.5e-7`; Go writes `1e+21` / `1.5e-07`, then encoding/json
+        // trims the exponent's leading zero back to `1.5e-7`.
+        let text = format!("{value:e}");
+        match text.split_once('e') {
+            Some((mantissa, exponent)) if !exponent.starts_with('-') => {
+                let _ = write!(out, "{mantissa}e+{exponent}");
+            }
+            _ => out.extend_from_slice(text.as_bytes()),
+        }
+    } else {
+        let _ = write!(out, "{value}");
+    }
+}
+
+/// The answer as InfluxDB's CSV: for each series a `name,tags,<columns>` header when the
+/// columns change, then `name,tag=v,…,<values>` rows; times are integers (nanoseconds
+/// unless `epoch` says otherwise), as InfluxDB writes them.
+pub(crate) fn csv_results(results: &[StatementResult], epoch: Epoch, out: &mut Vec<u8>) {
+    let epoch = match epoch {
+        Epoch::Rfc3339 => Epoch::Units(1),
+        units => units,
+    };
+    let mut header: Option<&[String]> = None;
+    for result in results {
+        if let Some(error) = &result.error {
+            out.extend_from_slice(b"error\n");
+            csv_field(error, out);
+            out.push(b'\n');
+            header = None;
+            continue;
+        }
+        for series in &result.series {
+            if header != Some(series.columns.as_slice()) {
+                if header.is_some() {
+                    out.push(b'\n');
+                }
+                out.extend_from_slice(b"name,tags");
+                for column in &series.columns {
+                    out.push(b',');
+                    csv_field(column, out);
+                }
+                out.push(b'\n');
+                header = Some(series.columns.as_slice());
+            }
+            let tags = series
+                .tags
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",");
+            for row in &series.values {
+                csv_field(&series.name, out);
+                out.push(b',');
+                csv_field(&tags, out);
+                for value in row {
+                    out.push(b',');
+                    csv_value(value, epoch, out);
+                }
+                out.push(b'\n');
+            }
+        }
+    }
+}
+
+fn csv_value(value: &Value, epoch: Epoch, out: &mut Vec<u8>) {
+    match value {
+        Value::Null => {}
+        Value::String(s) => csv_field(s, out),
+        other => json_value(other, epoch, out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn float(v: f64) -> String {
+        let mut out = Vec::new();
+        go_float(v, &mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    fn time(nanos: i64) -> String {
+        let mut out = Vec::new();
+        rfc3339_nano(nanos, &mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    #[test]
+    fn floats_read_as_go_writes_them() {
+        assert_eq!(float(12.0), "12");
+        assert_eq!(float(12.5), "12.5");
+        assert_eq!(float(-0.1), "-0.1");
+        assert_eq!(float(1e21), "1e+21");
+        assert_eq!(float(1.5e-7), "1.5e-7");
+        assert_eq!(float(0.000001), "0.000001");
+        assert_eq!(float(123456789012345680000.0), "123456789012345680000");
+        assert_eq!(float(0.0), "0");
+        assert_eq!(float(f64::NAN), "null");
+    }
+
+    #[test]
+    fn times_are_rfc3339_nano() {
+        assert_eq!(time(0), "1970-01-01T00:00:00Z");
+        assert_eq!(time(1_451_606_400_000_000_000), "2016-01-01T00:00:00Z");
+        assert_eq!(time(1_451_606_400_500_000_000), "2016-01-01T00:00:00.5Z");
+        assert_eq!(
+            time(1_451_606_400_000_000_001),
+            "2016-01-01T00:00:00.000000001Z"
+        );
+        assert_eq!(time(-1), "1969-12-31T23:59:59.999999999Z");
+    }
+
+    #[test]
+    fn epochs() {
+        assert_eq!(Epoch::parse(None), Some(Epoch::Rfc3339));
+        assert_eq!(Epoch::parse(Some("ms")), Some(Epoch::Units(1_000_000)));
+        assert_eq!(Epoch::parse(Some("µ")), Some(Epoch::Units(1_000)));
+        assert_eq!(Epoch::parse(Some("x")), None);
+    }
+
+    #[test]
+    fn json_shape() {
+        let mut series = Series::new("cpu", &["time", "mean"]);
+        series.tags = vec![("host".into(), "a".into())];
+        series.values = vec![vec![Value::Time(0), Value::Float(1.5)]];
+        let results = [
+            StatementResult {
+                statement_id: 0,
+                series: vec![series],
+                error: None,
+            },
+            StatementResult::default(),
+            StatementResult::failed(2, "boom"),
+        ];
+        let mut out = Vec::new();
+        json_results(&results, Epoch::Units(1_000_000), &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap_or_default(),
+            r#"{"results":[{"statement_id":0,"series":[{"name":"cpu","tags":{"host":"a"},"columns":["time","mean"],"values":[[0,1.5]]}]},{"statement_id":0},{"statement_id":2,"error":"boom"}]}"#
+        );
+    }
+}

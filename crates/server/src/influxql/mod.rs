@@ -1,0 +1,267 @@
+//! `/query`: InfluxDB 1.x's query API. InfluxQL statements are parsed by
+//! `strata-influxql`, then metadata and management statements are answered from the
+//! catalog (`meta`) and `SELECT`s run as SQL through the shared
+//! [`strata_query::QueryEngine`] (`select`), the same entry point as `/sql`.
+//!
+//! `GET|POST /query?q=&db=&epoch=&chunked=&chunk_size=&pretty=&params= (q and the others
+//! also in a form body) → auth → parse (400 {"error": "error parsing query: …"}) → each
+//! statement in order → results (an error is that statement's, the others still run) →
+//! InfluxDB's JSON, whole or one line per chunk, or CSV with Accept: application/csv`.
+//! Reference and differences from InfluxDB: `docs/influxql.md`.
+
+mod encode;
+mod meta;
+mod result;
+mod select;
+
+use std::collections::HashMap;
+
+use axum::body::Body;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use strata_influxql::{Param, Statement};
+
+use crate::auth;
+use crate::error::ApiError;
+use crate::http::{Params, Shared};
+use encode::Epoch;
+use result::{Series, StatementResult};
+
+/// Rows per chunk of a `chunked=true` answer without `chunk_size` (InfluxDB's default).
+const DEFAULT_CHUNK_ROWS: usize = 10_000;
+
+/// `GET /query`.
+pub(crate) async fn query_get(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    params: Params,
+) -> Response {
+    match params {
+        Ok(Query(params)) => run(&state, &headers, params).await,
+        Err(e) => error_response(StatusCode::BAD_REQUEST, &e.body_text()),
+    }
+}
+
+/// `POST /query`: parameters in the query string, or in an
+/// `application/x-www-form-urlencoded` body (the InfluxDB clients' way for long queries).
+pub(crate) async fn query_post(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    params: Params,
+    body: Body,
+) -> Response {
+    let mut params = match params {
+        Ok(Query(params)) => params,
+        Err(e) => return error_response(StatusCode::BAD_REQUEST, &e.body_text()),
+    };
+    let bytes = match crate::sql::read_statement(body, state.config.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(e) => return e.into_response(),
+    };
+    let is_form = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+    if is_form && !bytes.is_empty() {
+        match serde_urlencoded::from_bytes::<Vec<(String, String)>>(&bytes) {
+            Ok(pairs) => params.extend(pairs),
+            Err(e) => {
+                return error_response(
+                    StatusCode::BAD_REQUEST,
+                    &format!("cannot read form body: {e}"),
+                );
+            }
+        }
+    }
+    run(&state, &headers, params).await
+}
+
+fn error_response(status: StatusCode, message: &str) -> Response {
+    let mut response = (status, encode::json_error(message)).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// `params={"name": value}`: values bound to `$name` placeholders.
+fn bound_params(text: Option<&String>) -> Result<HashMap<String, Param>, String> {
+    let Some(text) = text.filter(|t| !t.is_empty()) else {
+        return Ok(HashMap::new());
+    };
+    let object: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(text).map_err(|e| format!("error parsing query parameters: {e}"))?;
+    object
+        .into_iter()
+        .map(|(name, value)| {
+            let param = match value {
+                serde_json::Value::Bool(b) => Param::Boolean(b),
+                serde_json::Value::String(s) => Param::String(s),
+                serde_json::Value::Number(n) => match n.as_i64() {
+                    Some(i) => Param::Integer(i),
+                    None => Param::Float(n.as_f64().unwrap_or(f64::NAN)),
+                },
+                other => {
+                    return Err(format!(
+                        "error parsing query parameters: unsupported value for {name}: {other}"
+                    ));
+                }
+            };
+            Ok((name, param))
+        })
+        .collect()
+}
+
+async fn run(state: &Shared, headers: &HeaderMap, params: HashMap<String, String>) -> Response {
+    if let Err(e) = auth::check(state.config.auth_token.as_deref(), headers, &params) {
+        return error_response(e.status(), &e.to_string());
+    }
+    let Some(text) = params.get("q").filter(|q| !q.trim().is_empty()) else {
+        return error_response(StatusCode::BAD_REQUEST, "missing required parameter \"q\"");
+    };
+    let Some(epoch) = Epoch::parse(params.get("epoch").map(String::as_str)) else {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            "invalid epoch: use ns, u, µ, ms, s, m or h",
+        );
+    };
+    let bound = match bound_params(params.get("params")) {
+        Ok(bound) => bound,
+        Err(e) => return error_response(StatusCode::BAD_REQUEST, &e),
+    };
+    let query = match strata_influxql::parse_query(text, &bound) {
+        Ok(query) => query,
+        Err(e) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                &format!("error parsing query: {e}"),
+            );
+        }
+    };
+    let database = params
+        .get("db")
+        .map(String::as_str)
+        .filter(|d| !d.is_empty());
+    let now_ns = state.engine.now_ns();
+    let context = select::Context {
+        query: &state.query,
+        engine: &state.engine,
+        database,
+        now_ns,
+    };
+    let mut results = Vec::with_capacity(query.statements.len());
+    for (id, statement) in query.statements.iter().enumerate() {
+        let answer = execute(&context, state, statement).await;
+        results.push(match answer {
+            Ok(series) => StatementResult {
+                statement_id: id,
+                series,
+                error: None,
+            },
+            Err(error) => StatementResult::failed(id, error),
+        });
+    }
+    respond(headers, &params, epoch, &results)
+}
+
+async fn execute(
+    context: &select::Context<'_>,
+    state: &Shared,
+    statement: &Statement,
+) -> Result<Vec<Series>, String> {
+    let started = state.started_ns;
+    let engine = &state.engine;
+    // Metadata statements read in-memory indexes; management ones write the small catalog.
+    if let Some(done) = meta::execute(engine, context.database, statement, started) {
+        return done;
+    }
+    match statement {
+        Statement::Select(select) => select::select(context, select).await,
+        _ => Err("statement not supported".into()),
+    }
+}
+
+fn respond(
+    headers: &HeaderMap,
+    params: &HashMap<String, String>,
+    epoch: Epoch,
+    results: &[StatementResult],
+) -> Response {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let (content_type, body) = if accept.contains("application/csv") || accept.contains("text/csv")
+    {
+        let mut out = Vec::new();
+        encode::csv_results(results, epoch, &mut out);
+        ("text/csv", out)
+    } else if params.get("chunked").is_some_and(|c| c == "true") {
+        let rows = params
+            .get("chunk_size")
+            .and_then(|c| c.parse::<usize>().ok())
+            .filter(|n| *n > 0)
+            .unwrap_or(DEFAULT_CHUNK_ROWS);
+        ("application/json", chunked(results, epoch, rows))
+    } else {
+        let mut out = Vec::new();
+        encode::json_results(results, epoch, &mut out);
+        if params.get("pretty").is_some_and(|p| p == "true") {
+            out = pretty(&out);
+        }
+        ("application/json", out)
+    };
+    let mut response = (StatusCode::OK, body).into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+/// One JSON line per chunk of at most `rows` rows of a series; every chunk of a statement
+/// but its last says `"partial":true`.
+fn chunked(results: &[StatementResult], epoch: Epoch, rows: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for result in results {
+        if result.error.is_some() || result.series.is_empty() {
+            encode::json_chunk(result, epoch, false, &mut out);
+            continue;
+        }
+        let mut pieces: Vec<Series> = Vec::new();
+        for series in &result.series {
+            if series.values.is_empty() {
+                pieces.push(series.clone());
+            }
+            for values in series.values.chunks(rows) {
+                pieces.push(Series {
+                    values: values.to_vec(),
+                    ..series.clone()
+                });
+            }
+        }
+        let last = pieces.len() - 1;
+        for (i, piece) in pieces.into_iter().enumerate() {
+            let chunk = StatementResult {
+                statement_id: result.statement_id,
+                series: vec![piece],
+                error: None,
+            };
+            encode::json_chunk(&chunk, epoch, i != last, &mut out);
+        }
+    }
+    out
+}
+
+fn pretty(compact: &[u8]) -> Vec<u8> {
+    serde_json::from_slice::<serde_json::Value>(compact)
+        .and_then(|v| serde_json::to_vec_pretty(&v))
+        .unwrap_or_else(|_| compact.to_vec())
+}
+
+impl From<ApiError> for StatementResult {
+    fn from(err: ApiError) -> Self {
+        StatementResult::failed(0, err.to_string())
+    }
+}

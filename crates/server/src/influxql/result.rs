@@ -1,0 +1,85 @@
+//! What an InfluxQL statement answers: series of rows, as InfluxDB 1.x shapes them.
+
+/// One cell of an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Value {
+    /// No value (a missing field, an empty bucket under `fill(null)`).
+    Null,
+    /// A float.
+    Float(f64),
+    /// A signed integer.
+    Integer(i64),
+    /// An unsigned integer.
+    Unsigned(u64),
+    /// A string (a string field, a tag value, a name).
+    String(String),
+    /// A boolean.
+    Boolean(bool),
+    /// A timestamp, nanoseconds since the epoch: written as RFC 3339 or in the `epoch` unit.
+    Time(i64),
+}
+
+impl Value {
+    /// The value as a float, for arithmetic and numeric aggregates.
+    pub(crate) fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Value::Float(v) => Some(v),
+            Value::Integer(v) => Some(v as f64),
+            Value::Unsigned(v) => Some(v as f64),
+            _ => None,
+        }
+    }
+
+    /// Whether this is [`Value::Null`].
+    pub(crate) fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+}
+
+/// One series of an answer: a measurement (or the name a `SHOW` gives), the tag set it is
+/// grouped by, and its rows.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Series {
+    /// `name`; empty for answers without one (`SHOW DATABASES` has one, `SHOW STATS` too).
+    pub name: String,
+    /// `tags`, sorted by key; left out of the answer when empty.
+    pub tags: Vec<(String, String)>,
+    /// `columns`.
+    pub columns: Vec<String>,
+    /// `values`, one vector per row, as long as `columns`.
+    pub values: Vec<Vec<Value>>,
+}
+
+impl Series {
+    /// A series named `name` with `columns` and no tags.
+    pub(crate) fn new(name: &str, columns: &[&str]) -> Self {
+        Series {
+            name: name.to_owned(),
+            tags: Vec::new(),
+            columns: columns.iter().map(|c| (*c).to_owned()).collect(),
+            values: Vec::new(),
+        }
+    }
+}
+
+/// The answer of one statement: its series, or its error.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct StatementResult {
+    /// Position of the statement in the query, from 0.
+    pub statement_id: usize,
+    /// The series (none for a statement that only acts, like `CREATE DATABASE`).
+    pub series: Vec<Series>,
+    /// Why the statement failed; then `series` is empty.
+    pub error: Option<String>,
+}
+
+impl StatementResult {
+    /// A failed statement.
+    pub(crate) fn failed(statement_id: usize, error: impl Into<String>) -> Self {
+        StatementResult {
+            statement_id,
+            series: Vec::new(),
+            error: Some(error.into()),
+        }
+    }
+}

@@ -1,0 +1,346 @@
+//! The `SELECT` list: wildcards expanded against the measurement's schema, column names as
+//! InfluxDB gives them, and each projection split into an optional transformation
+//! (`derivative(…)`, …) over an expression of fields (raw query) or of aggregate calls.
+
+use strata_influxql::{Expr, VarType};
+use strata_storage::catalog::TableSchema;
+use strata_storage::model::FieldType;
+
+use super::regex::Regex;
+
+/// Aggregates and selectors: they fold the points of a bucket into one value.
+pub(super) const AGGREGATES: &[&str] = &[
+    "count",
+    "distinct",
+    "integral",
+    "mean",
+    "median",
+    "mode",
+    "spread",
+    "stddev",
+    "sum",
+    "first",
+    "last",
+    "max",
+    "min",
+    "percentile",
+    "sample",
+    "top",
+    "bottom",
+];
+
+/// Transformations: they map a series of values (raw, or one per bucket) to another.
+pub(super) const TRANSFORMS: &[&str] = &[
+    "derivative",
+    "non_negative_derivative",
+    "difference",
+    "non_negative_difference",
+    "moving_average",
+    "cumulative_sum",
+    "elapsed",
+];
+
+/// Scalar math functions, applied to each value.
+pub(super) const MATH: &[&str] = &[
+    "abs", "acos", "asin", "atan", "atan2", "ceil", "cos", "exp", "floor", "ln", "log", "log2",
+    "log10", "pow", "round", "sin", "sqrt", "tan",
+];
+
+/// One output column after `time`.
+#[derive(Debug, Clone)]
+pub(crate) struct Projection {
+    /// Its column name (alias, or InfluxDB's derived name, made unique).
+    pub name: String,
+    /// `derivative(inner, args…)` and the like, applied over the series of `expr`.
+    pub transform: Option<Transform>,
+    /// The value per row: fields, tags and literals (raw), or aggregate calls (grouped).
+    pub expr: Expr,
+}
+
+/// The analysed `SELECT` list.
+#[derive(Debug)]
+pub(crate) struct Projections {
+    /// The columns after `time`.
+    pub columns: Vec<Projection>,
+    /// The name of the time column (`time`, or `SELECT time AS t`'s alias).
+    pub time_name: String,
+    /// Whether any column aggregates.
+    pub aggregate: bool,
+}
+
+/// Expands the select list against `schema`; `grouped_tags` are left out of `*`.
+pub(super) fn analyse(
+    fields: &[strata_influxql::Field],
+    schema: &TableSchema,
+    grouped_tags: &[String],
+) -> Result<Projections, String> {
+    let mut columns: Vec<Projection> = Vec::new();
+    let mut time_name = "time".to_owned();
+    for field in fields {
+        check_functions(&field.expr)?;
+        match &field.expr {
+            Expr::VarRef { name, .. } if name.eq_ignore_ascii_case("time") => {
+                if let Some(alias) = &field.alias {
+                    time_name.clone_from(alias);
+                }
+            }
+            Expr::Wildcard(cast) => {
+                for name in wildcard_columns(schema, grouped_tags, *cast, None) {
+                    columns.push(plain(&name));
+                }
+            }
+            Expr::Regex(re) => {
+                let re = Regex::new(re)?;
+                for name in wildcard_columns(schema, grouped_tags, None, Some(&re)) {
+                    columns.push(plain(&name));
+                }
+            }
+            Expr::Call { name, args } if has_wildcard_arg(args) => {
+                expand_call(name, args, schema, field.alias.as_deref(), &mut columns)?;
+            }
+            expr => {
+                let (transform, inner) = split_transform(expr)?;
+                let name = field.alias.clone().unwrap_or_else(|| column_name(expr));
+                columns.push(Projection {
+                    name,
+                    transform,
+                    expr: inner,
+                });
+            }
+        }
+    }
+    if columns.is_empty() {
+        return Err("statement must have at least one field in select clause".into());
+    }
+    let aggregate = columns.iter().any(|c| contains_aggregate(&c.expr));
+    if aggregate {
+        for column in &columns {
+            if has_bare_var(&column.expr) {
+                return Err("mixing aggregate and non-aggregate queries is not supported".into());
+            }
+        }
+    } else if columns
+        .iter()
+        .all(|c| only_tags(&c.expr, schema) && c.transform.is_none())
+    {
+        return Err("statement must have at least one field in select clause".into());
+    }
+    dedupe_names(&mut columns);
+    Ok(Projections {
+        columns,
+        time_name,
+        aggregate,
+    })
+}
+
+fn plain(name: &str) -> Projection {
+    Projection {
+        name: name.to_owned(),
+        transform: None,
+        expr: Expr::VarRef {
+            name: name.to_owned(),
+            cast: None,
+        },
+    }
+}
+
+/// The names `*` (or `/re/`) stands for: fields, and tags not grouped by, sorted by name.
+fn wildcard_columns(
+    schema: &TableSchema,
+    grouped_tags: &[String],
+    cast: Option<VarType>,
+    re: Option<&Regex>,
+) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    if cast != Some(VarType::Tag) {
+        names.extend(schema.fields.iter().map(|f| f.name.clone()));
+    }
+    if cast != Some(VarType::Field) {
+        names.extend(
+            schema
+                .tags
+                .iter()
+                .filter(|t| !grouped_tags.contains(t))
+                .cloned(),
+        );
+    }
+    names.retain(|n| re.is_none_or(|re| re.is_match(n)));
+    names.sort();
+    names.dedup();
+    names
+}
+
+fn has_wildcard_arg(args: &[Expr]) -> bool {
+    matches!(args.first(), Some(Expr::Wildcard(_) | Expr::Regex(_)))
+}
+
+/// `count(*)`, `mean(/usage/)`: one column per matching field, named `count_<field>`;
+/// functions of numbers only take numeric fields.
+fn expand_call(
+    function: &str,
+    args: &[Expr],
+    schema: &TableSchema,
+    alias: Option<&str>,
+    out: &mut Vec<Projection>,
+) -> Result<(), String> {
+    let re = match args.first() {
+        Some(Expr::Regex(re)) => Some(Regex::new(re)?),
+        _ => None,
+    };
+    let numeric_only = !matches!(
+        function,
+        "count" | "distinct" | "first" | "last" | "mode" | "sample"
+    );
+    let mut fields: Vec<_> = schema
+        .fields
+        .iter()
+        .filter(|f| re.as_ref().is_none_or(|re| re.is_match(&f.name)))
+        .filter(|f| {
+            !numeric_only
+                || matches!(
+                    f.field_type,
+                    FieldType::Float | FieldType::Integer | FieldType::Unsigned
+                )
+        })
+        .collect();
+    fields.sort_by(|a, b| a.name.cmp(&b.name));
+    for field in fields {
+        let mut call_args = args.to_vec();
+        call_args[0] = Expr::VarRef {
+            name: field.name.clone(),
+            cast: None,
+        };
+        let expr = Expr::Call {
+            name: function.to_owned(),
+            args: call_args,
+        };
+        let (transform, inner) = split_transform(&expr)?;
+        let prefix = alias.unwrap_or(function);
+        out.push(Projection {
+            name: format!("{prefix}_{}", field.name),
+            transform,
+            expr: inner,
+        });
+    }
+    Ok(())
+}
+
+/// A transformation: its function and its arguments after the first.
+pub(crate) type Transform = (String, Vec<Expr>);
+
+/// `derivative(mean(x), 1s)` → (`derivative`, [`1s`]) over `mean(x)`.
+fn split_transform(expr: &Expr) -> Result<(Option<Transform>, Expr), String> {
+    match expr {
+        Expr::Call { name, args } if TRANSFORMS.contains(&name.as_str()) => {
+            let Some((inner, rest)) = args.split_first() else {
+                return Err(format!(
+                    "invalid number of arguments for {name}, expected at least 1, got 0"
+                ));
+            };
+            if let Expr::Call {
+                name: inner_name, ..
+            } = inner
+                && TRANSFORMS.contains(&inner_name.as_str())
+            {
+                return Err(format!("{name} cannot be applied to {inner_name}"));
+            }
+            Ok((Some((name.clone(), rest.to_vec())), inner.clone()))
+        }
+        other => Ok((None, other.clone())),
+    }
+}
+
+/// InfluxDB's name for an unaliased column: a variable's name, a call's function name,
+/// the names of a binary expression's sides joined by `_`.
+pub(super) fn column_name(expr: &Expr) -> String {
+    match expr {
+        Expr::VarRef { name, .. } => name.clone(),
+        Expr::Call { name, .. } => name.clone(),
+        Expr::Paren(inner) => column_name(inner),
+        Expr::Binary { lhs, rhs, .. } => {
+            let (l, r) = (column_name(lhs), column_name(rhs));
+            match (l.is_empty(), r.is_empty()) {
+                (false, false) => format!("{l}_{r}"),
+                (false, true) => l,
+                _ => r,
+            }
+        }
+        _ => String::new(),
+    }
+}
+
+/// Second and later uses of a name get `_1`, `_2`, … as InfluxDB does.
+fn dedupe_names(columns: &mut [Projection]) {
+    let mut seen: Vec<String> = Vec::new();
+    for column in columns.iter_mut() {
+        let base = column.name.clone();
+        let mut name = base.clone();
+        let mut n = 0;
+        while seen.contains(&name) {
+            n += 1;
+            name = format!("{base}_{n}");
+        }
+        seen.push(name.clone());
+        column.name = name;
+    }
+}
+
+/// Every function called is one InfluxQL has.
+fn check_functions(expr: &Expr) -> Result<(), String> {
+    match expr {
+        Expr::Call { name, args } => {
+            let known = [AGGREGATES, TRANSFORMS, MATH]
+                .iter()
+                .any(|list| list.contains(&name.as_str()));
+            if !known {
+                return Err(format!("undefined function {name}()"));
+            }
+            args.iter().try_for_each(check_functions)
+        }
+        Expr::Binary { lhs, rhs, .. } => {
+            check_functions(lhs)?;
+            check_functions(rhs)
+        }
+        Expr::Paren(inner) => check_functions(inner),
+        _ => Ok(()),
+    }
+}
+
+/// Whether `expr` calls an aggregate or selector.
+pub(super) fn contains_aggregate(expr: &Expr) -> bool {
+    match expr {
+        Expr::Call { name, args } => {
+            AGGREGATES.contains(&name.as_str()) || args.iter().any(contains_aggregate)
+        }
+        Expr::Binary { lhs, rhs, .. } => contains_aggregate(lhs) || contains_aggregate(rhs),
+        Expr::Paren(inner) => contains_aggregate(inner),
+        _ => false,
+    }
+}
+
+/// Whether `expr` reads a variable outside any aggregate call.
+fn has_bare_var(expr: &Expr) -> bool {
+    match expr {
+        Expr::VarRef { .. } | Expr::Wildcard(_) | Expr::Regex(_) => true,
+        Expr::Call { name, args } => {
+            !AGGREGATES.contains(&name.as_str()) && args.iter().any(has_bare_var)
+        }
+        Expr::Binary { lhs, rhs, .. } => has_bare_var(lhs) || has_bare_var(rhs),
+        Expr::Paren(inner) => has_bare_var(inner),
+        _ => false,
+    }
+}
+
+/// Whether `expr` reads only tags (and literals).
+fn only_tags(expr: &Expr, schema: &TableSchema) -> bool {
+    match expr {
+        Expr::VarRef { name, cast } => {
+            *cast == Some(VarType::Tag)
+                || schema.tags.iter().any(|t| t == name) && schema.field(name).is_none()
+        }
+        Expr::Binary { lhs, rhs, .. } => only_tags(lhs, schema) && only_tags(rhs, schema),
+        Expr::Paren(inner) => only_tags(inner, schema),
+        Expr::Call { args, .. } => args.iter().all(|a| only_tags(a, schema)),
+        _ => true,
+    }
+}

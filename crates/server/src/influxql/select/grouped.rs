@@ -1,0 +1,478 @@
+//! Aggregate queries: calls SQL answers exactly run as one grouped SQL statement (the direct
+//! path and pre-aggregates); the others fold the points per series and bucket. Then every
+//! bucket of the range is built (fill), the select list evaluated per bucket, and
+//! transformations applied.
+
+use std::collections::BTreeMap;
+
+use strata_influxql::{Expr, Fill, SelectStatement};
+use strata_storage::catalog::TableSchema;
+use strata_storage::model::FieldType;
+
+use super::super::result::{Series, Value};
+use super::condition::TimeRange;
+use super::fields::{self, Projections};
+use super::sql::{self, quote_ident, time_literal};
+use super::{
+    Context, Grouping, MAX_BUCKETS, aggregate, eval, finish_rows, new_series, points, series_key,
+};
+
+/// One aggregate call of the select list.
+#[derive(Debug, Clone, PartialEq)]
+struct Call {
+    expr: Expr,
+    function: String,
+    field: String,
+    args: Vec<Expr>,
+}
+
+fn calls(projections: &Projections) -> Result<Vec<Call>, String> {
+    fn walk(expr: &Expr, out: &mut Vec<Call>) -> Result<(), String> {
+        match expr {
+            Expr::Call { name, args } if fields::AGGREGATES.contains(&name.as_str()) => {
+                let field = match args.first() {
+                    Some(Expr::VarRef { name, .. }) => name.clone(),
+                    Some(Expr::Call { name: inner, .. }) => {
+                        return Err(format!("{name}() cannot take the result of {inner}() here"));
+                    }
+                    _ => return Err(format!("expected field argument in {name}()")),
+                };
+                if matches!(name.as_str(), "top" | "bottom" | "distinct" | "sample") {
+                    return Err(format!("{name}() is not supported yet"));
+                }
+                let call = Call {
+                    expr: expr.clone(),
+                    function: name.clone(),
+                    field,
+                    args: args[1..].to_vec(),
+                };
+                if !out.contains(&call) {
+                    out.push(call);
+                }
+                Ok(())
+            }
+            Expr::Call { args, .. } => args.iter().try_for_each(|a| walk(a, out)),
+            Expr::Binary { lhs, rhs, .. } => {
+                walk(lhs, out)?;
+                walk(rhs, out)
+            }
+            Expr::Paren(inner) => walk(inner, out),
+            _ => Ok(()),
+        }
+    }
+    let mut out = Vec::new();
+    for p in &projections.columns {
+        walk(&p.expr, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// SQL's aggregate for an InfluxQL call, when it answers exactly the same.
+fn sql_aggregate(call: &Call, schema: &TableSchema) -> Option<Vec<String>> {
+    if !call.args.is_empty() {
+        return None;
+    }
+    let field = schema.field(&call.field)?;
+    let numeric = matches!(
+        field.field_type,
+        FieldType::Float | FieldType::Integer | FieldType::Unsigned
+    );
+    let column = quote_ident(&call.field);
+    Some(match call.function.as_str() {
+        "count" => vec![format!("count({column})")],
+        "sum" if numeric => vec![format!("sum({column})")],
+        "mean" if numeric => vec![format!("avg({column})")],
+        "min" | "max" if numeric => vec![format!("{}({column})", call.function)],
+        "first" | "last" => vec![format!("{}({column})", call.function)],
+        "spread" if numeric => vec![format!("max({column})"), format!("min({column})")],
+        _ => return None,
+    })
+}
+
+/// Per series key: per bucket start: each call's value and selected point time.
+type Buckets = BTreeMap<Vec<String>, BTreeMap<i64, Vec<(Value, Option<i64>)>>>;
+
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn grouped(
+    ctx: &Context<'_>,
+    statement: &SelectStatement,
+    database: &str,
+    schema: &TableSchema,
+    grouping: &Grouping,
+    projections: &Projections,
+    range: TimeRange,
+    filter: &str,
+) -> Result<Vec<Series>, String> {
+    let calls = calls(projections)?;
+    let selectors = calls
+        .iter()
+        .filter(|c| {
+            matches!(
+                c.function.as_str(),
+                "first" | "last" | "min" | "max" | "percentile"
+            )
+        })
+        .count();
+    // A lone selector without GROUP BY time shows its point's time: only the points know it.
+    let point_time = grouping.time.is_none() && calls.len() == 1 && selectors == 1;
+    let pushed: Option<Vec<Vec<String>>> = if point_time {
+        None
+    } else {
+        calls.iter().map(|c| sql_aggregate(c, schema)).collect()
+    };
+    let bucket_of = |t: i64| match grouping.time {
+        Some((width, offset)) => t - (t - offset).rem_euclid(width),
+        None => range.start.unwrap_or(0),
+    };
+    let mut buckets: Buckets = BTreeMap::new();
+    let group_tags: Vec<&String> = grouping
+        .tags
+        .iter()
+        .filter(|t| schema.tags.contains(t))
+        .collect();
+    if let Some(pushed) = pushed {
+        let sql = aggregate_sql(schema, &group_tags, grouping.time, &pushed, filter);
+        let columns = sql::run(ctx.query, database, &sql).await?;
+        let rows = columns.first().map_or(0, Vec::len);
+        let first_agg = group_tags.len() + usize::from(grouping.time.is_some());
+        // Columns are read across (column, row): an index is the plain way here.
+        #[allow(clippy::needless_range_loop)]
+        for row in 0..rows {
+            let key: Vec<String> = {
+                let mut at = 0;
+                grouping
+                    .tags
+                    .iter()
+                    .map(|t| {
+                        if !schema.tags.contains(t) {
+                            return String::new();
+                        }
+                        let v = match &columns[at][row] {
+                            Value::String(s) => s.clone(),
+                            _ => String::new(),
+                        };
+                        at += 1;
+                        v
+                    })
+                    .collect()
+            };
+            let bucket = match grouping.time {
+                Some(_) => match columns[group_tags.len()][row] {
+                    Value::Time(t) => t,
+                    _ => continue,
+                },
+                None => bucket_of(0),
+            };
+            let mut at = first_agg;
+            let mut values = Vec::with_capacity(calls.len());
+            for (call, parts) in calls.iter().zip(&pushed) {
+                let value = if call.function == "spread" {
+                    let (hi, lo) = (&columns[at][row], &columns[at + 1][row]);
+                    match (hi, lo) {
+                        (Value::Integer(h), Value::Integer(l)) => {
+                            Value::Integer(h.wrapping_sub(*l))
+                        }
+                        _ => match (hi.as_f64(), lo.as_f64()) {
+                            (Some(h), Some(l)) => Value::Float(h - l),
+                            _ => Value::Null,
+                        },
+                    }
+                } else {
+                    columns[at][row].clone()
+                };
+                at += parts.len();
+                values.push((value, None));
+            }
+            // A group whose selected fields have no value in this bucket (its rows hold
+            // other fields) is an empty bucket, as in InfluxDB.
+            let has_data = calls.iter().zip(&values).any(|(call, (value, _))| {
+                let empty_count = call.function == "count" && *value == Value::Integer(0);
+                !value.is_null() && !empty_count
+            });
+            if has_data {
+                buckets.entry(key).or_default().insert(bucket, values);
+            }
+        }
+    } else {
+        let vars: Vec<String> = {
+            let mut v: Vec<String> = calls.iter().map(|c| c.field.clone()).collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        let (columns, tag_count) =
+            points(ctx, database, schema, grouping, &vars, filter, false).await?;
+        let rows = columns.first().map_or(0, Vec::len);
+        let mut start = 0;
+        while start < rows {
+            let key = series_key(&columns, grouping, schema, start);
+            let mut end = start + 1;
+            while end < rows && series_key(&columns, grouping, schema, end) == key {
+                end += 1;
+            }
+            let per_bucket = buckets.entry(key).or_default();
+            let mut at = start;
+            while at < end {
+                let Value::Time(t0) = columns[0][at] else {
+                    at += 1;
+                    continue;
+                };
+                let bucket = bucket_of(t0);
+                let mut stop = at + 1;
+                while stop < end
+                    && matches!(columns[0][stop], Value::Time(t) if bucket_of(t) == bucket)
+                {
+                    stop += 1;
+                }
+                let mut values = Vec::with_capacity(calls.len());
+                let mut any_points = false;
+                for call in &calls {
+                    let i = 1
+                        + tag_count
+                        + vars.iter().position(|v| *v == call.field).ok_or("field")?;
+                    let pts: Vec<(i64, &Value)> = (at..stop)
+                        .filter_map(|r| match (&columns[0][r], &columns[i][r]) {
+                            (Value::Time(t), v) if !v.is_null() => Some((*t, v)),
+                            _ => None,
+                        })
+                        .collect();
+                    any_points |= !pts.is_empty();
+                    if pts.is_empty() && call.function != "count" {
+                        values.push((Value::Null, None));
+                        continue;
+                    }
+                    let folded = aggregate::fold(&call.function, &call.args, &pts)?;
+                    values.push((folded.value, folded.time));
+                }
+                if any_points {
+                    per_bucket.insert(bucket, values);
+                }
+                at = stop;
+            }
+            start = end;
+        }
+    }
+    assemble(
+        statement,
+        schema,
+        grouping,
+        projections,
+        &calls,
+        range,
+        buckets,
+        ctx.now_ns,
+        point_time,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    statement: &SelectStatement,
+    schema: &TableSchema,
+    grouping: &Grouping,
+    projections: &Projections,
+    calls: &[Call],
+    range: TimeRange,
+    buckets: Buckets,
+    now_ns: i64,
+    point_time: bool,
+) -> Result<Vec<Series>, String> {
+    // Every bucket of the range (fill), from the range's start or the earliest data.
+    let grid: Option<Vec<i64>> = match grouping.time {
+        Some((width, offset)) if statement.fill != Fill::None => {
+            let align = |t: i64| t - (t - offset).rem_euclid(width);
+            let first_data = buckets
+                .values()
+                .filter_map(|b| b.keys().next())
+                .min()
+                .copied();
+            let start = match range.start {
+                Some(s) => align(s),
+                None => match first_data {
+                    Some(t) => t,
+                    None => return Ok(Vec::new()),
+                },
+            };
+            let end = range.end.unwrap_or(now_ns.saturating_add(1));
+            let mut start = start;
+            let mut count = (end.saturating_sub(start) + width - 1) / width;
+            // With LIMIT only the buckets shown are built: InfluxDB fills lazily, so
+            // `GROUP BY time(1m) LIMIT 5` with no upper bound is cheap there too.
+            if let Some(limit) = statement.limit {
+                let shown = i64::try_from(limit.saturating_add(statement.offset.unwrap_or(0)))
+                    .unwrap_or(i64::MAX);
+                if shown < count {
+                    if statement.order_desc {
+                        start += (count - shown) * width;
+                    }
+                    count = shown;
+                }
+            }
+            if count > MAX_BUCKETS {
+                return Err(format!(
+                    "too many buckets: {count} for one series (at most {MAX_BUCKETS}); use a wider GROUP BY time interval or a shorter time range"
+                ));
+            }
+            Some(
+                (0..count.max(0))
+                    .map(|i| start + i * width)
+                    .filter(|t| *t < end)
+                    .collect(),
+            )
+        }
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for (key, per_bucket) in buckets {
+        if per_bucket.is_empty() {
+            continue;
+        }
+        let mut series = new_series(schema, grouping, &key, projections);
+        let times: Vec<i64> = match &grid {
+            Some(grid) => grid.clone(),
+            None => per_bucket.keys().copied().collect(),
+        };
+        let mut rows: Vec<Vec<Value>> = Vec::with_capacity(times.len());
+        let mut row_times: Vec<i64> = Vec::with_capacity(times.len());
+        let mut filled: Vec<bool> = Vec::with_capacity(times.len());
+        for t in &times {
+            let values = per_bucket.get(t);
+            let lookup = |e: &Expr| -> Option<Value> {
+                let i = calls.iter().position(|c| c.expr == *e)?;
+                Some(match values {
+                    Some(v) => v[i].0.clone(),
+                    None if calls[i].function == "count" => Value::Integer(0),
+                    None => Value::Null,
+                })
+            };
+            let row: Vec<Value> = projections
+                .columns
+                .iter()
+                .map(|p| eval::eval(&p.expr, &lookup))
+                .collect();
+            let shown = if point_time {
+                values.and_then(|v| v[0].1).unwrap_or(*t)
+            } else {
+                *t
+            };
+            row_times.push(shown);
+            filled.push(values.is_none());
+            rows.push(row);
+        }
+        fill(&statement.fill, &row_times, &mut rows, &filled);
+        series.values = finish_rows(
+            &projections.columns,
+            &row_times,
+            rows,
+            grouping.time.map(|(w, _)| w),
+            false,
+        )?;
+        if grouping.time.is_none()
+            && series
+                .values
+                .iter()
+                .all(|r| r[1..].iter().all(Value::is_null))
+        {
+            continue;
+        }
+        out.push(series);
+    }
+    Ok(out)
+}
+
+/// `fill(previous|linear|<n>)` on the rows of empty buckets.
+fn fill(fill: &Fill, times: &[i64], rows: &mut [Vec<Value>], filled: &[bool]) {
+    let width = rows.first().map_or(0, Vec::len);
+    for column in 0..width {
+        match fill {
+            Fill::Null | Fill::None => {}
+            Fill::Integer(n) => {
+                for (row, empty) in rows.iter_mut().zip(filled) {
+                    if *empty && row[column].is_null() {
+                        row[column] = Value::Integer(*n);
+                    }
+                }
+            }
+            Fill::Float(n) => {
+                for (row, empty) in rows.iter_mut().zip(filled) {
+                    if *empty && row[column].is_null() {
+                        row[column] = Value::Float(*n);
+                    }
+                }
+            }
+            Fill::Previous => {
+                let mut last = Value::Null;
+                for row in rows.iter_mut() {
+                    if row[column].is_null() {
+                        row[column] = last.clone();
+                    } else {
+                        last = row[column].clone();
+                    }
+                }
+            }
+            Fill::Linear => {
+                let known: Vec<usize> = (0..rows.len())
+                    .filter(|i| !rows[*i][column].is_null())
+                    .collect();
+                for pair in known.windows(2) {
+                    let (a, b) = (pair[0], pair[1]);
+                    let (Some(va), Some(vb)) = (rows[a][column].as_f64(), rows[b][column].as_f64())
+                    else {
+                        continue;
+                    };
+                    let int = matches!(rows[a][column], Value::Integer(_))
+                        && matches!(rows[b][column], Value::Integer(_));
+                    for i in a + 1..b {
+                        let x = va
+                            + (vb - va) * (times[i] - times[a]) as f64
+                                / (times[b] - times[a]) as f64;
+                        rows[i][column] = if int {
+                            Value::Integer(x as i64)
+                        } else {
+                            Value::Float(x)
+                        };
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `SELECT <tags>, date_bin(…) AS "__bucket", <aggregates> FROM m WHERE … GROUP BY <tags>,
+/// "__bucket"`: the shape the direct path answers from pre-aggregates.
+pub(super) fn aggregate_sql(
+    schema: &TableSchema,
+    group_tags: &[&String],
+    time: Option<(i64, i64)>,
+    pushed: &[Vec<String>],
+    filter: &str,
+) -> String {
+    let mut select: Vec<String> = group_tags.iter().map(|t| quote_ident(t)).collect();
+    let mut group_by = select.clone();
+    if let Some((width, offset)) = time {
+        let origin = if offset == 0 {
+            String::new()
+        } else {
+            format!(", TIMESTAMP {}", time_literal(offset))
+        };
+        select.push(format!(
+            "date_bin(INTERVAL '{width} nanoseconds', \"time\"{origin}) AS \"__bucket\""
+        ));
+        group_by.push("\"__bucket\"".into());
+    }
+    for (i, parts) in pushed.iter().enumerate() {
+        for (j, part) in parts.iter().enumerate() {
+            select.push(format!("{part} AS \"__a{i}_{j}\""));
+        }
+    }
+    let group_by = if group_by.is_empty() {
+        String::new()
+    } else {
+        format!(" GROUP BY {}", group_by.join(", "))
+    };
+    format!(
+        "SELECT {} FROM {}{filter}{group_by}",
+        select.join(", "),
+        quote_ident(&schema.name)
+    )
+}

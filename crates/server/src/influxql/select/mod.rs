@@ -1,0 +1,558 @@
+//! `SELECT`: one SQL statement per measurement through the query engine, shaped into
+//! InfluxDB's series.
+//!
+//! `SelectStatement → sources (measurements, regexes) → per measurement: WHERE split into
+//! time range + SQL condition (condition.rs), select list expanded (fields.rs) →
+//! aggregates SQL can answer exactly (count, sum, mean, min, max, first, last, spread) as
+//! one grouped SQL statement, answered by the direct path and pre-aggregates like any
+//! `/sql` statement; everything else from the points, fetched ordered by series and time
+//! (aggregate.rs, transform.rs) → buckets filled → rows → series`.
+
+mod aggregate;
+mod condition;
+mod eval;
+mod fields;
+mod grouped;
+mod regex;
+mod sql;
+#[cfg(test)]
+mod tests;
+mod transform;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use strata_influxql::{Dimension, Expr, MeasurementName, SelectStatement, Source};
+use strata_query::QueryEngine;
+use strata_storage::Engine;
+use strata_storage::catalog::TableSchema;
+
+use super::result::{Series, Value};
+use condition::TimeRange;
+pub(super) use fields::{Projection, Projections};
+pub(crate) use regex::Regex;
+use sql::{quote_ident, time_literal};
+
+/// Most buckets one series may have: `GROUP BY time(1s)` over years would otherwise build
+/// billions of empty rows (InfluxDB's `max-select-buckets`, which it leaves unlimited).
+pub(super) const MAX_BUCKETS: i64 = 1_000_000;
+
+/// What a statement runs against.
+pub(crate) struct Context<'a> {
+    pub query: &'a QueryEngine,
+    pub engine: &'a Engine,
+    /// The `db` parameter: the database of unqualified measurements.
+    pub database: Option<&'a str>,
+    /// `now()`, fixed for the whole query.
+    pub now_ns: i64,
+}
+
+/// Runs `statement`; its series, sorted by measurement and tags.
+pub(crate) async fn select(
+    ctx: &Context<'_>,
+    statement: &SelectStatement,
+) -> Result<Vec<Series>, String> {
+    let sources = resolve_sources(ctx, &statement.sources)?;
+    let (range, condition) = condition::split_time(statement.condition.as_ref(), ctx.now_ns)?;
+    let mut all = Vec::new();
+    for (database, schema) in sources {
+        let mut one = select_measurement(
+            ctx,
+            statement,
+            &database,
+            &schema,
+            range,
+            condition.as_ref(),
+        )
+        .await?;
+        all.append(&mut one);
+    }
+    // Series in key order; ORDER BY time DESC reverses the series too, as InfluxDB does.
+    all.sort_by(|a, b| (&a.name, &a.tags).cmp(&(&b.name, &b.tags)));
+    if statement.order_desc {
+        all.reverse();
+    }
+    let soffset = statement.soffset.unwrap_or(0) as usize;
+    let mut all: Vec<Series> = all.into_iter().skip(soffset).collect();
+    if let Some(slimit) = statement.slimit {
+        all.truncate(slimit as usize);
+    }
+    Ok(all)
+}
+
+fn resolve_sources(
+    ctx: &Context<'_>,
+    sources: &[Source],
+) -> Result<Vec<(String, Arc<TableSchema>)>, String> {
+    let mut out = Vec::new();
+    for source in sources {
+        let Source::Measurement(m) = source else {
+            return Err("subqueries in FROM are not supported yet".into());
+        };
+        let database = m
+            .database
+            .as_deref()
+            .or(ctx.database)
+            .filter(|d| !d.is_empty())
+            .ok_or("database name required")?;
+        if !ctx
+            .engine
+            .catalog()
+            .databases()
+            .iter()
+            .any(|d| d == database)
+            && !super::meta::database_exists(ctx.engine, database)
+        {
+            return Err(format!("database not found: {database}"));
+        }
+        match &m.name {
+            MeasurementName::Name(name) => {
+                if let Some(schema) = ctx.engine.table(database, name) {
+                    out.push((database.to_owned(), schema));
+                }
+            }
+            MeasurementName::Regex(re) => {
+                let re = Regex::new(re)?;
+                for schema in ctx.engine.catalog().tables(database) {
+                    if re.is_match(&schema.name) {
+                        out.push((database.to_owned(), schema));
+                    }
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| a.1.name.cmp(&b.1.name));
+    out.dedup_by(|a, b| a.1.id == b.1.id);
+    Ok(out)
+}
+
+/// `GROUP BY`: the tags (sorted) and the time bucket (width, offset).
+pub(super) struct Grouping {
+    pub tags: Vec<String>,
+    pub time: Option<(i64, i64)>,
+}
+
+fn grouping(dimensions: &[Dimension], schema: &TableSchema) -> Result<Grouping, String> {
+    let mut tags: Vec<String> = Vec::new();
+    let mut time = None;
+    for dimension in dimensions {
+        match dimension {
+            Dimension::Time {
+                interval_ns,
+                offset_ns,
+            } => {
+                if *interval_ns <= 0 {
+                    return Err("GROUP BY time interval must be positive".into());
+                }
+                if time.is_some() {
+                    return Err("multiple time dimensions not allowed".into());
+                }
+                time = Some((*interval_ns, offset_ns.rem_euclid(*interval_ns)));
+            }
+            Dimension::Tag(tag) => tags.push(tag.clone()),
+            Dimension::Wildcard => tags.extend(schema.tags.iter().cloned()),
+            Dimension::Regex(re) => {
+                let re = Regex::new(re)?;
+                tags.extend(schema.tags.iter().filter(|t| re.is_match(t)).cloned());
+            }
+        }
+    }
+    tags.sort();
+    tags.dedup();
+    Ok(Grouping { tags, time })
+}
+
+async fn select_measurement(
+    ctx: &Context<'_>,
+    statement: &SelectStatement,
+    database: &str,
+    schema: &TableSchema,
+    range: TimeRange,
+    condition: Option<&Expr>,
+) -> Result<Vec<Series>, String> {
+    let grouping = grouping(&statement.dimensions, schema)?;
+    let projections = fields::analyse(&statement.fields, schema, &grouping.tags)?;
+    if grouping.time.is_none() {
+        // A transformation of an aggregate needs buckets to run over.
+        for column in &projections.columns {
+            if let Some((function, _)) = &column.transform
+                && fields::contains_aggregate(&column.expr)
+            {
+                return Err(format!("{function} aggregate requires a GROUP BY interval"));
+            }
+        }
+    }
+    let mut range = range;
+    if grouping.time.is_some() && range.end.is_none() {
+        // InfluxDB's default upper bound for GROUP BY time: now (inclusive).
+        range.end = Some(ctx.now_ns.saturating_add(1));
+    }
+    let mut filter: Vec<String> = Vec::new();
+    if let Some(start) = range.start {
+        filter.push(format!("\"time\" >= {}", time_literal(start)));
+    }
+    if let Some(end) = range.end {
+        filter.push(format!("\"time\" < {}", time_literal(end)));
+    }
+    if let Some(condition) = condition {
+        filter.push(condition::to_sql(condition, schema, ctx.engine)?);
+    }
+    let filter = if filter.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", filter.join(" AND "))
+    };
+    let mut series = if projections.aggregate {
+        grouped::grouped(
+            ctx,
+            statement,
+            database,
+            schema,
+            &grouping,
+            &projections,
+            range,
+            &filter,
+        )
+        .await?
+    } else {
+        if grouping.time.is_some() {
+            return Err("GROUP BY requires at least one aggregate function".into());
+        }
+        raw(
+            ctx,
+            statement,
+            database,
+            schema,
+            &grouping,
+            &projections,
+            &filter,
+        )
+        .await?
+    };
+    for s in &mut series {
+        if statement.order_desc {
+            s.values.reverse();
+        }
+        let offset = statement.offset.unwrap_or(0) as usize;
+        if offset > 0 {
+            s.values.drain(..offset.min(s.values.len()));
+        }
+        if let Some(limit) = statement.limit {
+            s.values.truncate(limit as usize);
+        }
+    }
+    series.retain(|s| !s.values.is_empty());
+    Ok(series)
+}
+
+/// Variables the projections read.
+fn variables(projections: &Projections) -> Vec<String> {
+    fn walk(expr: &Expr, out: &mut Vec<String>) {
+        match expr {
+            Expr::VarRef { name, .. } if !out.contains(name) => out.push(name.clone()),
+            Expr::Call { args, .. } => args.iter().for_each(|a| walk(a, out)),
+            Expr::Binary { lhs, rhs, .. } => {
+                walk(lhs, out);
+                walk(rhs, out);
+            }
+            Expr::Paren(inner) => walk(inner, out),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for p in &projections.columns {
+        walk(&p.expr, &mut out);
+    }
+    out
+}
+
+fn is_column(schema: &TableSchema, name: &str) -> bool {
+    schema.field(name).is_some() || schema.tags.iter().any(|t| t == name)
+}
+
+/// `ORDER BY` for points: by series (missing tags first, as InfluxDB's `''`), then time,
+/// then the other tags, so points of one instant come in series order.
+fn point_order(schema: &TableSchema, grouping: &Grouping, desc: bool) -> String {
+    let mut keys: Vec<String> = grouping
+        .tags
+        .iter()
+        .filter(|t| schema.tags.contains(t))
+        .map(|t| format!("{} ASC NULLS FIRST", quote_ident(t)))
+        .collect();
+    keys.push(format!("\"time\" {}", if desc { "DESC" } else { "ASC" }));
+    let mut others: Vec<&String> = schema
+        .tags
+        .iter()
+        .filter(|t| !grouping.tags.contains(t))
+        .collect();
+    others.sort();
+    keys.extend(
+        others
+            .iter()
+            .map(|t| format!("{} ASC NULLS FIRST", quote_ident(t))),
+    );
+    keys.join(", ")
+}
+
+/// Fetches `time`, the grouped tags and `vars` of every point, ordered by series and time.
+pub(super) async fn points(
+    ctx: &Context<'_>,
+    database: &str,
+    schema: &TableSchema,
+    grouping: &Grouping,
+    vars: &[String],
+    filter: &str,
+    desc: bool,
+) -> Result<(Vec<Vec<Value>>, usize), String> {
+    let mut select = vec!["\"time\"".to_owned()];
+    let group_tags: Vec<&String> = grouping
+        .tags
+        .iter()
+        .filter(|t| schema.tags.contains(t))
+        .collect();
+    select.extend(group_tags.iter().map(|t| quote_ident(t)));
+    for v in vars {
+        select.push(if is_column(schema, v) {
+            quote_ident(v)
+        } else {
+            "NULL".into()
+        });
+    }
+    let statement = format!(
+        "SELECT {} FROM {}{filter} ORDER BY {}",
+        select.join(", "),
+        quote_ident(&schema.name),
+        point_order(schema, grouping, desc)
+    );
+    let columns = sql::run(ctx.query, database, &statement).await?;
+    Ok((columns, group_tags.len()))
+}
+
+/// `SELECT * … GROUP BY <tags> ORDER BY time DESC LIMIT 1` (TSBS's and Grafana's "last
+/// point"): the latest row of each series, which the engine keeps at hand, instead of every
+/// point. Only when every field is selected, so a row cannot be skipped for being all null.
+fn is_latest_per_series(
+    statement: &SelectStatement,
+    schema: &TableSchema,
+    projections: &Projections,
+) -> bool {
+    statement.order_desc
+        && statement.limit == Some(1)
+        && statement.offset.unwrap_or(0) == 0
+        && projections.columns.iter().all(|c| c.transform.is_none())
+        && schema.fields.iter().all(|f| {
+            projections
+                .columns
+                .iter()
+                .any(|c| matches!(&c.expr, Expr::VarRef { name, cast: None } if *name == f.name))
+        })
+}
+
+/// The latest point of each group: `SELECT DISTINCT ON (<tags>) * … ORDER BY <tags>, time
+/// DESC`, the direct path's latest-row shape; columns rearranged as [`points`] gives them.
+async fn latest(
+    ctx: &Context<'_>,
+    database: &str,
+    schema: &TableSchema,
+    grouping: &Grouping,
+    vars: &[String],
+    filter: &str,
+) -> Result<(Vec<Vec<Value>>, usize), String> {
+    let group_tags: Vec<String> = grouping
+        .tags
+        .iter()
+        .filter(|t| schema.tags.contains(t))
+        .map(|t| quote_ident(t))
+        .collect();
+    let on = group_tags.join(", ");
+    let statement = if group_tags.is_empty() {
+        format!(
+            "SELECT * FROM {}{filter} ORDER BY \"time\" DESC LIMIT 1",
+            quote_ident(&schema.name)
+        )
+    } else {
+        format!(
+            "SELECT DISTINCT ON ({on}) * FROM {}{filter} ORDER BY {on}, \"time\" DESC",
+            quote_ident(&schema.name)
+        )
+    };
+    let (names, columns) = sql::run_named(ctx.query, database, &statement).await?;
+    let rows = columns.first().map_or(0, Vec::len);
+    let take = |name: &str| -> Vec<Value> {
+        names
+            .iter()
+            .position(|n| n == name)
+            .map_or_else(|| vec![Value::Null; rows], |i| columns[i].clone())
+    };
+    let mut out = vec![take("time")];
+    for tag in grouping.tags.iter().filter(|t| schema.tags.contains(t)) {
+        out.push(take(tag));
+    }
+    for var in vars {
+        out.push(take(var));
+    }
+    Ok((out, group_tags.len()))
+}
+
+/// The series key of row `row`: the grouped tags' values, `""` where missing.
+pub(super) fn series_key(
+    columns: &[Vec<Value>],
+    grouping: &Grouping,
+    schema: &TableSchema,
+    row: usize,
+) -> Vec<String> {
+    let mut at = 1;
+    grouping
+        .tags
+        .iter()
+        .map(|t| {
+            if !schema.tags.contains(t) {
+                return String::new();
+            }
+            let value = match &columns[at][row] {
+                Value::String(s) => s.clone(),
+                _ => String::new(),
+            };
+            at += 1;
+            value
+        })
+        .collect()
+}
+
+pub(super) fn new_series(
+    schema: &TableSchema,
+    grouping: &Grouping,
+    key: &[String],
+    projections: &Projections,
+) -> Series {
+    let mut columns = vec![projections.time_name.clone()];
+    columns.extend(projections.columns.iter().map(|p| p.name.clone()));
+    Series {
+        name: schema.name.clone(),
+        tags: grouping
+            .tags
+            .iter()
+            .cloned()
+            .zip(key.iter().cloned())
+            .collect(),
+        columns,
+        values: Vec::new(),
+    }
+}
+
+/// A query without aggregates: one row per point with at least one selected value.
+async fn raw(
+    ctx: &Context<'_>,
+    statement: &SelectStatement,
+    database: &str,
+    schema: &TableSchema,
+    grouping: &Grouping,
+    projections: &Projections,
+    filter: &str,
+) -> Result<Vec<Series>, String> {
+    let vars = variables(projections);
+    let (columns, tag_count) = if is_latest_per_series(statement, schema, projections) {
+        latest(ctx, database, schema, grouping, &vars, filter).await?
+    } else {
+        points(ctx, database, schema, grouping, &vars, filter, false).await?
+    };
+    let rows = columns.first().map_or(0, Vec::len);
+    let mut series: Vec<Series> = Vec::new();
+    let mut key: Option<Vec<String>> = None;
+    let mut times: Vec<i64> = Vec::new();
+    let mut per_series: Vec<(Vec<i64>, Vec<Vec<Value>>)> = Vec::new();
+    for row in 0..rows {
+        let k = series_key(&columns, grouping, schema, row);
+        if key.as_ref() != Some(&k) {
+            series.push(new_series(schema, grouping, &k, projections));
+            per_series.push((Vec::new(), Vec::new()));
+            key = Some(k);
+        }
+        let Value::Time(t) = columns[0][row] else {
+            continue;
+        };
+        let lookup = |e: &Expr| match e {
+            Expr::VarRef { name, cast } => {
+                let i = vars.iter().position(|v| v == name)?;
+                Some(cast_value(columns[1 + tag_count + i][row].clone(), *cast))
+            }
+            _ => None,
+        };
+        let values: Vec<Value> = projections
+            .columns
+            .iter()
+            .map(|p| eval::eval(&p.expr, &lookup))
+            .collect();
+        let (ts, vs) = per_series.last_mut().ok_or("no series")?;
+        ts.push(t);
+        vs.push(values);
+        times.push(t);
+    }
+    for (s, (ts, vs)) in series.iter_mut().zip(per_series) {
+        s.values = finish_rows(&projections.columns, &ts, vs, None, true)?;
+    }
+    Ok(series)
+}
+
+/// `::type` casts on a point's value: a value of another type reads as null.
+fn cast_value(value: Value, cast: Option<strata_influxql::VarType>) -> Value {
+    use strata_influxql::VarType as T;
+    match (cast, &value) {
+        (None | Some(T::Field | T::Tag), _) => value,
+        (Some(T::Float), Value::Float(_)) | (Some(T::Integer), Value::Integer(_)) => value,
+        (Some(T::Float), Value::Integer(i)) => Value::Float(*i as f64),
+        (Some(T::Integer), Value::Float(f)) => Value::Integer(*f as i64),
+        (Some(T::Unsigned), Value::Unsigned(_))
+        | (Some(T::String), Value::String(_))
+        | (Some(T::Boolean), Value::Boolean(_)) => value,
+        _ => Value::Null,
+    }
+}
+
+/// Rows from per-row projection values: transformations applied column by column (and
+/// the rows joined on time), rows whose values are all null left out when `drop_empty`.
+pub(super) fn finish_rows(
+    columns: &[Projection],
+    times: &[i64],
+    values: Vec<Vec<Value>>,
+    interval_ns: Option<i64>,
+    drop_empty: bool,
+) -> Result<Vec<Vec<Value>>, String> {
+    if columns.iter().all(|c| c.transform.is_none()) {
+        return Ok(times
+            .iter()
+            .zip(values)
+            .filter(|(_, v)| !drop_empty || v.iter().any(|x| !x.is_null()))
+            .map(|(t, v)| {
+                let mut row = vec![Value::Time(*t)];
+                row.extend(v);
+                row
+            })
+            .collect());
+    }
+    let mut joined: BTreeMap<i64, Vec<Value>> = BTreeMap::new();
+    for (i, column) in columns.iter().enumerate() {
+        let series: Vec<(i64, Value)> = times
+            .iter()
+            .zip(&values)
+            .map(|(t, v)| (*t, v[i].clone()))
+            .collect();
+        let out = match &column.transform {
+            Some((function, args)) => transform::apply(function, args, &series, interval_ns)?,
+            None => series.into_iter().filter(|(_, v)| !v.is_null()).collect(),
+        };
+        for (t, v) in out {
+            joined
+                .entry(t)
+                .or_insert_with(|| vec![Value::Null; columns.len()])[i] = v;
+        }
+    }
+    Ok(joined
+        .into_iter()
+        .map(|(t, v)| {
+            let mut row = vec![Value::Time(t)];
+            row.extend(v);
+            row
+        })
+        .collect())
+}

@@ -1,0 +1,133 @@
+//! SQL text for the engine, and its Arrow answers read back as InfluxQL values. InfluxQL
+//! runs as SQL statements through [`strata_query::QueryEngine`], the same entry point as
+//! `/sql`, so its aggregates take the direct path and the pre-aggregates where SQL's do.
+
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray,
+    TimestampNanosecondArray, UInt64Array,
+};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::DataType;
+use futures::StreamExt;
+use strata_query::QueryEngine;
+
+use super::super::result::Value;
+
+/// `name` as a SQL identifier.
+pub(crate) fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// `text` as a SQL string literal.
+pub(crate) fn quote_str(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// `nanos` as a SQL timestamp literal the direct path reads.
+pub(crate) fn time_literal(nanos: i64) -> String {
+    let mut out = Vec::new();
+    crate::sql_cells::write_rfc3339(nanos, &mut out);
+    format!("'{}'", String::from_utf8_lossy(&out))
+}
+
+/// Runs `statement` in `database` and returns its columns as values, one vector per
+/// column.
+pub(crate) async fn run(
+    query: &QueryEngine,
+    database: &str,
+    statement: &str,
+) -> Result<Vec<Vec<Value>>, String> {
+    Ok(run_named(query, database, statement).await?.1)
+}
+
+/// As [`run`], with the columns' names.
+pub(crate) async fn run_named(
+    query: &QueryEngine,
+    database: &str,
+    statement: &str,
+) -> Result<(Vec<String>, Vec<Vec<Value>>), String> {
+    tracing::debug!(statement, "influxql → sql");
+    let mut stream = query
+        .sql_stream(database, statement)
+        .await
+        .map_err(|e| e.to_string())?;
+    let names: Vec<String> = stream
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let mut columns: Vec<Vec<Value>> = vec![Vec::new(); names.len()];
+    while let Some(batch) = stream.next().await {
+        let batch = batch.map_err(|e| e.to_string())?;
+        append(&batch, &mut columns)?;
+    }
+    Ok((names, columns))
+}
+
+fn append(batch: &RecordBatch, columns: &mut [Vec<Value>]) -> Result<(), String> {
+    for (out, array) in columns.iter_mut().zip(batch.columns()) {
+        out.reserve(array.len());
+        read_column(array, out)?;
+    }
+    Ok(())
+}
+
+fn read_column(array: &ArrayRef, out: &mut Vec<Value>) -> Result<(), String> {
+    macro_rules! each {
+        ($typed:expr, $wrap:expr) => {{
+            let typed = $typed;
+            for i in 0..typed.len() {
+                out.push(if typed.is_null(i) {
+                    Value::Null
+                } else {
+                    $wrap(typed.value(i))
+                });
+            }
+        }};
+    }
+    match array.data_type() {
+        DataType::Float64 => each!(downcast::<Float64Array>(array)?, Value::Float),
+        DataType::Int64 => each!(downcast::<Int64Array>(array)?, Value::Integer),
+        DataType::UInt64 => each!(downcast::<UInt64Array>(array)?, Value::Unsigned),
+        DataType::Boolean => each!(downcast::<BooleanArray>(array)?, Value::Boolean),
+        DataType::Utf8 => each!(downcast::<StringArray>(array)?, |s: &str| Value::String(
+            s.to_owned()
+        )),
+        DataType::Timestamp(_, _) => {
+            let nanos = cast(
+                array,
+                &DataType::Timestamp(datafusion::arrow::datatypes::TimeUnit::Nanosecond, None),
+            )
+            .map_err(|e| e.to_string())?;
+            each!(downcast::<TimestampNanosecondArray>(&nanos)?, Value::Time)
+        }
+        DataType::Dictionary(_, _) | DataType::LargeUtf8 | DataType::Utf8View => {
+            let text = cast(array, &DataType::Utf8).map_err(|e| e.to_string())?;
+            let text = text.as_string::<i32>();
+            each!(text, |s: &str| Value::String(s.to_owned()))
+        }
+        DataType::Int32 | DataType::Int16 | DataType::Int8 | DataType::UInt32 => {
+            let wide = cast(array, &DataType::Int64).map_err(|e| e.to_string())?;
+            each!(downcast::<Int64Array>(&wide)?, Value::Integer)
+        }
+        DataType::Float32 | DataType::Decimal128(_, _) => {
+            let wide = cast(array, &DataType::Float64).map_err(|e| e.to_string())?;
+            each!(downcast::<Float64Array>(&wide)?, Value::Float)
+        }
+        DataType::Null => out.extend(std::iter::repeat_n(Value::Null, array.len())),
+        other => {
+            return Err(format!(
+                "unexpected column type {other} in an InfluxQL answer"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn downcast<T: 'static>(array: &ArrayRef) -> Result<&T, String> {
+    array
+        .as_any()
+        .downcast_ref::<T>()
+        .ok_or_else(|| format!("unexpected array for {}", array.data_type()))
+}

@@ -1,0 +1,228 @@
+//! Unit tests of `SELECT`'s translation: the SQL statements TSBS's and Grafana's InfluxQL
+//! become must take the engine's direct path (pre-aggregates, latest rows), and whole
+//! statements must answer what InfluxDB answers on a small data set.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use strata_influxql::{Statement, parse_query};
+use strata_lineproto::Precision;
+use strata_query::QueryEngine;
+use strata_storage::{Engine, EngineOptions, ManualClock, WalSync};
+
+use super::super::result::Value;
+use super::{Context, select};
+
+/// 2016-01-01T00:00:00Z, as TSBS's data.
+const START_NS: i64 = 1_451_606_400_000_000_000;
+const SECOND_NS: i64 = 1_000_000_000;
+
+fn engine(dir: &std::path::Path) -> Arc<Engine> {
+    let options = EngineOptions {
+        data_dirs: vec![dir.to_path_buf()],
+        shards: 2,
+        wal_sync: WalSync::None,
+        background: false,
+        clock: Arc::new(ManualClock::new(START_NS + 86_400 * SECOND_NS)),
+        partition_duration: Duration::from_secs(86_400),
+        ..EngineOptions::default()
+    };
+    Arc::new(Engine::open(options).unwrap().0)
+}
+
+/// Three hosts, two hours at 10 s, integer fields as TSBS writes them; `h2` has no `region`.
+fn tsbs_like(engine: &Engine) {
+    let mut body = String::new();
+    for i in 0..720i64 {
+        for (h, host) in ["h0", "h1", "h2"].iter().enumerate() {
+            let region = if h == 2 {
+                String::new()
+            } else {
+                format!(",region=r{h}")
+            };
+            let t = START_NS + i * 10 * SECOND_NS;
+            let (user, system) = ((i * 7 + h as i64) % 100, (i * 3 + 2 * h as i64) % 100);
+            body.push_str(&format!(
+                "cpu,hostname={host}{region} usage_user={user}i,usage_system={system}i {t}\n"
+            ));
+        }
+    }
+    engine
+        .write_lines("benchmark", body.as_bytes(), Precision::Nanoseconds)
+        .unwrap();
+    engine.flush().unwrap();
+}
+
+fn statement(text: &str) -> Box<strata_influxql::SelectStatement> {
+    match parse_query(text, &HashMap::new())
+        .unwrap()
+        .statements
+        .remove(0)
+    {
+        Statement::Select(select) => select,
+        other => panic!("not a SELECT: {other:?}"),
+    }
+}
+
+async fn run(query: &QueryEngine, engine: &Engine, text: &str) -> Vec<super::Series> {
+    let ctx = Context {
+        query,
+        engine,
+        database: Some("benchmark"),
+        now_ns: engine.now_ns(),
+    };
+    select(&ctx, &statement(text)).await.unwrap()
+}
+
+#[tokio::test]
+async fn tsbs_aggregate_shapes_take_the_direct_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    tsbs_like(&engine);
+    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let schema = engine.table("benchmark", "cpu").unwrap();
+    let hostname = "hostname".to_owned();
+    let max = vec![
+        vec!["max(\"usage_user\")".to_owned()],
+        vec!["max(\"usage_system\")".to_owned()],
+    ];
+    let mean = vec![vec!["avg(\"usage_user\")".to_owned()]];
+    let window = " WHERE \"time\" >= '2016-01-01T00:00:00.000000000Z' AND \"time\" < '2016-01-01T01:00:00.000000000Z'";
+    let cases = [
+        // cpu-max-all / single-groupby: one host (or an OR of hosts), by hour or minute.
+        super::grouped::aggregate_sql(
+            &schema,
+            &[],
+            Some((3_600 * SECOND_NS, 0)),
+            &max,
+            &format!("{window} AND ((\"hostname\" = 'h0') OR (\"hostname\" = 'h1'))"),
+        ),
+        // double-groupby: every host, by hour and hostname.
+        super::grouped::aggregate_sql(
+            &schema,
+            &[&hostname],
+            Some((3_600 * SECOND_NS, 0)),
+            &mean,
+            window,
+        ),
+        // a whole-range aggregate.
+        super::grouped::aggregate_sql(&schema, &[], None, &mean, window),
+    ];
+    for sql in cases {
+        assert!(
+            query.is_direct("benchmark", &sql),
+            "not on the direct path: {sql}"
+        );
+    }
+    // lastpoint
+    assert!(query.is_direct(
+        "benchmark",
+        "SELECT DISTINCT ON (\"hostname\") * FROM \"cpu\" ORDER BY \"hostname\", \"time\" DESC"
+    ));
+}
+
+#[tokio::test]
+async fn answers_of_tsbs_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    tsbs_like(&engine);
+    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+
+    // cpu-max-all-1 shape: max per hour for one host; integers stay integers.
+    let series = run(&query, &engine, "SELECT max(usage_user),max(usage_system) from cpu where (hostname = 'h1') and time >= '2016-01-01T00:00:00Z' and time < '2016-01-01T02:00:00Z' group by time(1h)").await;
+    assert_eq!(series.len(), 1);
+    assert_eq!(series[0].columns, ["time", "max", "max_1"]);
+    assert_eq!(
+        series[0].values,
+        vec![
+            vec![
+                Value::Time(START_NS),
+                Value::Integer(99),
+                Value::Integer(99)
+            ],
+            vec![
+                Value::Time(START_NS + 3_600 * SECOND_NS),
+                Value::Integer(99),
+                Value::Integer(99)
+            ],
+        ]
+    );
+
+    // double-groupby shape: one series per host, means are floats; h2's missing region
+    // does not matter when grouping by hostname.
+    let series = run(&query, &engine, "SELECT mean(usage_user) from cpu where time >= '2016-01-01T00:00:00Z' and time < '2016-01-01T01:00:00Z' group by time(1h),hostname").await;
+    let tags: Vec<_> = series.iter().map(|s| s.tags.clone()).collect();
+    assert_eq!(
+        tags,
+        vec![
+            vec![("hostname".to_owned(), "h0".to_owned())],
+            vec![("hostname".to_owned(), "h1".to_owned())],
+            vec![("hostname".to_owned(), "h2".to_owned())],
+        ]
+    );
+    for (h, s) in series.iter().enumerate() {
+        let expected = (0..360i64)
+            .map(|i| ((i * 7 + h as i64) % 100) as f64)
+            .sum::<f64>()
+            / 360.0;
+        assert_eq!(
+            s.values,
+            vec![vec![Value::Time(START_NS), Value::Float(expected)]]
+        );
+    }
+
+    // lastpoint: the latest row of each host, hosts in descending order as InfluxDB does.
+    let series = run(
+        &query,
+        &engine,
+        "SELECT * from cpu group by \"hostname\" order by time desc limit 1",
+    )
+    .await;
+    let last = START_NS + 719 * 10 * SECOND_NS;
+    assert_eq!(series.len(), 3);
+    assert_eq!(
+        series[0].tags,
+        vec![("hostname".to_owned(), "h2".to_owned())]
+    );
+    assert_eq!(
+        series[0].columns,
+        ["time", "region", "usage_system", "usage_user"]
+    );
+    assert_eq!(
+        series[0].values,
+        vec![vec![
+            Value::Time(last),
+            Value::Null,
+            Value::Integer((719 * 3 + 4) % 100),
+            Value::Integer((719 * 7 + 2) % 100),
+        ]]
+    );
+    assert_eq!(series[2].values[0][1], Value::String("r0".into()));
+
+    // groupby-orderby-limit: no lower bound, the first 5 minutes of data.
+    let series = run(&query, &engine, "SELECT max(usage_user) from cpu WHERE time < '2016-01-01T01:00:00Z' group by time(1m) limit 5").await;
+    let times: Vec<_> = series[0].values.iter().map(|r| r[0].clone()).collect();
+    assert_eq!(
+        times,
+        (0..5)
+            .map(|m| Value::Time(START_NS + m * 60 * SECOND_NS))
+            .collect::<Vec<_>>()
+    );
+
+    // high-cpu: integer field compared with a float, raw rows of one host in time order.
+    let series = run(&query, &engine, "SELECT usage_user from cpu where usage_user > 97.0 and (hostname = 'h0') and time >= '2016-01-01T00:00:00Z' and time < '2016-01-01T00:30:00Z'").await;
+    let expected: Vec<Vec<Value>> = (0..180i64)
+        .filter(|i| (i * 7) % 100 > 97)
+        .map(|i| {
+            vec![
+                Value::Time(START_NS + i * 10 * SECOND_NS),
+                Value::Integer((i * 7) % 100),
+            ]
+        })
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(series[0].values, expected);
+}
