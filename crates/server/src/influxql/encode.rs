@@ -46,7 +46,8 @@ pub(crate) fn json_results(results: &[StatementResult], epoch: Epoch, out: &mut 
         }
         json_result(result, epoch, false, out);
     }
-    out.extend_from_slice(b"]}");
+    // Go's JSON encoder ends what it writes with a line break; clients see the same bytes.
+    out.extend_from_slice(b"]}\n");
 }
 
 /// One `{"results":[…]}` line of a chunked answer: `result` with `"partial":true` unless it
@@ -57,17 +58,112 @@ pub(crate) fn json_chunk(result: &StatementResult, epoch: Epoch, partial: bool, 
     out.extend_from_slice(b"]}\n");
 }
 
+/// One chunk holding a piece of one series: `series_partial` when that series goes on in
+/// the next chunk, `partial` unless this is the statement's last chunk.
+pub(crate) fn json_series_chunk(
+    statement_id: usize,
+    series: &Series,
+    epoch: Epoch,
+    series_partial: bool,
+    partial: bool,
+    out: &mut Vec<u8>,
+) {
+    let _ = write!(
+        out,
+        "{{\"results\":[{{\"statement_id\":{statement_id},\"series\":["
+    );
+    json_series_part(series, epoch, series_partial, out);
+    out.push(b']');
+    if partial {
+        out.extend_from_slice(b",\"partial\":true");
+    }
+    out.extend_from_slice(b"}]}\n");
+}
+
+/// InfluxDB's `pretty=true`: the compact JSON `compact` (as this module writes it)
+/// re-indented by four spaces, keys in their order, one element a line.
+pub(crate) fn pretty(compact: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(compact.len() * 2);
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let newline = |out: &mut Vec<u8>, depth: usize| {
+        out.push(b'\n');
+        out.extend(std::iter::repeat_n(b' ', depth * 4));
+    };
+    let mut i = 0;
+    while i < compact.len() {
+        let c = compact[i];
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == b'\\' {
+                escaped = true;
+            } else if c == b'"' {
+                in_string = false;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'"' => {
+                in_string = true;
+                out.push(c);
+            }
+            b'{' | b'[' => {
+                let close = if c == b'{' { b'}' } else { b']' };
+                if compact.get(i + 1) == Some(&close) {
+                    out.extend_from_slice(&[c, close]);
+                    i += 2;
+                    continue;
+                }
+                out.push(c);
+                depth += 1;
+                newline(&mut out, depth);
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            b',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            b':' => out.extend_from_slice(b": "),
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+    out
+}
+
 /// A top-level error, `{"error":"…"}` (InfluxDB's shape for a query that did not parse).
 pub(crate) fn json_error(message: &str) -> Vec<u8> {
     let mut out = b"{\"error\":".to_vec();
     json_string(message, &mut out);
-    out.push(b'}');
+    out.extend_from_slice(b"}\n");
     out
 }
 
 fn json_result(result: &StatementResult, epoch: Epoch, partial: bool, out: &mut Vec<u8>) {
     out.extend_from_slice(b"{\"statement_id\":");
     let _ = write!(out, "{}", result.statement_id);
+    if !result.messages.is_empty() {
+        out.extend_from_slice(b",\"messages\":[");
+        for (i, (level, text)) in result.messages.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"level\":");
+            json_string(level, out);
+            out.extend_from_slice(b",\"text\":");
+            json_string(text, out);
+            out.push(b'}');
+        }
+        out.push(b']');
+    }
     if let Some(error) = &result.error {
         out.extend_from_slice(b",\"error\":");
         json_string(error, out);
@@ -88,6 +184,11 @@ fn json_result(result: &StatementResult, epoch: Epoch, partial: bool, out: &mut 
 }
 
 fn json_series(series: &Series, epoch: Epoch, out: &mut Vec<u8>) {
+    json_series_part(series, epoch, false, out);
+}
+
+/// A series; `partial` when the rest of its rows come in the next chunk.
+fn json_series_part(series: &Series, epoch: Epoch, partial: bool, out: &mut Vec<u8>) {
     out.push(b'{');
     if !series.name.is_empty() {
         out.extend_from_slice(b"\"name\":");
@@ -130,6 +231,9 @@ fn json_series(series: &Series, epoch: Epoch, out: &mut Vec<u8>) {
             out.push(b']');
         }
         out.push(b']');
+    }
+    if partial {
+        out.extend_from_slice(b",\"partial\":true");
     }
     out.push(b'}');
 }
@@ -211,12 +315,9 @@ pub(crate) fn csv_results(results: &[StatementResult], epoch: Epoch, out: &mut V
     };
     let mut header: Option<&[String]> = None;
     for result in results {
-        if let Some(error) = &result.error {
-            out.extend_from_slice(b"error\n");
-            csv_field(error, out);
-            out.push(b'\n');
-            header = None;
-            continue;
+        if result.error.is_some() {
+            // InfluxDB's CSV writer stops at a failed statement and says nothing of it.
+            break;
         }
         for series in &result.series {
             if header != Some(series.columns.as_slice()) {
@@ -301,6 +402,16 @@ mod tests {
     }
 
     #[test]
+    fn pretty_keeps_key_order_and_indents_by_four() {
+        let compact = br#"{"results":[{"statement_id":0,"series":[{"name":"a\"b,{","columns":["x"],"values":[[1,null]]}]},{"statement_id":1,"series":[]}]}"#;
+        let expected = "{\n    \"results\": [\n        {\n            \"statement_id\": 0,\n            \"series\": [\n                {\n                    \"name\": \"a\\\"b,{\",\n                    \"columns\": [\n                        \"x\"\n                    ],\n                    \"values\": [\n                        [\n                            1,\n                            null\n                        ]\n                    ]\n                }\n            ]\n        },\n        {\n            \"statement_id\": 1,\n            \"series\": []\n        }\n    ]\n}";
+        assert_eq!(
+            String::from_utf8(pretty(compact)).unwrap_or_default(),
+            expected
+        );
+    }
+
+    #[test]
     fn epochs() {
         assert_eq!(Epoch::parse(None), Some(Epoch::Rfc3339));
         assert_eq!(Epoch::parse(Some("ms")), Some(Epoch::Units(1_000_000)));
@@ -317,7 +428,7 @@ mod tests {
             StatementResult {
                 statement_id: 0,
                 series: vec![series],
-                error: None,
+                ..StatementResult::default()
             },
             StatementResult::default(),
             StatementResult::failed(2, "boom"),
@@ -326,7 +437,7 @@ mod tests {
         json_results(&results, Epoch::Units(1_000_000), &mut out);
         assert_eq!(
             String::from_utf8(out).unwrap_or_default(),
-            r#"{"results":[{"statement_id":0,"series":[{"name":"cpu","tags":{"host":"a"},"columns":["time","mean"],"values":[[0,1.5]]}]},{"statement_id":0},{"statement_id":2,"error":"boom"}]}"#
+            "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"cpu\",\"tags\":{\"host\":\"a\"},\"columns\":[\"time\",\"mean\"],\"values\":[[0,1.5]]}]},{\"statement_id\":0},{\"statement_id\":2,\"error\":\"boom\"}]}\n"
         );
     }
 }

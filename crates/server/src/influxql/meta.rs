@@ -73,12 +73,13 @@ pub(crate) fn execute(
             .drop_database(name)
             .map(|_| Vec::new())
             .map_err(|e| e.to_string()),
-        Statement::DropMeasurement { name } => database_of(engine, None, default_db).and_then(|db| {
-            match engine.drop_table(&db, name).map_err(|e| e.to_string())? {
-                Some(_) => Ok(Vec::new()),
-                None => Err(format!("measurement not found: {name}")),
-            }
-        }),
+        // Dropping a measurement that does not exist is not an error (InfluxDB's rule).
+        Statement::DropMeasurement { name } => {
+            database_of(engine, None, default_db).and_then(|db| {
+                engine.drop_table(&db, name).map_err(|e| e.to_string())?;
+                Ok(Vec::new())
+            })
+        }
         Statement::CreateRetentionPolicy { name, database, spec }
         | Statement::AlterRetentionPolicy { name, database, spec } => {
             retention_policy(engine, name, database, spec)
@@ -94,6 +95,62 @@ pub(crate) fn execute(
             "DELETE and DROP SERIES are not supported yet: Strata cannot remove single series or rows (DROP MEASUREMENT and DROP DATABASE can)".into(),
         ),
     })
+}
+
+/// The text InfluxDB quotes when a statement that writes comes by `GET`: the statement as
+/// InfluxQL prints it, for the statements Strata carries out.
+pub(crate) fn write_statement_text(statement: &Statement) -> Option<String> {
+    Some(match statement {
+        Statement::CreateDatabase { name, policy } => {
+            let mut text = format!("CREATE DATABASE {}", quote_ident(name));
+            if let Some(policy) = policy {
+                text.push_str(" WITH");
+                if let Some(d) = policy.duration_ns {
+                    text.push_str(&format!(" DURATION {}", go_duration(d)));
+                }
+                if let Some(n) = policy.replication {
+                    text.push_str(&format!(" REPLICATION {n}"));
+                }
+                if let Some(d) = policy.shard_duration_ns {
+                    text.push_str(&format!(" SHARD DURATION {}", go_duration(d)));
+                }
+                if let Some(rp) = &policy.name {
+                    text.push_str(&format!(" NAME {}", quote_ident(rp)));
+                }
+            }
+            text
+        }
+        Statement::DropDatabase { name } => format!("DROP DATABASE {}", quote_ident(name)),
+        Statement::DropMeasurement { name } => format!("DROP MEASUREMENT {}", quote_ident(name)),
+        _ => return None,
+    })
+}
+
+/// An identifier as InfluxQL prints it: bare when it may be, else double-quoted.
+fn quote_ident(name: &str) -> String {
+    let bare = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if bare {
+        name.to_owned()
+    } else {
+        format!("\"{}\"", name.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}
+
+/// A duration as Go's `time.Duration` prints it: `24h0m0s`, `1m30s`, `0s`.
+fn go_duration(nanos: i64) -> String {
+    let seconds = nanos / 1_000_000_000;
+    let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    if h > 0 {
+        format!("{h}h{m}m{s}s")
+    } else if m > 0 {
+        format!("{m}m{s}s")
+    } else {
+        format!("{s}s")
+    }
 }
 
 /// The database a statement names (`ON db`, `db.` prefix) or the request's `db`.
@@ -266,7 +323,13 @@ fn show_measurements(
     default_db: Option<&str>,
     show: &ShowMeasurements,
 ) -> Result<Vec<Series>, String> {
-    let database = database_of(engine, show.database.as_deref(), default_db)?;
+    // A database that does not exist has no measurements (InfluxDB answers no series).
+    let database = show
+        .database
+        .as_deref()
+        .or(default_db)
+        .filter(|d| !d.is_empty())
+        .ok_or("database name required")?;
     let mut names = Vec::new();
     for table in engine.catalog().tables(&database) {
         let keep = match &show.with {
@@ -480,6 +543,26 @@ fn show_cardinality(
         series.values = vec![vec![Value::Integer(n as i64)]];
         series
     };
+    // Without EXACT, InfluxDB answers one estimate for the whole database; Strata's
+    // counts are exact, under InfluxDB's column name.
+    if !show.exact
+        && matches!(
+            show.kind,
+            CardinalityKind::Measurement | CardinalityKind::Series
+        )
+    {
+        let mut n = 0;
+        for table in &tables {
+            let series = matching_series(engine, table, from.condition.as_ref())?.len();
+            n += match show.kind {
+                CardinalityKind::Measurement => usize::from(series > 0 || from.condition.is_none()),
+                _ => series,
+            };
+        }
+        let mut series = Series::new("", &["cardinality estimation"]);
+        series.values = vec![vec![Value::Integer(n as i64)]];
+        return Ok(vec![series]);
+    }
     Ok(match show.kind {
         CardinalityKind::Measurement => {
             let mut n = 0;

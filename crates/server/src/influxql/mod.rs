@@ -23,7 +23,6 @@ use axum::response::{IntoResponse, Response};
 use strata_influxql::{Param, Statement};
 
 use crate::auth;
-use crate::error::ApiError;
 use crate::http::{Params, Shared};
 use encode::Epoch;
 use result::{Series, StatementResult};
@@ -38,7 +37,7 @@ pub(crate) async fn query_get(
     params: Params,
 ) -> Response {
     match params {
-        Ok(Query(params)) => run(&state, &headers, params).await,
+        Ok(Query(params)) => run(&state, &headers, params, true).await,
         Err(e) => error_response(StatusCode::BAD_REQUEST, &e.body_text()),
     }
 }
@@ -74,7 +73,7 @@ pub(crate) async fn query_post(
             }
         }
     }
-    run(&state, &headers, params).await
+    run(&state, &headers, params, false).await
 }
 
 fn error_response(status: StatusCode, message: &str) -> Response {
@@ -114,7 +113,12 @@ fn bound_params(text: Option<&String>) -> Result<HashMap<String, Param>, String>
         .collect()
 }
 
-async fn run(state: &Shared, headers: &HeaderMap, params: HashMap<String, String>) -> Response {
+async fn run(
+    state: &Shared,
+    headers: &HeaderMap,
+    params: HashMap<String, String>,
+    read_only: bool,
+) -> Response {
     if let Err(e) = auth::check(state.config.auth_token.as_deref(), headers, &params) {
         return error_response(e.status(), &e.to_string());
     }
@@ -154,14 +158,30 @@ async fn run(state: &Shared, headers: &HeaderMap, params: HashMap<String, String
     let mut results = Vec::with_capacity(query.statements.len());
     for (id, statement) in query.statements.iter().enumerate() {
         let answer = execute(&context, state, statement).await;
-        results.push(match answer {
+        let mut result = match answer {
             Ok(series) => StatementResult {
                 statement_id: id,
                 series,
-                error: None,
+                chunkable: matches!(statement, Statement::Select(_)),
+                ..StatementResult::default()
             },
             Err(error) => StatementResult::failed(id, error),
-        });
+        };
+        if read_only
+            && result.error.is_none()
+            && let Some(text) = meta::write_statement_text(statement)
+        {
+            result.messages.push((
+                "warning".into(),
+                format!("deprecated use of '{text}' in a read only context, please use a POST request instead"),
+            ));
+        }
+        let failed = result.error.is_some();
+        results.push(result);
+        // InfluxDB stops at the first statement that fails.
+        if failed {
+            break;
+        }
     }
     respond(headers, &params, epoch, &results)
 }
@@ -209,7 +229,7 @@ fn respond(
         let mut out = Vec::new();
         encode::json_results(results, epoch, &mut out);
         if params.get("pretty").is_some_and(|p| p == "true") {
-            out = pretty(&out);
+            out = encode::pretty(&out);
         }
         ("application/json", out)
     };
@@ -220,48 +240,47 @@ fn respond(
     response
 }
 
-/// One JSON line per chunk of at most `rows` rows of a series; every chunk of a statement
-/// but its last says `"partial":true`.
+/// One JSON line per chunk of at most `rows` rows of one series of a `SELECT`; a series
+/// cut across chunks says `"partial":true` in every chunk but its last, and every chunk of
+/// a statement but its last says `"partial":true` too. Other statements come whole.
 fn chunked(results: &[StatementResult], epoch: Epoch, rows: usize) -> Vec<u8> {
     let mut out = Vec::new();
     for result in results {
-        if result.error.is_some() || result.series.is_empty() {
+        if !result.chunkable || result.series.is_empty() {
             encode::json_chunk(result, epoch, false, &mut out);
             continue;
         }
-        let mut pieces: Vec<Series> = Vec::new();
+        let mut pieces: Vec<(Series, bool)> = Vec::new();
         for series in &result.series {
-            if series.values.is_empty() {
-                pieces.push(series.clone());
-            }
-            for values in series.values.chunks(rows) {
-                pieces.push(Series {
-                    values: values.to_vec(),
-                    ..series.clone()
-                });
+            let count = series.values.len().div_ceil(rows).max(1);
+            for i in 0..count {
+                let values = series
+                    .values
+                    .iter()
+                    .skip(i * rows)
+                    .take(rows)
+                    .cloned()
+                    .collect();
+                pieces.push((
+                    Series {
+                        values,
+                        ..series.clone()
+                    },
+                    i + 1 < count,
+                ));
             }
         }
         let last = pieces.len() - 1;
-        for (i, piece) in pieces.into_iter().enumerate() {
-            let chunk = StatementResult {
-                statement_id: result.statement_id,
-                series: vec![piece],
-                error: None,
-            };
-            encode::json_chunk(&chunk, epoch, i != last, &mut out);
+        for (i, (piece, series_partial)) in pieces.iter().enumerate() {
+            encode::json_series_chunk(
+                result.statement_id,
+                piece,
+                epoch,
+                *series_partial,
+                i != last,
+                &mut out,
+            );
         }
     }
     out
-}
-
-fn pretty(compact: &[u8]) -> Vec<u8> {
-    serde_json::from_slice::<serde_json::Value>(compact)
-        .and_then(|v| serde_json::to_vec_pretty(&v))
-        .unwrap_or_else(|_| compact.to_vec())
-}
-
-impl From<ApiError> for StatementResult {
-    fn from(err: ApiError) -> Self {
-        StatementResult::failed(0, err.to_string())
-    }
 }

@@ -71,6 +71,10 @@ pub(crate) struct StatementResult {
     pub series: Vec<Series>,
     /// Why the statement failed; then `series` is empty.
     pub error: Option<String>,
+    /// `messages`: warnings for the client, as (level, text).
+    pub messages: Vec<(String, String)>,
+    /// Whether `chunked=true` may cut the answer (a `SELECT`'s; metadata comes whole).
+    pub chunkable: bool,
 }
 
 impl StatementResult {
@@ -78,8 +82,8 @@ impl StatementResult {
     pub(crate) fn failed(statement_id: usize, error: impl Into<String>) -> Self {
         StatementResult {
             statement_id,
-            series: Vec::new(),
             error: Some(error.into()),
+            ..StatementResult::default()
         }
     }
 }

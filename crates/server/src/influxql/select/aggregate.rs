@@ -169,7 +169,7 @@ fn select_at(points: &[(i64, &Value)], at: usize) -> Folded {
     }
 }
 
-/// The most frequent value; among equally frequent ones, the one seen first.
+/// The most frequent value; among equally frequent ones, the smallest (InfluxDB's rule).
 fn mode(points: &[(i64, &Value)]) -> Value {
     let mut counts: Vec<(&Value, usize)> = Vec::new();
     for (_, v) in points {
@@ -181,6 +181,20 @@ fn mode(points: &[(i64, &Value)]) -> Value {
     let best = counts.iter().map(|(_, n)| *n).max().unwrap_or(0);
     counts
         .into_iter()
-        .find(|(_, n)| *n == best)
-        .map_or(Value::Null, |(v, _)| v.clone())
+        .filter(|(_, n)| *n == best)
+        .map(|(v, _)| v)
+        .min_by(|a, b| compare(a, b))
+        .map_or(Value::Null, Value::clone)
+}
+
+/// An order over values of one field: numbers numerically, strings and booleans as such.
+fn compare(a: &Value, b: &Value) -> std::cmp::Ordering {
+    match (a, b) {
+        (Value::String(x), Value::String(y)) => x.cmp(y),
+        (Value::Boolean(x), Value::Boolean(y)) => x.cmp(y),
+        _ => match (a.as_f64(), b.as_f64()) {
+            (Some(x), Some(y)) => x.total_cmp(&y),
+            _ => std::cmp::Ordering::Equal,
+        },
+    }
 }

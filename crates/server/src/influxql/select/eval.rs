@@ -113,9 +113,6 @@ fn math(name: &str, args: &[Value]) -> Value {
         "sqrt" => x.sqrt(),
         _ => return Value::Null,
     };
-    if result.is_nan() {
-        Value::Null
-    } else {
-        Value::Float(result)
-    }
+    // NaN stays a value (the row is kept); the answer writes it as null, as InfluxDB does.
+    Value::Float(result)
 }

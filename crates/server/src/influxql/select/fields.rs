@@ -285,7 +285,17 @@ fn dedupe_names(columns: &mut [Projection]) {
     }
 }
 
-/// Every function called is one InfluxQL has.
+/// How many arguments a function takes (at least, at most).
+fn arity(name: &str) -> (usize, usize) {
+    match name {
+        "percentile" | "sample" | "moving_average" | "atan2" | "log" | "pow" => (2, 2),
+        "top" | "bottom" => (2, usize::MAX),
+        "integral" | "derivative" | "non_negative_derivative" | "elapsed" => (1, 2),
+        _ => (1, 1),
+    }
+}
+
+/// Every function called is one InfluxQL has, with as many arguments as it takes.
 fn check_functions(expr: &Expr) -> Result<(), String> {
     match expr {
         Expr::Call { name, args } => {
@@ -294,6 +304,21 @@ fn check_functions(expr: &Expr) -> Result<(), String> {
                 .any(|list| list.contains(&name.as_str()));
             if !known {
                 return Err(format!("undefined function {name}()"));
+            }
+            let (min, max) = arity(name);
+            let got = args.len();
+            if got < min || got > max {
+                return Err(if min == max {
+                    format!("invalid number of arguments for {name}, expected {min}, got {got}")
+                } else if max == usize::MAX {
+                    format!(
+                        "invalid number of arguments for {name}, expected at least {min}, got {got}"
+                    )
+                } else {
+                    format!(
+                        "invalid number of arguments for {name}, expected at least {min} but no more than {max}, got {got}"
+                    )
+                });
             }
             args.iter().try_for_each(check_functions)
         }

@@ -194,8 +194,13 @@ pub(super) async fn grouped(
             }
         }
     } else {
+        // Aggregates read fields only: a tag or unknown name has no points (null).
         let vars: Vec<String> = {
-            let mut v: Vec<String> = calls.iter().map(|c| c.field.clone()).collect();
+            let mut v: Vec<String> = calls
+                .iter()
+                .filter(|c| schema.field(&c.field).is_some())
+                .map(|c| c.field.clone())
+                .collect();
             v.sort();
             v.dedup();
             v
@@ -227,9 +232,11 @@ pub(super) async fn grouped(
                 let mut values = Vec::with_capacity(calls.len());
                 let mut any_points = false;
                 for call in &calls {
-                    let i = 1
-                        + tag_count
-                        + vars.iter().position(|v| *v == call.field).ok_or("field")?;
+                    let Some(i) = vars.iter().position(|v| *v == call.field) else {
+                        values.push((Value::Null, None));
+                        continue;
+                    };
+                    let i = 1 + tag_count + i;
                     let pts: Vec<(i64, &Value)> = (at..stop)
                         .filter_map(|r| match (&columns[0][r], &columns[i][r]) {
                             (Value::Time(t), v) if !v.is_null() => Some((*t, v)),
@@ -341,7 +348,10 @@ fn assemble(
                 let i = calls.iter().position(|c| c.expr == *e)?;
                 Some(match values {
                     Some(v) => v[i].0.clone(),
-                    None if calls[i].function == "count" => Value::Integer(0),
+                    // An empty bucket counts 0 under fill(null); other fills fill it.
+                    None if calls[i].function == "count" && statement.fill == Fill::Null => {
+                        Value::Integer(0)
+                    }
                     None => Value::Null,
                 })
             };
@@ -366,6 +376,7 @@ fn assemble(
             rows,
             grouping.time.map(|(w, _)| w),
             false,
+            statement.order_desc,
         )?;
         if grouping.time.is_none()
             && series

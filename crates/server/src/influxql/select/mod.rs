@@ -54,13 +54,21 @@ pub(crate) async fn select(
 ) -> Result<Vec<Series>, String> {
     let sources = resolve_sources(ctx, &statement.sources)?;
     let (range, condition) = condition::split_time(statement.condition.as_ref(), ctx.now_ns)?;
+    // `SELECT *` over several measurements gives every series the columns of all of them.
+    let columns_of = union_schema(sources.iter().map(|(_, s)| s.as_ref()));
     let mut all = Vec::new();
-    for (database, schema) in sources {
+    for (database, schema) in &sources {
+        let expand = if sources.len() > 1 {
+            &columns_of
+        } else {
+            schema.as_ref()
+        };
         let mut one = select_measurement(
             ctx,
             statement,
-            &database,
-            &schema,
+            database,
+            schema,
+            expand,
             range,
             condition.as_ref(),
         )
@@ -89,6 +97,12 @@ fn resolve_sources(
         let Source::Measurement(m) = source else {
             return Err("subqueries in FROM are not supported yet".into());
         };
+        if let Some(rp) = m.retention_policy.as_deref()
+            && !rp.is_empty()
+            && rp != super::meta::DEFAULT_POLICY
+        {
+            return Err(format!("retention policy not found: {rp}"));
+        }
         let database = m
             .database
             .as_deref()
@@ -162,16 +176,43 @@ fn grouping(dimensions: &[Dimension], schema: &TableSchema) -> Result<Grouping, 
     Ok(Grouping { tags, time })
 }
 
+/// The fields and tags of all `schemas` (a field's type from the first that has it).
+fn union_schema<'s>(schemas: impl Iterator<Item = &'s TableSchema>) -> TableSchema {
+    let mut union = TableSchema {
+        id: 0,
+        database: String::new(),
+        name: String::new(),
+        tags: Vec::new(),
+        fields: Vec::new(),
+    };
+    for schema in schemas {
+        for tag in &schema.tags {
+            if !union.tags.contains(tag) {
+                union.tags.push(tag.clone());
+            }
+        }
+        for field in &schema.fields {
+            if union.field(&field.name).is_none() {
+                union.fields.push(field.clone());
+            }
+        }
+    }
+    union
+}
+
+/// One measurement's series; `expand` is the schema wildcards expand against (this
+/// measurement's, or the union of all measurements in `FROM`).
 async fn select_measurement(
     ctx: &Context<'_>,
     statement: &SelectStatement,
     database: &str,
     schema: &TableSchema,
+    expand: &TableSchema,
     range: TimeRange,
     condition: Option<&Expr>,
 ) -> Result<Vec<Series>, String> {
     let grouping = grouping(&statement.dimensions, schema)?;
-    let projections = fields::analyse(&statement.fields, schema, &grouping.tags)?;
+    let projections = fields::analyse(&statement.fields, expand, &grouping.tags)?;
     if grouping.time.is_none() {
         // A transformation of an aggregate needs buckets to run over.
         for column in &projections.columns {
@@ -230,9 +271,6 @@ async fn select_measurement(
         .await?
     };
     for s in &mut series {
-        if statement.order_desc {
-            s.values.reverse();
-        }
         let offset = statement.offset.unwrap_or(0) as usize;
         if offset > 0 {
             s.values.drain(..offset.min(s.values.len()));
@@ -311,11 +349,12 @@ pub(super) async fn points(
         .filter(|t| schema.tags.contains(t))
         .collect();
     select.extend(group_tags.iter().map(|t| quote_ident(t)));
-    for v in vars {
+    for (i, v) in vars.iter().enumerate() {
         select.push(if is_column(schema, v) {
             quote_ident(v)
         } else {
-            "NULL".into()
+            // Each missing column needs its own name: DataFusion refuses two `NULL`s.
+            format!("NULL AS \"__missing{i}\"")
         });
     }
     let statement = format!(
@@ -489,7 +528,14 @@ async fn raw(
         times.push(t);
     }
     for (s, (ts, vs)) in series.iter_mut().zip(per_series) {
-        s.values = finish_rows(&projections.columns, &ts, vs, None, true)?;
+        s.values = finish_rows(
+            &projections.columns,
+            &ts,
+            vs,
+            None,
+            true,
+            statement.order_desc,
+        )?;
     }
     Ok(series)
 }
@@ -509,22 +555,28 @@ fn cast_value(value: Value, cast: Option<strata_influxql::VarType>) -> Value {
     }
 }
 
-/// Rows from per-row projection values: transformations applied column by column (and
-/// the rows joined on time), rows whose values are all null left out when `drop_empty`.
+/// Rows from per-row projection values (in ascending time): transformations applied
+/// column by column over the rows in the statement's order (`ORDER BY time DESC` runs them
+/// over descending points, as InfluxDB does) and the rows joined on time; rows whose values
+/// are all null are left out when `drop_empty`. The rows come out in the statement's order.
 pub(super) fn finish_rows(
     columns: &[Projection],
     times: &[i64],
     values: Vec<Vec<Value>>,
     interval_ns: Option<i64>,
     drop_empty: bool,
+    desc: bool,
 ) -> Result<Vec<Vec<Value>>, String> {
+    let mut rows: Vec<(i64, Vec<Value>)> = times.iter().copied().zip(values).collect();
+    if desc {
+        rows.reverse();
+    }
     if columns.iter().all(|c| c.transform.is_none()) {
-        return Ok(times
-            .iter()
-            .zip(values)
+        return Ok(rows
+            .into_iter()
             .filter(|(_, v)| !drop_empty || v.iter().any(|x| !x.is_null()))
             .map(|(t, v)| {
-                let mut row = vec![Value::Time(*t)];
+                let mut row = vec![Value::Time(t)];
                 row.extend(v);
                 row
             })
@@ -532,11 +584,7 @@ pub(super) fn finish_rows(
     }
     let mut joined: BTreeMap<i64, Vec<Value>> = BTreeMap::new();
     for (i, column) in columns.iter().enumerate() {
-        let series: Vec<(i64, Value)> = times
-            .iter()
-            .zip(&values)
-            .map(|(t, v)| (*t, v[i].clone()))
-            .collect();
+        let series: Vec<(i64, Value)> = rows.iter().map(|(t, v)| (*t, v[i].clone())).collect();
         let out = match &column.transform {
             Some((function, args)) => transform::apply(function, args, &series, interval_ns)?,
             None => series.into_iter().filter(|(_, v)| !v.is_null()).collect(),
@@ -547,12 +595,14 @@ pub(super) fn finish_rows(
                 .or_insert_with(|| vec![Value::Null; columns.len()])[i] = v;
         }
     }
-    Ok(joined
-        .into_iter()
-        .map(|(t, v)| {
-            let mut row = vec![Value::Time(t)];
-            row.extend(v);
-            row
-        })
-        .collect())
+    let joined = joined.into_iter().map(|(t, v)| {
+        let mut row = vec![Value::Time(t)];
+        row.extend(v);
+        row
+    });
+    Ok(if desc {
+        joined.rev().collect()
+    } else {
+        joined.collect()
+    })
 }

@@ -30,9 +30,8 @@ pub(super) fn apply(
     let mut out = Vec::new();
     match function {
         "derivative" | "non_negative_derivative" => {
-            // InfluxDB's default unit is one second, whether or not grouped by time.
-            let _ = interval_ns;
-            let unit = duration_arg(1_000_000_000)? as f64;
+            // The default unit: the GROUP BY time interval over buckets, else one second.
+            let unit = duration_arg(interval_ns.unwrap_or(1_000_000_000))? as f64;
             for pair in points.windows(2) {
                 let ((t0, v0), (t1, v1)) = (pair[0], pair[1]);
                 let (Some(a), Some(b)) = (v0.as_f64(), v1.as_f64()) else {
@@ -41,7 +40,9 @@ pub(super) fn apply(
                 if t1 == t0 {
                     continue;
                 }
-                let rate = (b - a) / ((t1 - t0) as f64 / unit);
+                // Over descending points (ORDER BY time DESC) the elapsed time still counts
+                // positive, as InfluxDB computes it.
+                let rate = (b - a) / ((t1 - t0).abs() as f64 / unit);
                 if function == "derivative" || rate >= 0.0 {
                     out.push((t1, Value::Float(rate)));
                 }
