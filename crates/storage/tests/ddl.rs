@@ -306,7 +306,10 @@ fn databases_are_created_and_dropped_durably() {
     {
         let engine = open(dir.path());
         assert!(engine.create_database("empty").unwrap());
-        assert!(!engine.create_database("empty").unwrap(), "second create is a no-op");
+        assert!(
+            !engine.create_database("empty").unwrap(),
+            "second create is a no-op"
+        );
         write(&engine, &rows("cpu", &["a", "b"], 4, 0));
         write(&engine, "cpu,host=c,rack=r1 v=1i 7\n");
         assert_eq!(engine.catalog().databases(), ["db", "empty"]);

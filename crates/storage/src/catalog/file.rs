@@ -179,7 +179,10 @@ mod tests {
         store(&path, &encode(&state)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.starts_with("STRATA catalog v3 "), "{text}");
-        assert!(!text.contains("databases"), "no empty list is written: {text}");
+        assert!(
+            !text.contains("databases"),
+            "no empty list is written: {text}"
+        );
         let reread = load(&path).unwrap().unwrap();
         assert!(reread.dropped.contains(0));
         assert!(reread.by_name.is_empty());
