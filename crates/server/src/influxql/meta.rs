@@ -331,7 +331,7 @@ fn show_measurements(
         .filter(|d| !d.is_empty())
         .ok_or("database name required")?;
     let mut names = Vec::new();
-    for table in engine.catalog().tables(&database) {
+    for table in engine.catalog().tables(database) {
         let keep = match &show.with {
             None => true,
             Some(MeasurementName::Name(n)) => table.name == *n,

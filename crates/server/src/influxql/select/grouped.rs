@@ -131,6 +131,27 @@ pub(super) async fn grouped(
         .filter(|t| schema.tags.contains(t))
         .collect();
     if let Some(pushed) = pushed {
+        let narrowed;
+        let filter =
+            match first_buckets_window(ctx, statement, database, schema, grouping, range, filter)
+                .await?
+            {
+                Window::All => filter,
+                Window::Empty => return Ok(Vec::new()),
+                Window::Range(start, end) => {
+                    let bounds = format!(
+                        "\"time\" >= {} AND \"time\" < {}",
+                        time_literal(start),
+                        time_literal(end)
+                    );
+                    narrowed = if filter.is_empty() {
+                        format!(" WHERE {bounds}")
+                    } else {
+                        format!("{filter} AND {bounds}")
+                    };
+                    narrowed.as_str()
+                }
+            };
         let sql = aggregate_sql(schema, &group_tags, grouping.time, &pushed, filter);
         let columns = sql::run(ctx.query, database, &sql).await?;
         let rows = columns.first().map_or(0, Vec::len);
@@ -486,4 +507,73 @@ pub(super) fn aggregate_sql(
         select.join(", "),
         quote_ident(&schema.name)
     )
+}
+
+/// Which rows an aggregate must read.
+enum Window {
+    /// All the statement selects.
+    All,
+    /// Only `[start, end)`.
+    Range(i64, i64),
+    /// None: nothing matches.
+    Empty,
+}
+
+/// Width of the coarse buckets that find where data starts: the storage engine cuts chunks
+/// at whole hours, so an hourly count is answered from chunk headers without decoding.
+const COARSE_BUCKET_NS: i64 = 3_600_000_000_000;
+
+/// `GROUP BY time(…) LIMIT n` with no lower time bound (TSBS's `groupby-orderby-limit`)
+/// shows the first n buckets from the first point on. Rather than aggregating everything
+/// before the upper bound, an hourly `count(*)` (pre-aggregates only) finds the first hour
+/// with data, and only that hour plus n buckets is aggregated.
+async fn first_buckets_window(
+    ctx: &Context<'_>,
+    statement: &SelectStatement,
+    database: &str,
+    schema: &TableSchema,
+    grouping: &Grouping,
+    range: TimeRange,
+    filter: &str,
+) -> Result<Window, String> {
+    let (Some((width, _)), None, Some(limit), false) = (
+        grouping.time,
+        range.start,
+        statement.limit,
+        statement.order_desc,
+    ) else {
+        return Ok(Window::All);
+    };
+    if statement.fill == Fill::None {
+        // Without fill the first n rows may lie anywhere: every bucket is needed.
+        return Ok(Window::All);
+    }
+    let shown =
+        i64::try_from(limit.saturating_add(statement.offset.unwrap_or(0))).unwrap_or(i64::MAX);
+    let coarse = format!(
+        "SELECT date_bin(INTERVAL '{COARSE_BUCKET_NS} nanoseconds', \"time\") AS \"__bucket\", count(*) AS \"__rows\" FROM {}{filter} GROUP BY \"__bucket\"",
+        quote_ident(&schema.name)
+    );
+    let columns = sql::run(ctx.query, database, &coarse).await?;
+    let first = columns
+        .first()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| match v {
+            Value::Time(t) => Some(*t),
+            _ => None,
+        })
+        .min();
+    let Some(first) = first else {
+        return Ok(Window::Empty);
+    };
+    // The first point lies in [first, first + 1h); its bucket starts at most one bucket
+    // earlier, and the n buckets shown end before first + 1h + n buckets.
+    let start = first.saturating_sub(width);
+    let end = shown
+        .checked_mul(width)
+        .and_then(|span| first.checked_add(COARSE_BUCKET_NS)?.checked_add(span))
+        .unwrap_or(i64::MAX);
+    let end = range.end.map_or(end, |e| e.min(end));
+    Ok(Window::Range(start, end))
 }
