@@ -12,7 +12,8 @@
 //! - [`progress`]: the progress bar on stderr while a load runs.
 //! - [`report`]: the write report (seeds' text style and JSON).
 //! - [`queries`]: seeded query generators (TSBS devops on `cpu`, TDengine's on `meters`).
-//! - [`query_run`]: running queries with N clients, embedded or over HTTP `/sql`.
+//! - [`query_run`]: running queries with N clients, embedded or over HTTP (`/sql`, or
+//!   InfluxQL on `/query`).
 //! - [`query_report`]: the query report (per type and client count; text and JSON).
 //! - [`scale`]: the core-scaling table, CSV and SVG chart.
 //!

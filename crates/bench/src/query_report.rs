@@ -84,6 +84,8 @@ pub struct QueryReport {
     pub seed: u64,
     /// HTTP answer format (`select-all` always streams Arrow); empty when embedded.
     pub format: String,
+    /// The statements' language: `sql`, or `influxql` (TSBS's wording, on `/query`).
+    pub protocol: String,
     /// How the data got there (loaded, flushed, compacted), windows clamped, and the like.
     pub notes: Vec<String>,
     /// One entry per (type, clients).
@@ -107,8 +109,14 @@ impl QueryReport {
         } else {
             format!(", answers as {}", self.format)
         };
+        let protocol = match self.protocol.as_str() {
+            "" => String::new(),
+            "influxql" => ", InfluxQL (TSBS's wording) on /query".to_string(),
+            "sql" => ", SQL".to_string(),
+            other => format!(", {other}"),
+        };
         line(format!(
-            "queries: up to {} per type and client count, seed {}{format}",
+            "queries: up to {} per type and client count, seed {}{protocol}{format}",
             self.queries_per_type, self.seed
         ));
         for note in &self.notes {
@@ -198,6 +206,16 @@ mod tests {
         };
         let text = report.render();
         assert!(text.contains("note: flushed"), "{text}");
+        let influxql = QueryReport {
+            protocol: "influxql".into(),
+            format: "json".into(),
+            ..report.clone()
+        };
+        let header = influxql.render();
+        assert!(
+            header.contains("seed 7, InfluxQL (TSBS's wording) on /query, answers as json"),
+            "{header}"
+        );
         let row = text.lines().last().unwrap();
         assert!(row.starts_with("lastpoint"), "{text}");
         assert!(row.contains("120.0"), "{text}");

@@ -1,5 +1,8 @@
 //! `strata bench query`: the seeds' query benchmarks (TSBS devops on `cpu-only`, TDengine's
-//! queries after insert on `meters`), embedded or over HTTP `/sql`.
+//! queries after insert on `meters`), embedded or over HTTP `/sql`; with `--protocol
+//! influxql`, the TSBS types in TSBS's own InfluxQL wording over HTTP `/query`, sent as
+//! `tsbs_run_queries_influx` sends them (same hosts and windows as the SQL for the same
+//! seed, same clients, timing and report, so the two protocols compare on one client).
 //!
 //! The workload flags are `bench write`'s, so the same flags describe the same data set: the
 //! queries' random hosts and windows are drawn inside the span and hosts they give.
@@ -12,10 +15,10 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use strata_bench::http::HttpUrl;
-use strata_bench::queries::{self, Dataset, Query, QueryType, QueryWorkload};
+use strata_bench::queries::{self, Dataset, Query, QueryType, QueryWorkload, tsbs_influxql};
 use strata_bench::query_report::{QueryReport, QueryResult};
 use strata_bench::query_run::{
-    EmbeddedQueries, HttpQueryClient, QueryClient, ResultFormat, RunLimits, run_type,
+    EmbeddedQueries, HttpProtocol, HttpQueryClient, QueryClient, ResultFormat, RunLimits, run_type,
 };
 use strata_lineproto::Precision;
 use strata_storage::{Engine, EngineOptions};
@@ -40,6 +43,26 @@ pub enum FormatArg {
     Arrow,
 }
 
+/// The statements' language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProtocolArg {
+    /// SQL: embedded, or POST <URL>/sql with the statement as the body.
+    Sql,
+    /// InfluxQL: each TSBS type in TSBS's exact wording, sent as tsbs_run_queries_influx
+    /// sends it: POST <URL>/query?q=<statement>&db=<db>, empty body.
+    #[value(name = "influxql")]
+    InfluxQl,
+}
+
+impl ProtocolArg {
+    fn language(self) -> &'static str {
+        match self {
+            ProtocolArg::Sql => "SQL",
+            ProtocolArg::InfluxQl => "InfluxQL",
+        }
+    }
+}
+
 /// Flags of `strata bench query`.
 #[derive(Debug, Clone, Args)]
 pub struct QueryArgs {
@@ -48,10 +71,17 @@ pub struct QueryArgs {
     /// Query an in-process engine opened on --data-dir (the default target).
     #[arg(long, conflicts_with = "http")]
     embedded: bool,
-    /// Query a server over HTTP: POST <URL>/sql?db=<db>&format=<format>, one keep-alive
-    /// connection per client.
+    /// Query a server over HTTP: POST <URL>/sql?db=<db>&format=<format> (or
+    /// <URL>/query?q=…&db=<db> with --protocol influxql), one keep-alive connection per
+    /// client.
     #[arg(long, value_name = "URL")]
     http: Option<String>,
+    /// Language of the statements; influxql needs --http and the cpu-only workload. The same
+    /// --query-seed draws the same hosts and windows in both, so the two compare. An
+    /// InfluxQL answer must be 200 with no error in its results; its rows are the values of
+    /// every series.
+    #[arg(long, value_enum, default_value = "sql")]
+    protocol: ProtocolArg,
     /// Generate the workload and load it into the target first (embedded: into an emptied
     /// --data-dir, then flushed and compacted, so queries read parts).
     #[arg(long)]
@@ -88,9 +118,10 @@ pub struct QueryArgs {
     /// Seed of the queries' random hosts and windows [default: --seed].
     #[arg(long)]
     query_seed: Option<u64>,
-    /// HTTP: format of the answers (select-all always streams Arrow and counts its rows).
-    #[arg(long, value_enum, default_value = "json")]
-    format: FormatArg,
+    /// HTTP SQL: format of the answers (select-all always streams Arrow and counts its
+    /// rows) [default: json]. InfluxQL answers are always JSON.
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
     /// Also write the report as JSON to FILE (one entry per type and client count).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -116,6 +147,22 @@ enum Destination {
 /// Loads (when asked), generates the queries, runs every (type, clients) and reports.
 pub fn measure(args: &QueryArgs) -> Result<QueryReport, String> {
     let cores = strata_storage::options::available_cores();
+    if args.protocol == ProtocolArg::InfluxQl {
+        if args.http.is_none() {
+            return Err(
+                "--protocol influxql needs --http URL: InfluxQL is sent to a \
+                 server's /query (the embedded target runs SQL only)"
+                    .into(),
+            );
+        }
+        if args.format.is_some() {
+            return Err(
+                "--format is the format of /sql answers; with --protocol influxql \
+                 the answers are /query's JSON"
+                    .into(),
+            );
+        }
+    }
     let (dataset, workload, table) = dataset(&args.workload)?;
     let types = query_types(&args.types, workload)?;
     let clients = client_counts(&args.clients, cores)?;
@@ -132,13 +179,19 @@ pub fn measure(args: &QueryArgs) -> Result<QueryReport, String> {
         max_duration: Duration::from_secs_f64(args.max_seconds),
     };
     let seed = args.query_seed.unwrap_or(args.workload.seed());
-    // Every query is generated before any clock starts.
+    // Every query is generated (and, for InfluxQL, worded as TSBS words it: same hosts
+    // and windows) before any clock starts.
     let mut generated: Vec<(QueryType, Vec<Query>)> = Vec::with_capacity(types.len());
     for query_type in &types {
-        generated.push((
-            *query_type,
-            queries::generate(&dataset, *query_type, args.queries, seed)?,
-        ));
+        let mut queries = queries::generate(&dataset, *query_type, args.queries, seed)?;
+        if args.protocol == ProtocolArg::InfluxQl {
+            queries = queries
+                .iter()
+                .map(|q| tsbs_influxql::translate(*query_type, q))
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("--protocol influxql: {e}"))?;
+        }
+        generated.push((*query_type, queries));
     }
     let destination = match &args.http {
         Some(url) => Destination::Http(HttpUrl::parse(url).map_err(|e| e.to_string())?),
@@ -176,24 +229,28 @@ pub fn measure(args: &QueryArgs) -> Result<QueryReport, String> {
                 engine.shard_count(),
                 dir.display()
             );
-            run_all(&generated, &clients, limits, &mut report, || {
+            report.protocol = "sql".into();
+            run_all(&generated, &clients, limits, "SQL", &mut report, || {
                 Ok(Box::new(target.client()) as Box<dyn QueryClient>)
             })?;
         }
         Destination::Http(url) => {
             report.target = format!("http://{}{}", url.authority, url.base_path);
-            let format = match args.format {
-                FormatArg::Json => ResultFormat::Json,
-                FormatArg::Csv => ResultFormat::Csv,
-                FormatArg::Arrow => ResultFormat::Arrow,
+            let protocol = match (args.protocol, args.format.unwrap_or(FormatArg::Json)) {
+                (ProtocolArg::InfluxQl, _) => HttpProtocol::InfluxQl,
+                (ProtocolArg::Sql, FormatArg::Json) => HttpProtocol::Sql(ResultFormat::Json),
+                (ProtocolArg::Sql, FormatArg::Csv) => HttpProtocol::Sql(ResultFormat::Csv),
+                (ProtocolArg::Sql, FormatArg::Arrow) => HttpProtocol::Sql(ResultFormat::Arrow),
             };
-            report.format = format.name().to_string();
-            run_all(&generated, &clients, limits, &mut report, || {
+            report.format = protocol.format_name().to_string();
+            report.protocol = protocol.name().to_string();
+            let language = args.protocol.language();
+            run_all(&generated, &clients, limits, language, &mut report, || {
                 HttpQueryClient::connect(
                     &url.authority,
                     &url.base_path,
                     &args.db,
-                    format,
+                    protocol,
                     REQUEST_TIMEOUT,
                 )
                 .map(|c| Box::new(c) as Box<dyn QueryClient>)
@@ -203,11 +260,13 @@ pub fn measure(args: &QueryArgs) -> Result<QueryReport, String> {
     Ok(report)
 }
 
-/// Runs every type with every client count, clients made fresh (connected) for each run.
+/// Runs every type with every client count, clients made fresh (connected) for each run;
+/// a failure names the statement's `language`.
 fn run_all(
     generated: &[(QueryType, Vec<Query>)],
     clients: &[usize],
     limits: RunLimits,
+    language: &str,
     report: &mut QueryReport,
     make_client: impl Fn() -> Result<Box<dyn QueryClient>, String>,
 ) -> Result<(), String> {
@@ -221,7 +280,8 @@ fn run_all(
                 "running {name}: {} queries, {count} client(s) ...",
                 queries.len()
             );
-            let run = run_type(&name, queries, &mut runners, limits).map_err(|f| f.to_string())?;
+            let run =
+                run_type(&name, queries, &mut runners, limits).map_err(|f| f.describe(language))?;
             report.results.push(QueryResult::from_run(&name, &run));
         }
     }

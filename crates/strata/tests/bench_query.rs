@@ -1,6 +1,6 @@
 //! End-to-end: `strata bench query --embedded --load` on tiny data sets, with the JSON
 //! report checked for shape and counts; the HTTP target against the real `strata serve`
-//! (`/sql` in each format); and clear errors.
+//! (`/sql` in each format, and `/query` with TSBS's InfluxQL); and clear errors.
 
 mod common;
 
@@ -310,4 +310,150 @@ fn http_target_against_a_real_server() {
         "{stderr}"
     );
     drop(server);
+}
+
+#[test]
+fn influxql_protocol_against_a_real_server() {
+    let dir = scratch("bench_query_influxql");
+    let server = common::Server::start(&dir.join("data"), &[]);
+    let url = format!("http://{}", server.http);
+    // 8 hosts (cpu-max-all-8 and the 8-host single-groupby shapes need them), 13 hours (no
+    // window is clamped: every type keeps its real shape).
+    let run = |protocol: &str, load: bool, name: &str| {
+        let report_path = dir.join(name);
+        let mut args = vec![
+            "bench",
+            "query",
+            "--http",
+            &url,
+            "--protocol",
+            protocol,
+            "--hosts",
+            "8",
+            "--duration",
+            "13h",
+            "--clients",
+            "1,2",
+            "--queries",
+            "3",
+            "--json",
+            report_path.to_str().unwrap(),
+        ];
+        if load {
+            args.push("--load");
+        }
+        let out = strata(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        (text(&out.stdout), json(&report_path))
+    };
+    let (_, sql) = run("sql", true, "sql.json");
+    let (stdout, influxql) = run("influxql", false, "influxql.json");
+    assert!(
+        stdout.contains("InfluxQL (TSBS's wording) on /query, answers as json"),
+        "{stdout}"
+    );
+    assert_eq!(influxql["protocol"], "influxql");
+    assert_eq!(influxql["format"], "json");
+    assert_eq!(sql["protocol"], "sql");
+    let results = influxql["results"].as_array().unwrap();
+    // Every cpu-only type, at both client counts, each query answered.
+    assert_eq!(results.len(), 17 * 2, "{influxql}");
+    for entry in results {
+        assert_eq!(entry["count"], 3, "{entry}");
+        assert!(entry["median_ms"].as_f64().unwrap() > 0.0, "{entry}");
+    }
+    for clients in [1, 2] {
+        assert_eq!(
+            result(&influxql, "lastpoint", clients)["rows_per_query"],
+            8.0
+        );
+        assert_eq!(
+            result(&influxql, "groupby-orderby-limit", clients)["rows_max"],
+            5
+        );
+        // The same seed draws the same hosts and windows: the rows both protocols select
+        // (no buckets to fill) are the same rows.
+        for t in ["high-cpu-1", "high-cpu-all", "lastpoint"] {
+            assert_eq!(
+                result(&influxql, t, clients)["rows_total"],
+                result(&sql, t, clients)["rows_total"],
+                "{t}"
+            );
+        }
+        for t in [
+            "single-groupby-5-8-1",
+            "cpu-max-all-8",
+            "double-groupby-all",
+        ] {
+            assert!(
+                result(&influxql, t, clients)["rows_min"].as_u64().unwrap() > 0,
+                "{t}"
+            );
+        }
+    }
+
+    // A statement the server answers with an error in its result (200, as InfluxDB does)
+    // stops the run, naming the InfluxQL.
+    let out = strata(&[
+        "bench",
+        "query",
+        "--http",
+        &url,
+        "--protocol",
+        "influxql",
+        "--db",
+        "empty",
+        "--hosts",
+        "8",
+        "--duration",
+        "13h",
+        "--types",
+        "lastpoint",
+        "--clients",
+        "1",
+        "--queries",
+        "1",
+    ]);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("a lastpoint query failed"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "InfluxQL: SELECT * from cpu group by \"hostname\" order by time desc limit 1"
+        ),
+        "{stderr}"
+    );
+    drop(server);
+}
+
+#[test]
+fn influxql_protocol_errors() {
+    let out = strata(&["bench", "query", "--protocol", "influxql", "--hosts", "2"]);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("--protocol influxql needs --http URL"),
+        "{stderr}"
+    );
+
+    let http = ["--http", "http://127.0.0.1:9", "--protocol", "influxql"];
+    let mut args = vec!["bench", "query", "--format", "csv", "--hosts", "2"];
+    args.extend_from_slice(&http);
+    let out = strata(&args);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--format is the format of /sql answers"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let mut args = vec!["bench", "query", "--workload", "meters", "--types", "count"];
+    args.extend_from_slice(&http);
+    let out = strata(&args);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("TSBS's InfluxQL covers the cpu-only devops types"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -2,6 +2,8 @@
 //!
 //! - [`tsbs`]: the TSBS devops query types on `cpu` (WORKLOADS.md §2), with TSBS's
 //!   semantics: random hosts (distinct) and random windows inside the data's time span.
+//! - [`tsbs_influxql`]: the same queries (same hosts and windows) worded in InfluxQL exactly
+//!   as TSBS's influx generator words them, for `/query`.
 //! - [`meters`]: taosBenchmark's queries after insert on `meters` (WORKLOADS.md §1):
 //!   whole-table aggregates of each column and `select *`.
 //!
@@ -12,6 +14,7 @@
 
 pub mod meters;
 pub mod tsbs;
+pub mod tsbs_influxql;
 
 use crate::rng::Rng;
 
@@ -175,7 +178,7 @@ fn names(workload: QueryWorkload) -> String {
 /// One generated statement and what it asks for (the tests check results against it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Query {
-    /// The statement.
+    /// The statement: SQL, or InfluxQL once [`tsbs_influxql::translate`] has worded it.
     pub sql: String,
     /// Start of the time window, nanoseconds (inclusive); `None` when unbounded.
     pub start_ns: Option<i64>,

@@ -1,4 +1,5 @@
-//! TSBS devops queries on `cpu`, in Strata's SQL.
+//! TSBS devops queries on `cpu`, in Strata's SQL (TSBS's own InfluxQL wording of the same
+//! queries: [`super::tsbs_influxql`]).
 //!
 //! Semantics follow TSBS's query generator (`uses/devops`, with the TimescaleDB builder's
 //! SQL shapes and the Influx builder's RFC 3339 literals):
@@ -321,7 +322,7 @@ impl Window {
 
 /// `2019-04-01T05:23:17Z` (whole seconds: the window starts are whole seconds). Every
 /// nanosecond timestamp (years 1677 to 2262) has a four-digit year.
-fn rfc3339(ns: i64) -> String {
+pub(super) fn rfc3339(ns: i64) -> String {
     let seconds = ns.div_euclid(NS_PER_S);
     let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
     let of_day = seconds.rem_euclid(86_400);

@@ -1,4 +1,5 @@
-//! The HTTP target: `POST /sql` on a server, over the workspace's keep-alive client.
+//! The HTTP target: `POST /sql` on a server, or InfluxQL on `POST /query` as TSBS's
+//! `tsbs_run_queries_influx` sends it, over the workspace's keep-alive client.
 
 use std::io::{BufReader, Read};
 use std::time::{Duration, Instant};
@@ -31,15 +32,46 @@ impl ResultFormat {
     }
 }
 
-/// Runs statements over one keep-alive connection: `POST <base>/sql?db=…&format=…` with
-/// the statement as the body. Streamed queries (`select *`) always ask for Arrow and count
-/// rows as the stream is decoded; the others read the whole body in the chosen format,
-/// stop the clock, then count rows.
+/// What the client sends, and where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HttpProtocol {
+    /// SQL: `POST <base>/sql?db=…&format=…` with the statement as the body.
+    Sql(ResultFormat),
+    /// InfluxQL as `tsbs_run_queries_influx` sends it: `POST <base>/query?q=…&db=…` (both
+    /// encoded as Go's `url.QueryEscape` does) with an empty body; the answer is InfluxDB's
+    /// JSON.
+    InfluxQl,
+}
+
+impl HttpProtocol {
+    /// `sql` or `influxql`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            HttpProtocol::Sql(_) => "sql",
+            HttpProtocol::InfluxQl => "influxql",
+        }
+    }
+
+    /// The answers' format: `json` for InfluxQL.
+    pub fn format_name(&self) -> &'static str {
+        match self {
+            HttpProtocol::Sql(format) => format.name(),
+            HttpProtocol::InfluxQl => "json",
+        }
+    }
+}
+
+/// Runs statements over one keep-alive connection. SQL: `POST <base>/sql?db=…&format=…`
+/// with the statement as the body; streamed queries (`select *`) always ask for Arrow and
+/// count rows as the stream is decoded; the others read the whole body in the chosen
+/// format, stop the clock, then count rows. InfluxQL: `POST <base>/query?q=…&db=…` with an
+/// empty body; the whole JSON answer is read, the clock stopped, then the rows counted (the
+/// `values` of every series of every statement; a statement's `error` fails the query).
 pub struct HttpQueryClient {
     client: HttpClient,
     base_path: String,
     database: String,
-    format: ResultFormat,
+    protocol: HttpProtocol,
 }
 
 impl HttpQueryClient {
@@ -48,7 +80,7 @@ impl HttpQueryClient {
         authority: &str,
         base_path: &str,
         database: &str,
-        format: ResultFormat,
+        protocol: HttpProtocol,
         timeout: Duration,
     ) -> Result<Self, String> {
         let mut client = HttpClient::new(authority, timeout);
@@ -57,7 +89,7 @@ impl HttpQueryClient {
             client,
             base_path: base_path.to_string(),
             database: database.to_string(),
-            format,
+            protocol,
         })
     }
 }
@@ -66,15 +98,16 @@ impl HttpQueryClient {
 enum Body {
     Counted(u64),
     Json(Vec<u8>),
+    InfluxJson(Vec<u8>),
     Failed(u16, String),
 }
 
 impl QueryClient for HttpQueryClient {
     fn run(&mut self, query: &Query) -> Result<Answer, String> {
-        let format = if query.streamed {
-            ResultFormat::Arrow
-        } else {
-            self.format
+        let format = match self.protocol {
+            HttpProtocol::InfluxQl => return self.run_influxql(query),
+            HttpProtocol::Sql(_) if query.streamed => ResultFormat::Arrow,
+            HttpProtocol::Sql(format) => format,
         };
         let path = format!(
             "{}/sql?db={}&format={}",
@@ -103,15 +136,108 @@ impl QueryClient for HttpQueryClient {
             })
             .map_err(|e| e.to_string())?;
         let latency = started.elapsed();
-        let rows = match body {
-            Body::Counted(rows) => rows,
-            Body::Json(bytes) => json_row_count(&bytes)?,
-            Body::Failed(status, text) => {
-                return Err(format!("HTTP {status}: {}", text.trim()));
-            }
-        };
-        Ok(Answer { rows, latency })
+        finish(body, latency)
     }
+}
+
+impl HttpQueryClient {
+    /// `POST /query?q=…&db=…`, empty body, as `tsbs_run_queries_influx` sends it.
+    fn run_influxql(&mut self, query: &Query) -> Result<Answer, String> {
+        let path = influxql_path(&self.base_path, &query.sql, &self.database);
+        let started = Instant::now();
+        let body = self
+            .client
+            .request_streaming("POST", &path, b"", |head, body| {
+                if head.status != 200 {
+                    let mut text = String::new();
+                    body.take(4096).read_to_string(&mut text)?;
+                    return Ok(Body::Failed(head.status, text));
+                }
+                let mut bytes = Vec::new();
+                body.read_to_end(&mut bytes)?;
+                Ok(Body::InfluxJson(bytes))
+            })
+            .map_err(|e| e.to_string())?;
+        let latency = started.elapsed();
+        finish(body, latency)
+    }
+}
+
+/// The answer's rows, once the clock has stopped; a failed answer is the error.
+fn finish(body: Body, latency: Duration) -> Result<Answer, String> {
+    let rows = match body {
+        Body::Counted(rows) => rows,
+        Body::Json(bytes) => json_row_count(&bytes)?,
+        Body::InfluxJson(bytes) => influxql_row_count(&bytes)?,
+        Body::Failed(status, text) => {
+            return Err(format!("HTTP {status}: {}", text.trim()));
+        }
+    };
+    Ok(Answer { rows, latency })
+}
+
+/// The request target of an InfluxQL statement, as `tsbs_run_queries_influx` builds it:
+/// `<base>/query?q=<statement>&db=<database>`, each value encoded as Go's `url.QueryEscape`.
+pub(crate) fn influxql_path(base_path: &str, statement: &str, database: &str) -> String {
+    format!(
+        "{base_path}/query?q={}&db={}",
+        go_query_escape(statement),
+        go_query_escape(database)
+    )
+}
+
+/// Go's `url.QueryEscape`: letters, digits and `-_.~` stay, a space is `+`, every other
+/// byte is `%XX` (upper-case hex).
+fn go_query_escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() * 3 / 2);
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
+            out.push(byte as char);
+        } else if byte == b' ' {
+            out.push('+');
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// Rows of an InfluxDB 1.x JSON answer: the `values` of every series of every statement.
+/// An `error` at the top or in any statement's result is an error.
+fn influxql_row_count(bytes: &[u8]) -> Result<u64, String> {
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        results: Option<Vec<Statement>>,
+        error: Option<serde_json::Value>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Statement {
+        series: Option<Vec<Series>>,
+        error: Option<serde_json::Value>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Series {
+        values: Option<Vec<serde::de::IgnoredAny>>,
+    }
+    let answer: Answer = serde_json::from_slice(bytes)
+        .map_err(|e| format!("the JSON answer does not parse: {e}"))?;
+    if let Some(error) = answer.error {
+        return Err(format!("the answer is an error: {error}"));
+    }
+    let results = answer
+        .results
+        .filter(|r| !r.is_empty())
+        .ok_or_else(|| "the JSON answer has no results".to_string())?;
+    let mut rows = 0u64;
+    for (index, statement) in results.iter().enumerate() {
+        if let Some(error) = &statement.error {
+            return Err(format!("statement {index} failed: {error}"));
+        }
+        for series in statement.series.iter().flatten() {
+            rows += series.values.as_ref().map_or(0, |v| v.len() as u64);
+        }
+    }
+    Ok(rows)
 }
 
 /// Lines of a CSV answer after its header line (values never hold line breaks here: the
@@ -203,6 +329,45 @@ mod tests {
             json_row_count(br#"{"rows":[[1]],"row_count":1,"error":{"message":"x"}}"#).is_err()
         );
         assert!(json_row_count(b"not json").is_err());
+    }
+
+    #[test]
+    fn influxql_rows_sum_the_series_values() {
+        let count = |text: &str| influxql_row_count(text.as_bytes());
+        assert_eq!(
+            count(
+                r#"{"results":[{"statement_id":0,"series":[
+                    {"name":"cpu","tags":{"hostname":"host_0"},"columns":["time","max"],
+                     "values":[["2016-01-01T00:00:00Z",1],["2016-01-01T00:01:00Z",null]]},
+                    {"name":"cpu","tags":{"hostname":"host_1"},"columns":["time","max"],
+                     "values":[["2016-01-01T00:00:00Z",3]]}]}]}"#
+            ),
+            Ok(3)
+        );
+        // No series: an empty answer, zero rows.
+        assert_eq!(count(r#"{"results":[{"statement_id":0}]}"#), Ok(0));
+        assert_eq!(
+            count(r#"{"results":[{"statement_id":0,"series":[{"name":"cpu"}]}]}"#),
+            Ok(0)
+        );
+        let failed = count(r#"{"results":[{"statement_id":0,"error":"database not found: x"}]}"#);
+        assert!(failed.unwrap_err().contains("database not found"));
+        assert!(count(r#"{"error":"error parsing query"}"#).is_err());
+        assert!(count(r#"{"results":[]}"#).is_err());
+        assert!(count("{}").is_err());
+        assert!(count("not json").is_err());
+    }
+
+    #[test]
+    fn influxql_targets_are_encoded_as_go_does() {
+        assert_eq!(
+            influxql_path("", "SELECT * from cpu where a = 'b'", "benchmark"),
+            "/query?q=SELECT+%2A+from+cpu+where+a+%3D+%27b%27&db=benchmark"
+        );
+        assert_eq!(
+            influxql_path("/base", "x,y(1m)", "my db"),
+            "/base/query?q=x%2Cy%281m%29&db=my+db"
+        );
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! A [`QueryClient`] runs one statement and says how many rows came back and how long the
 //! answer took: in-process through [`QueryEngine`] ([`EmbeddedClient`]), or over HTTP
-//! (`POST /sql`, [`HttpQueryClient`]), reading the whole answer before the clock stops.
+//! (`POST /sql`, or InfluxQL on `POST /query` as TSBS sends it: [`HttpQueryClient`]),
+//! reading the whole answer before the clock stops.
 //! [`run_type`] runs one type's queries with one thread per client, each taking the next
 //! query from a shared counter (as TSBS's workers take queries from one channel), until
 //! the queries or the time budget run out. The first failing query stops the run.
@@ -15,7 +16,9 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 pub use embedded::{EmbeddedClient, EmbeddedQueries};
-pub use http::{HttpQueryClient, ResultFormat};
+#[cfg(test)]
+pub(crate) use http::influxql_path;
+pub use http::{HttpProtocol, HttpQueryClient, ResultFormat};
 
 use crate::queries::Query;
 use crate::stats::Latencies;
@@ -66,13 +69,19 @@ pub struct QueryFailure {
     pub message: String,
 }
 
-impl std::fmt::Display for QueryFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "a {} query failed: {}\nSQL: {}",
+impl QueryFailure {
+    /// The failure, with the statement labelled `language` (`SQL`, `InfluxQL`).
+    pub fn describe(&self, language: &str) -> String {
+        format!(
+            "a {} query failed: {}\n{language}: {}",
             self.query_type, self.message, self.sql
         )
+    }
+}
+
+impl std::fmt::Display for QueryFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe("SQL"))
     }
 }
 
