@@ -13,6 +13,7 @@ mod encode;
 mod meta;
 mod result;
 mod select;
+mod validate;
 
 use std::collections::HashMap;
 
@@ -144,6 +145,12 @@ async fn run(
             );
         }
     };
+    if let Err(e) = validate::regexes(&query) {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            &format!("error parsing query: {e}"),
+        );
+    }
     let database = params
         .get("db")
         .map(String::as_str)

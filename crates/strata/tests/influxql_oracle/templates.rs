@@ -278,15 +278,23 @@ fn selector(g: &mut Gen) -> (String, bool) {
         4 => format!("percentile({name}, {})", g.int(1, 100)),
         i => format!("{}({name})", ["first", "last", "max", "min"][i as usize]),
     };
-    let extra = match g.int(0, 2) {
+    // The other fields and tags of the selected point.
+    let extra = match g.int(0, 5) {
         0 => String::new(),
         1 => format!(", {}", g.pick(m.tag_keys)),
-        _ => format!(", {}", g.one(m.fields).name),
+        2 => format!(", {}", g.one(m.fields).name),
+        3 => format!(", {}, {}", g.pick(m.tag_keys), g.one(m.fields).name),
+        4 => ", *".to_owned(),
+        _ => format!(", {} AS other", g.one(m.fields).name),
     };
+    let select = format!("{call}{extra}");
+    if !extra.is_empty() && g.chance(0.3) {
+        return ok(time_grouped(g, m, &select, false));
+    }
     let time = g.time_range();
     let group = tags_or_time(g, m);
     ok(format!(
-        "SELECT {call}{extra} FROM {} WHERE {time}{group}",
+        "SELECT {select} FROM {} WHERE {time}{group}",
         m.name
     ))
 }
@@ -296,29 +304,49 @@ fn top_bottom(g: &mut Gen) -> (String, bool) {
     let func = g.pick(&["top", "bottom"]);
     let n = g.int(1, 5);
     let key = g.pick(m.tag_keys);
-    let call = match g.int(0, 2) {
+    let other = g.one(m.fields).name;
+    let call = match g.int(0, 5) {
         0 => format!("{func}({}, {n})", f.name),
         1 => format!("{func}({}, {key}, {n})", f.name),
-        _ => format!("{func}({}, {n}), {key}", f.name),
+        2 => format!("{func}({}, {n}), {key}", f.name),
+        3 => format!("{func}({}, {}, {n})", f.name, m.tag_keys.join(", ")),
+        4 => format!("{func}({}, {n}), {other}, {key}", f.name),
+        _ => format!("{func}({}, {key}, {n}) AS best, {other}", f.name),
     };
     let time = g.time_range();
-    let group = tags_or_time(g, m);
-    ok(format!("SELECT {call} FROM {} WHERE {time}{group}", m.name))
+    let group = match g.int(0, 3) {
+        0 => String::new(),
+        1 => format!(" GROUP BY {}", g.group_tags(m)),
+        2 => format!(" GROUP BY {}", g.group_time()),
+        _ => format!(" GROUP BY {}, {}", g.group_time(), g.group_tags(m)),
+    };
+    let order = g.maybe(0.2, |_| " ORDER BY time DESC".to_owned());
+    ok(format!(
+        "SELECT {call} FROM {} WHERE {time}{group}{order}",
+        m.name
+    ))
 }
 
 fn distinct(g: &mut Gen) -> (String, bool) {
     let m = g.measurement();
     let f = g.one(m.fields);
     let name = g.field_name(f);
-    let call = match g.chance(0.6) {
-        true => format!("distinct({name})"),
-        false => format!("count(distinct({name}))"),
+    let call = match g.int(0, 4) {
+        0 | 1 => format!("distinct({name})"),
+        2 => format!("distinct({name}) AS d"),
+        3 => format!("count(distinct({name}))"),
+        _ => format!("count(distinct({name})), count({name})"),
     };
     if g.chance(0.3) {
         return ok(time_grouped(g, m, &call, false));
     }
     let time = g.time_lower_or_range();
-    ok(format!("SELECT {call} FROM {} WHERE {time}", m.name))
+    let group = maybe_group_tags(g, m, 0.3);
+    let order = g.maybe(0.2, |_| " ORDER BY time DESC".to_owned());
+    ok(format!(
+        "SELECT {call} FROM {} WHERE {time}{group}{order}",
+        m.name
+    ))
 }
 
 fn aggregate_star(g: &mut Gen) -> (String, bool) {

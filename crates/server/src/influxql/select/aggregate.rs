@@ -27,7 +27,7 @@ pub(super) fn fold(
     points: &[(i64, &Value)],
 ) -> Result<Folded, String> {
     if points.is_empty() {
-        return Ok(Folded::plain(if function == "count" {
+        return Ok(Folded::plain(if function.starts_with("count") {
             Value::Integer(0)
         } else {
             Value::Null
@@ -37,6 +37,18 @@ pub(super) fn fold(
     let all_int = points.iter().all(|(_, v)| matches!(v, Value::Integer(_)));
     Ok(match function {
         "count" => Folded::plain(Value::Integer(points.len() as i64)),
+        "count_distinct" => {
+            let mut seen: Vec<&Value> = Vec::new();
+            for (_, v) in points {
+                if !seen
+                    .iter()
+                    .any(|s| compare(s, v) == std::cmp::Ordering::Equal)
+                {
+                    seen.push(v);
+                }
+            }
+            Folded::plain(Value::Integer(seen.len() as i64))
+        }
         "sum" => {
             if all_int {
                 let sum = points.iter().fold(0i64, |acc, (_, v)| match v {

@@ -66,6 +66,9 @@ pub(crate) struct Projections {
     pub time_name: String,
     /// Whether any column aggregates.
     pub aggregate: bool,
+    /// Whether an aggregate query also reads fields or tags outside any aggregate (a
+    /// selector's point, `top`'s other columns).
+    pub bare: bool,
 }
 
 /// Expands the select list against `schema`; `grouped_tags` are left out of `*`.
@@ -95,6 +98,16 @@ pub(super) fn analyse(
                     columns.push(plain(&name));
                 }
             }
+            Expr::Call { name, args }
+                if has_wildcard_arg(args) && matches!(name.as_str(), "top" | "bottom") =>
+            {
+                return Err(format!(
+                    "expected first argument to be a field in {name}(), found *"
+                ));
+            }
+            Expr::Call { name, args } if has_wildcard_arg(args) && name == "distinct" => {
+                return Err("expected field argument in distinct()".into());
+            }
             Expr::Call { name, args } if has_wildcard_arg(args) => {
                 expand_call(name, args, schema, field.alias.as_deref(), &mut columns)?;
             }
@@ -106,6 +119,17 @@ pub(super) fn analyse(
                     transform,
                     expr: inner,
                 });
+                // `top(field, tag…, N)` shows the tags of its points after it.
+                if let Expr::Call { name, args } = expr
+                    && matches!(name.as_str(), "top" | "bottom")
+                    && args.len() > 2
+                {
+                    for arg in &args[1..args.len() - 1] {
+                        if let Expr::VarRef { name, .. } = arg {
+                            columns.push(plain(name));
+                        }
+                    }
+                }
             }
         }
     }
@@ -113,24 +137,25 @@ pub(super) fn analyse(
         return Err("statement must have at least one field in select clause".into());
     }
     let aggregate = columns.iter().any(|c| contains_aggregate(&c.expr));
-    if aggregate {
-        for column in &columns {
-            if has_bare_var(&column.expr) {
-                return Err("mixing aggregate and non-aggregate queries is not supported".into());
-            }
-        }
-    } else if columns
-        .iter()
-        .all(|c| only_tags(&c.expr, schema) && c.transform.is_none())
+    let bare = aggregate && columns.iter().any(|c| has_bare_var(&c.expr));
+    if !aggregate
+        && columns
+            .iter()
+            .all(|c| only_tags(&c.expr, schema) && c.transform.is_none())
     {
         return Err("statement must have at least one field in select clause".into());
     }
     dedupe_names(&mut columns);
-    Ok(Projections {
+    let projections = Projections {
         columns,
         time_name,
         aggregate,
-    })
+        bare,
+    };
+    if aggregate {
+        super::selector::check(&projections, bare)?;
+    }
+    Ok(projections)
 }
 
 fn plain(name: &str) -> Projection {

@@ -30,11 +30,18 @@ fn calls(projections: &Projections) -> Result<Vec<Call>, String> {
     fn walk(expr: &Expr, out: &mut Vec<Call>) -> Result<(), String> {
         match expr {
             Expr::Call { name, args } if fields::AGGREGATES.contains(&name.as_str()) => {
+                // `count(distinct(x))`: counts x's distinct values.
+                let (name, args) = match (name.as_str(), args.first()) {
+                    ("count", Some(Expr::Call { name: inner, args })) if inner == "distinct" => {
+                        if !matches!(args.first(), Some(Expr::VarRef { .. })) {
+                            return Err("expected field argument in distinct()".into());
+                        }
+                        (&"count_distinct".to_owned(), &args[..1])
+                    }
+                    _ => (name, &args[..]),
+                };
                 let field = match args.first() {
                     Some(Expr::VarRef { name, .. }) => name.clone(),
-                    Some(Expr::Call { name: inner, .. }) => {
-                        return Err(format!("{name}() cannot take the result of {inner}() here"));
-                    }
                     _ => return Err(format!("expected field argument in {name}()")),
                 };
                 if matches!(name.as_str(), "top" | "bottom" | "distinct" | "sample") {
@@ -265,7 +272,7 @@ pub(super) async fn grouped(
                         })
                         .collect();
                     any_points |= !pts.is_empty();
-                    if pts.is_empty() && call.function != "count" {
+                    if pts.is_empty() && !call.function.starts_with("count") {
                         values.push((Value::Null, None));
                         continue;
                     }
@@ -370,7 +377,9 @@ fn assemble(
                 Some(match values {
                     Some(v) => v[i].0.clone(),
                     // An empty bucket counts 0 under fill(null); other fills fill it.
-                    None if calls[i].function == "count" && statement.fill == Fill::Null => {
+                    None if calls[i].function.starts_with("count")
+                        && statement.fill == Fill::Null =>
+                    {
                         Value::Integer(0)
                     }
                     None => Value::Null,
@@ -413,7 +422,7 @@ fn assemble(
 }
 
 /// `fill(previous|linear|<n>)` on the rows of empty buckets.
-fn fill(fill: &Fill, times: &[i64], rows: &mut [Vec<Value>], filled: &[bool]) {
+pub(super) fn fill(fill: &Fill, times: &[i64], rows: &mut [Vec<Value>], filled: &[bool]) {
     let width = rows.first().map_or(0, Vec::len);
     for column in 0..width {
         match fill {

@@ -6,7 +6,8 @@
 //! aggregates SQL can answer exactly (count, sum, mean, min, max, first, last, spread) as
 //! one grouped SQL statement, answered by the direct path and pre-aggregates like any
 //! `/sql` statement; everything else from the points, fetched ordered by series and time
-//! (aggregate.rs, transform.rs) → buckets filled → rows → series`.
+//! (aggregate.rs, transform.rs; selector.rs for a selector's point with other fields,
+//! `top`, `bottom`, `distinct`) → buckets filled → rows → series`.
 
 mod aggregate;
 mod condition;
@@ -14,6 +15,7 @@ mod eval;
 mod fields;
 mod grouped;
 mod regex;
+mod selector;
 mod sql;
 #[cfg(test)]
 mod tests;
@@ -243,7 +245,25 @@ async fn select_measurement(
     } else {
         format!(" WHERE {}", filter.join(" AND "))
     };
-    let mut series = if projections.aggregate {
+    let plan = if projections.aggregate {
+        selector::plan(&projections, projections.bare)?
+    } else {
+        None
+    };
+    let mut series = if let Some(plan) = plan {
+        selector::run(
+            ctx,
+            statement,
+            database,
+            schema,
+            &grouping,
+            &projections,
+            plan,
+            range,
+            &filter,
+        )
+        .await?
+    } else if projections.aggregate {
         grouped::grouped(
             ctx,
             statement,
@@ -350,7 +370,10 @@ pub(super) async fn points(
         .collect();
     select.extend(group_tags.iter().map(|t| quote_ident(t)));
     for (i, v) in vars.iter().enumerate() {
-        select.push(if is_column(schema, v) {
+        select.push(if group_tags.contains(&v) {
+            // A grouped tag asked for again (`SELECT max(x), host … GROUP BY host`).
+            format!("{} AS \"__var{i}\"", quote_ident(v))
+        } else if is_column(schema, v) {
             quote_ident(v)
         } else {
             // Each missing column needs its own name: DataFusion refuses two `NULL`s.
@@ -541,7 +564,7 @@ async fn raw(
 }
 
 /// `::type` casts on a point's value: a value of another type reads as null.
-fn cast_value(value: Value, cast: Option<strata_influxql::VarType>) -> Value {
+pub(super) fn cast_value(value: Value, cast: Option<strata_influxql::VarType>) -> Value {
     use strata_influxql::VarType as T;
     match (cast, &value) {
         (None | Some(T::Field | T::Tag), _) => value,

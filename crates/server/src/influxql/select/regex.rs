@@ -16,7 +16,19 @@ impl Regex {
             .size_limit(REGEX_SIZE_LIMIT_BYTES)
             .build()
             .map(Regex)
-            .map_err(|e| format!("error parsing regexp: {e}"))
+            .map_err(|e| {
+                // The crate's message spans lines (pattern, caret, cause): keep the cause,
+                // in InfluxDB's one-line form `error parsing regexp: <cause>: `<pattern>``.
+                let text = e.to_string();
+                let cause = text
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or_default()
+                    .trim()
+                    .trim_start_matches("error: ");
+                format!("error parsing regexp: {cause}: `{pattern}`")
+            })
     }
 
     /// Whether `text` contains a match.
