@@ -357,6 +357,12 @@ fn assemble(
         }
         _ => None,
     };
+    // Columns that are one aggregate call (the common case) take its value directly.
+    let direct: Vec<Option<usize>> = projections
+        .columns
+        .iter()
+        .map(|p| calls.iter().position(|c| c.expr == p.expr))
+        .collect();
     let mut out = Vec::new();
     for (key, per_bucket) in buckets {
         if per_bucket.is_empty() {
@@ -372,9 +378,8 @@ fn assemble(
         let mut filled: Vec<bool> = Vec::with_capacity(times.len());
         for t in &times {
             let values = per_bucket.get(t);
-            let lookup = |e: &Expr| -> Option<Value> {
-                let i = calls.iter().position(|c| c.expr == *e)?;
-                Some(match values {
+            let value_of = |i: usize| -> Value {
+                match values {
                     Some(v) => v[i].0.clone(),
                     // An empty bucket counts 0 under fill(null); other fills fill it.
                     None if calls[i].function.starts_with("count")
@@ -383,12 +388,19 @@ fn assemble(
                         Value::Integer(0)
                     }
                     None => Value::Null,
-                })
+                }
+            };
+            let lookup = |e: &Expr| -> Option<Value> {
+                calls.iter().position(|c| c.expr == *e).map(value_of)
             };
             let row: Vec<Value> = projections
                 .columns
                 .iter()
-                .map(|p| eval::eval(&p.expr, &lookup))
+                .zip(&direct)
+                .map(|(p, direct)| match direct {
+                    Some(i) => value_of(*i),
+                    None => eval::eval(&p.expr, &lookup),
+                })
                 .collect();
             let shown = if point_time {
                 values.and_then(|v| v[0].1).unwrap_or(*t)

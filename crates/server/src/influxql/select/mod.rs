@@ -513,7 +513,7 @@ async fn raw(
     filter: &str,
 ) -> Result<Vec<Series>, String> {
     let vars = variables(projections);
-    let (columns, tag_count) = if is_latest_per_series(statement, schema, projections) {
+    let (mut columns, tag_count) = if is_latest_per_series(statement, schema, projections) {
         latest(ctx, database, schema, grouping, &vars, filter).await?
     } else {
         points(ctx, database, schema, grouping, &vars, filter, false).await?
@@ -523,6 +523,38 @@ async fn raw(
     let mut key: Option<Vec<String>> = None;
     let mut times: Vec<i64> = Vec::new();
     let mut per_series: Vec<(Vec<i64>, Vec<Vec<Value>>)> = Vec::new();
+    // Columns that are one variable (the common case) are read directly, not evaluated.
+    let plain: Vec<Option<(usize, Option<strata_influxql::VarType>)>> = projections
+        .columns
+        .iter()
+        .map(|p| match &p.expr {
+            Expr::VarRef { name, cast } => vars.iter().position(|v| v == name).map(|i| (i, *cast)),
+            _ => None,
+        })
+        .collect();
+    // A variable read by exactly one column, and by nothing else, moves out of the scanned
+    // column instead of being copied (tags are strings: a copy is an allocation).
+    let mut uses = vec![0usize; vars.len()];
+    for p in &projections.columns {
+        fn count(expr: &Expr, vars: &[String], uses: &mut [usize]) {
+            match expr {
+                Expr::VarRef { name, .. } => {
+                    if let Some(i) = vars.iter().position(|v| v == name) {
+                        uses[i] += 1;
+                    }
+                }
+                Expr::Call { args, .. } => args.iter().for_each(|a| count(a, vars, uses)),
+                Expr::Binary { lhs, rhs, .. } => {
+                    count(lhs, vars, uses);
+                    count(rhs, vars, uses);
+                }
+                Expr::Paren(inner) => count(inner, vars, uses),
+                _ => {}
+            }
+        }
+        count(&p.expr, &vars, &mut uses);
+    }
+    let movable: Vec<bool> = uses.iter().map(|n| *n == 1).collect();
     for row in 0..rows {
         let k = series_key(&columns, grouping, schema, row);
         if key.as_ref() != Some(&k) {
@@ -540,11 +572,24 @@ async fn raw(
             }
             _ => None,
         };
-        let values: Vec<Value> = projections
+        let mut values: Vec<Value> = projections
             .columns
             .iter()
-            .map(|p| eval::eval(&p.expr, &lookup))
+            .zip(&plain)
+            .map(|(p, plain)| match plain {
+                Some((i, _)) if movable[*i] => Value::Null,
+                Some((i, cast)) => cast_value(columns[1 + tag_count + i][row].clone(), *cast),
+                None => eval::eval(&p.expr, &lookup),
+            })
             .collect();
+        for (value, plain) in values.iter_mut().zip(&plain) {
+            if let Some((i, cast)) = plain
+                && movable[*i]
+            {
+                let cell = std::mem::replace(&mut columns[1 + tag_count + i][row], Value::Null);
+                *value = cast_value(cell, *cast);
+            }
+        }
         let (ts, vs) = per_series.last_mut().ok_or("no series")?;
         ts.push(t);
         vs.push(values);
