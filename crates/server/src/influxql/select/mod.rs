@@ -54,6 +54,15 @@ pub(crate) async fn select(
     ctx: &Context<'_>,
     statement: &SelectStatement,
 ) -> Result<Vec<Series>, String> {
+    // Times are UTC; another zone would shift buckets and answers, so it is refused
+    // rather than ignored.
+    if let Some(zone) = statement.timezone.as_deref()
+        && !matches!(zone, "UTC" | "Etc/UTC")
+    {
+        return Err(format!(
+            "tz('{zone}') is not supported yet: Strata answers in UTC (tz('UTC') is accepted)"
+        ));
+    }
     let sources = resolve_sources(ctx, &statement.sources)?;
     let (range, condition) = condition::split_time(statement.condition.as_ref(), ctx.now_ns)?;
     // `SELECT *` over several measurements gives every series the columns of all of them.
