@@ -161,6 +161,7 @@ async fn run(
         engine: &state.engine,
         database,
         now_ns,
+        subquery: None,
     };
     let mut results = Vec::with_capacity(query.statements.len());
     for (id, statement) in query.statements.iter().enumerate() {

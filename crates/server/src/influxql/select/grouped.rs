@@ -122,7 +122,8 @@ pub(super) async fn grouped(
         .count();
     // A lone selector without GROUP BY time shows its point's time: only the points know it.
     let point_time = grouping.time.is_none() && calls.len() == 1 && selectors == 1;
-    let pushed: Option<Vec<Vec<String>>> = if point_time {
+    // An inner query's answer is in memory: only the points path reads it.
+    let pushed: Option<Vec<Vec<String>>> = if point_time || ctx.subquery.is_some() {
         None
     } else {
         calls.iter().map(|c| sql_aggregate(c, schema)).collect()

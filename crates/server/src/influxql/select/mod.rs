@@ -17,6 +17,7 @@ mod grouped;
 mod regex;
 mod selector;
 mod sql;
+mod subquery;
 #[cfg(test)]
 mod tests;
 mod transform;
@@ -40,6 +41,7 @@ use sql::{quote_ident, time_literal};
 pub(super) const MAX_BUCKETS: i64 = 1_000_000;
 
 /// What a statement runs against.
+#[derive(Clone, Copy)]
 pub(crate) struct Context<'a> {
     pub query: &'a QueryEngine,
     pub engine: &'a Engine,
@@ -47,6 +49,8 @@ pub(crate) struct Context<'a> {
     pub database: Option<&'a str>,
     /// `now()`, fixed for the whole query.
     pub now_ns: i64,
+    /// Set while an outer statement reads an inner one's answer instead of stored rows.
+    pub subquery: Option<&'a subquery::Subquery>,
 }
 
 /// Runs `statement`; its series, sorted by measurement and tags.
@@ -63,7 +67,12 @@ pub(crate) async fn select(
             "tz('{zone}') is not supported yet: Strata answers in UTC (tz('UTC') is accepted)"
         ));
     }
-    let sources = resolve_sources(ctx, &statement.sources)?;
+    let (stored, inner): (Vec<Source>, Vec<Source>) = statement
+        .sources
+        .iter()
+        .cloned()
+        .partition(|s| matches!(s, Source::Measurement(_)));
+    let sources = resolve_sources(ctx, &stored)?;
     let (range, condition) = condition::split_time(statement.condition.as_ref(), ctx.now_ns)?;
     // `SELECT *` over several measurements gives every series the columns of all of them.
     let columns_of = union_schema(sources.iter().map(|(_, s)| s.as_ref()));
@@ -86,6 +95,44 @@ pub(crate) async fn select(
         .await?;
         all.append(&mut one);
     }
+    for source in &inner {
+        let Source::Subquery(inner) = source else {
+            continue;
+        };
+        let inner = subquery::with_range(inner, range);
+        let base = Context {
+            subquery: None,
+            ..*ctx
+        };
+        let answer = Box::pin(select(&base, &inner)).await?;
+        let mut names: Vec<&str> = answer.iter().map(|s| s.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            let series: Vec<Series> = answer.iter().filter(|s| s.name == name).cloned().collect();
+            let schema = subquery::schema_of(name, &series);
+            let sub = subquery::Subquery {
+                series,
+                condition: condition.clone(),
+                range,
+            };
+            let sub_ctx = Context {
+                subquery: Some(&sub),
+                ..*ctx
+            };
+            let mut one = select_measurement(
+                &sub_ctx,
+                statement,
+                "",
+                &schema,
+                &schema,
+                range,
+                condition.as_ref(),
+            )
+            .await?;
+            all.append(&mut one);
+        }
+    }
     // Series in key order; ORDER BY time DESC reverses the series too, as InfluxDB does.
     all.sort_by(|a, b| (&a.name, &a.tags).cmp(&(&b.name, &b.tags)));
     if statement.order_desc {
@@ -106,7 +153,7 @@ fn resolve_sources(
     let mut out = Vec::new();
     for source in sources {
         let Source::Measurement(m) = source else {
-            return Err("subqueries in FROM are not supported yet".into());
+            continue;
         };
         if let Some(rp) = m.retention_policy.as_deref()
             && !rp.is_empty()
@@ -246,7 +293,8 @@ async fn select_measurement(
     if let Some(end) = range.end {
         filter.push(format!("\"time\" < {}", time_literal(end)));
     }
-    if let Some(condition) = condition {
+    // An inner answer is filtered in memory (subquery.rs), not by SQL.
+    if let Some(condition) = condition.filter(|_| ctx.subquery.is_none()) {
         filter.push(condition::to_sql(condition, schema, ctx.engine)?);
     }
     let filter = if filter.is_empty() {
@@ -371,6 +419,9 @@ pub(super) async fn points(
     filter: &str,
     desc: bool,
 ) -> Result<(Vec<Vec<Value>>, usize), String> {
+    if let Some(sub) = ctx.subquery {
+        return subquery::points(sub, schema, grouping, vars, desc);
+    }
     let mut select = vec!["\"time\"".to_owned()];
     let group_tags: Vec<&String> = grouping
         .tags
@@ -522,11 +573,12 @@ async fn raw(
     filter: &str,
 ) -> Result<Vec<Series>, String> {
     let vars = variables(projections);
-    let (mut columns, tag_count) = if is_latest_per_series(statement, schema, projections) {
-        latest(ctx, database, schema, grouping, &vars, filter).await?
-    } else {
-        points(ctx, database, schema, grouping, &vars, filter, false).await?
-    };
+    let (mut columns, tag_count) =
+        if ctx.subquery.is_none() && is_latest_per_series(statement, schema, projections) {
+            latest(ctx, database, schema, grouping, &vars, filter).await?
+        } else {
+            points(ctx, database, schema, grouping, &vars, filter, false).await?
+        };
     let rows = columns.first().map_or(0, Vec::len);
     let mut series: Vec<Series> = Vec::new();
     let mut key: Option<Vec<String>> = None;

@@ -73,6 +73,7 @@ async fn run(query: &QueryEngine, engine: &Engine, text: &str) -> Vec<super::Ser
         engine,
         database: Some("benchmark"),
         now_ns: engine.now_ns(),
+        subquery: None,
     };
     select(&ctx, &statement(text)).await.unwrap()
 }
