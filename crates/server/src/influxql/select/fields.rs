@@ -394,3 +394,17 @@ fn only_tags(expr: &Expr, schema: &TableSchema) -> bool {
         _ => true,
     }
 }
+
+/// Calls `f` with the name of every variable `expr` reads, in order, repeats included.
+pub(super) fn for_each_var(expr: &Expr, f: &mut dyn FnMut(&str)) {
+    match expr {
+        Expr::VarRef { name, .. } => f(name),
+        Expr::Call { args, .. } => args.iter().for_each(|a| for_each_var(a, f)),
+        Expr::Binary { lhs, rhs, .. } => {
+            for_each_var(lhs, f);
+            for_each_var(rhs, f);
+        }
+        Expr::Paren(inner) => for_each_var(inner, f),
+        _ => {}
+    }
+}

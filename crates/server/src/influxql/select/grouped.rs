@@ -15,6 +15,7 @@ use super::fields::{self, Projections};
 use super::sql::{self, quote_ident, time_literal};
 use super::{
     Context, Grouping, MAX_BUCKETS, aggregate, eval, finish_rows, new_series, points, series_key,
+    series_key_from,
 };
 
 /// One aggregate call of the select list.
@@ -167,24 +168,7 @@ pub(super) async fn grouped(
         // Columns are read across (column, row): an index is the plain way here.
         #[allow(clippy::needless_range_loop)]
         for row in 0..rows {
-            let key: Vec<String> = {
-                let mut at = 0;
-                grouping
-                    .tags
-                    .iter()
-                    .map(|t| {
-                        if !schema.tags.contains(t) {
-                            return String::new();
-                        }
-                        let v = match &columns[at][row] {
-                            Value::String(s) => s.clone(),
-                            _ => String::new(),
-                        };
-                        at += 1;
-                        v
-                    })
-                    .collect()
-            };
+            let key = series_key_from(&columns, 0, grouping, schema, row);
             let bucket = match grouping.time {
                 Some(_) => match columns[group_tags.len()][row] {
                     Value::Time(t) => t,

@@ -360,23 +360,15 @@ async fn select_measurement(
     Ok(series)
 }
 
-/// Variables the projections read.
-fn variables(projections: &Projections) -> Vec<String> {
-    fn walk(expr: &Expr, out: &mut Vec<String>) {
-        match expr {
-            Expr::VarRef { name, .. } if !out.contains(name) => out.push(name.clone()),
-            Expr::Call { args, .. } => args.iter().for_each(|a| walk(a, out)),
-            Expr::Binary { lhs, rhs, .. } => {
-                walk(lhs, out);
-                walk(rhs, out);
-            }
-            Expr::Paren(inner) => walk(inner, out),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
+/// Variables the projections read, in order of first use.
+pub(super) fn variables(projections: &Projections) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
     for p in &projections.columns {
-        walk(&p.expr, &mut out);
+        fields::for_each_var(&p.expr, &mut |name| {
+            if !out.iter().any(|v| v == name) {
+                out.push(name.to_owned());
+            }
+        });
     }
     out
 }
@@ -523,7 +515,18 @@ pub(super) fn series_key(
     schema: &TableSchema,
     row: usize,
 ) -> Vec<String> {
-    let mut at = 1;
+    series_key_from(columns, 1, grouping, schema, row)
+}
+
+/// [`series_key`] with the grouped tags' columns starting at `first`.
+pub(super) fn series_key_from(
+    columns: &[Vec<Value>],
+    first: usize,
+    grouping: &Grouping,
+    schema: &TableSchema,
+    row: usize,
+) -> Vec<String> {
+    let mut at = first;
     grouping
         .tags
         .iter()
@@ -597,23 +600,11 @@ async fn raw(
     // column instead of being copied (tags are strings: a copy is an allocation).
     let mut uses = vec![0usize; vars.len()];
     for p in &projections.columns {
-        fn count(expr: &Expr, vars: &[String], uses: &mut [usize]) {
-            match expr {
-                Expr::VarRef { name, .. } => {
-                    if let Some(i) = vars.iter().position(|v| v == name) {
-                        uses[i] += 1;
-                    }
-                }
-                Expr::Call { args, .. } => args.iter().for_each(|a| count(a, vars, uses)),
-                Expr::Binary { lhs, rhs, .. } => {
-                    count(lhs, vars, uses);
-                    count(rhs, vars, uses);
-                }
-                Expr::Paren(inner) => count(inner, vars, uses),
-                _ => {}
+        fields::for_each_var(&p.expr, &mut |name| {
+            if let Some(i) = vars.iter().position(|v| v == name) {
+                uses[i] += 1;
             }
-        }
-        count(&p.expr, &vars, &mut uses);
+        });
     }
     let movable: Vec<bool> = uses.iter().map(|n| *n == 1).collect();
     for row in 0..rows {

@@ -187,22 +187,7 @@ fn field_of(call: &Expr) -> String {
 
 /// Variables read by the projections (and `top`'s tag arguments).
 fn variables(projections: &Projections, plan: &Plan) -> Vec<String> {
-    fn walk(expr: &Expr, out: &mut Vec<String>) {
-        match expr {
-            Expr::VarRef { name, .. } if !out.contains(name) => out.push(name.clone()),
-            Expr::Call { args, .. } => args.iter().for_each(|a| walk(a, out)),
-            Expr::Binary { lhs, rhs, .. } => {
-                walk(lhs, out);
-                walk(rhs, out);
-            }
-            Expr::Paren(inner) => walk(inner, out),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    for p in &projections.columns {
-        walk(&p.expr, &mut out);
-    }
+    let mut out = super::variables(projections);
     if let Plan::Top(_, tags, _) = plan {
         for t in tags {
             if !out.contains(t) {
