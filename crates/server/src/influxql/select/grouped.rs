@@ -300,45 +300,15 @@ fn assemble(
     // Every bucket of the range (fill), from the range's start or the earliest data.
     let grid: Option<Vec<i64>> = match grouping.time {
         Some((width, offset)) if statement.fill != Fill::None => {
-            let align = |t: i64| t - (t - offset).rem_euclid(width);
             let first_data = buckets
                 .values()
                 .filter_map(|b| b.keys().next())
                 .min()
                 .copied();
-            let start = match range.start {
-                Some(s) => align(s),
-                None => match first_data {
-                    Some(t) => t,
-                    None => return Ok(Vec::new()),
-                },
-            };
-            let end = range.end.unwrap_or(now_ns.saturating_add(1));
-            let mut start = start;
-            let mut count = (end.saturating_sub(start) + width - 1) / width;
-            // With LIMIT only the buckets shown are built: InfluxDB fills lazily, so
-            // `GROUP BY time(1m) LIMIT 5` with no upper bound is cheap there too.
-            if let Some(limit) = statement.limit {
-                let shown = i64::try_from(limit.saturating_add(statement.offset.unwrap_or(0)))
-                    .unwrap_or(i64::MAX);
-                if shown < count {
-                    if statement.order_desc {
-                        start += (count - shown) * width;
-                    }
-                    count = shown;
-                }
+            match bucket_grid(statement, range, now_ns, width, offset, first_data)? {
+                Some(grid) => Some(grid),
+                None => return Ok(Vec::new()),
             }
-            if count > MAX_BUCKETS {
-                return Err(format!(
-                    "too many buckets: {count} for one series (at most {MAX_BUCKETS}); use a wider GROUP BY time interval or a shorter time range"
-                ));
-            }
-            Some(
-                (0..count.max(0))
-                    .map(|i| start + i * width)
-                    .filter(|t| *t < end)
-                    .collect(),
-            )
         }
         _ => None,
     };
@@ -416,6 +386,48 @@ fn assemble(
         out.push(series);
     }
     Ok(out)
+}
+
+/// The start of every bucket a filled `GROUP BY time(width, offset)` shows: from the range's
+/// start (aligned), or else `first_data`'s bucket, up to the range's end or now; under
+/// `LIMIT` only the buckets shown are built (InfluxDB fills lazily, so `GROUP BY time(1m)
+/// LIMIT 5` with no upper bound is cheap there too). `None` when there is neither a start
+/// nor data.
+pub(super) fn bucket_grid(
+    statement: &SelectStatement,
+    range: TimeRange,
+    now_ns: i64,
+    width: i64,
+    offset: i64,
+    first_data: Option<i64>,
+) -> Result<Option<Vec<i64>>, String> {
+    let align = |t: i64| t - (t - offset).rem_euclid(width);
+    let Some(mut start) = range.start.map(align).or(first_data) else {
+        return Ok(None);
+    };
+    let end = range.end.unwrap_or(now_ns.saturating_add(1));
+    let mut count = (end.saturating_sub(start) + width - 1) / width;
+    if let Some(limit) = statement.limit {
+        let shown =
+            i64::try_from(limit.saturating_add(statement.offset.unwrap_or(0))).unwrap_or(i64::MAX);
+        if shown < count {
+            if statement.order_desc {
+                start += (count - shown) * width;
+            }
+            count = shown;
+        }
+    }
+    if count > MAX_BUCKETS {
+        return Err(format!(
+            "too many buckets: {count} for one series (at most {MAX_BUCKETS}); use a wider GROUP BY time interval or a shorter time range"
+        ));
+    }
+    Ok(Some(
+        (0..count.max(0))
+            .map(|i| start + i * width)
+            .filter(|t| *t < end)
+            .collect(),
+    ))
 }
 
 /// `fill(previous|linear|<n>)` on the rows of empty buckets.

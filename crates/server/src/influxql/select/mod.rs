@@ -167,14 +167,7 @@ fn resolve_sources(
             .or(ctx.database)
             .filter(|d| !d.is_empty())
             .ok_or("database name required")?;
-        if !ctx
-            .engine
-            .catalog()
-            .databases()
-            .iter()
-            .any(|d| d == database)
-            && !super::meta::database_exists(ctx.engine, database)
-        {
+        if !super::meta::database_exists(ctx.engine, database) {
             return Err(format!("database not found: {database}"));
         }
         match &m.name {

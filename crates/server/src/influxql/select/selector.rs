@@ -24,8 +24,7 @@ use super::super::result::{Series, Value};
 use super::condition::TimeRange;
 use super::fields::{self, Projections};
 use super::{
-    Context, Grouping, MAX_BUCKETS, cast_value, eval, finish_rows, grouped, new_series, points,
-    series_key,
+    Context, Grouping, cast_value, eval, finish_rows, grouped, new_series, points, series_key,
 };
 
 /// Selectors that may bring the other fields and tags of their point along.
@@ -505,18 +504,11 @@ fn filled(
     offset: i64,
     selected: &BTreeMap<i64, Vec<(i64, Vec<Value>)>>,
 ) -> Result<(Vec<i64>, Vec<Vec<Value>>), String> {
-    let align = |t: i64| t - (t - offset).rem_euclid(width);
-    let Some(first_data) = selected.keys().next().copied() else {
+    let first_data = selected.keys().next().copied();
+    let Some(grid) = grouped::bucket_grid(statement, range, now_ns, width, offset, first_data)?
+    else {
         return Ok((Vec::new(), Vec::new()));
     };
-    let start = range.start.map_or(first_data, align);
-    let end = range.end.unwrap_or(now_ns.saturating_add(1));
-    let count = (end.saturating_sub(start) + width - 1) / width;
-    if count > MAX_BUCKETS {
-        return Err(format!(
-            "too many buckets: {count} for one series (at most {MAX_BUCKETS}); use a wider GROUP BY time interval or a shorter time range"
-        ));
-    }
     let width_of_row = selected
         .values()
         .next()
@@ -525,10 +517,7 @@ fn filled(
     let mut times = Vec::new();
     let mut rows = Vec::new();
     let mut empty = Vec::new();
-    for t in (0..count.max(0))
-        .map(|i| start + i * width)
-        .filter(|t| *t < end)
-    {
+    for t in grid {
         times.push(t);
         match selected.get(&t).and_then(|b| b.first()) {
             Some((_, v)) => {
