@@ -243,3 +243,117 @@ async fn rows_the_engine_refuses_after_validation_are_reported() {
     assert_eq!(strings(&rows, "host"), vec![Some("a".to_string())]);
     assert_eq!(column::<Int64Array>(&rows, "v").values().to_vec(), vec![1]);
 }
+
+/// `CREATE | ALTER | DROP DATABASE` and `SHOW DATABASES`; a retention set in SQL hides
+/// older rows from every query path at once (scans, pre-aggregates, the direct path).
+#[tokio::test]
+async fn database_statements_set_retention_that_every_query_path_honours() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(dir.path());
+    let sql = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    sql.sql(DB, "CREATE DATABASE metrics WITH RETENTION 30d")
+        .await
+        .unwrap();
+    sql.sql(DB, "CREATE DATABASE IF NOT EXISTS metrics")
+        .await
+        .unwrap();
+    let err = sql
+        .sql(DB, "CREATE DATABASE metrics")
+        .await
+        .expect_err("exists");
+    assert!(err.to_string().contains("already exists"), "{err}");
+    // One row a minute over the engine's four hours (the clock is at their end).
+    let mut body = String::new();
+    for minute in 0..common::HOURS * 60 {
+        let time = START_NS + minute * 60_000_000_000;
+        body.push_str(&format!("cpu,host=a usage={minute} {time}\n"));
+    }
+    engine
+        .write_lines(
+            "metrics",
+            body.as_bytes(),
+            strata_lineproto::Precision::Nanoseconds,
+        )
+        .unwrap();
+    engine.flush().unwrap();
+
+    let shown = select(&sql, "SHOW DATABASES").await;
+    assert_eq!(
+        strings(&shown, "database_name"),
+        vec![Some("metrics".to_string())]
+    );
+    assert_eq!(
+        strings(&shown, "retention"),
+        vec![Some("30days".to_string())]
+    );
+    assert_eq!(
+        strings(&shown, "retention_source"),
+        vec![Some("database".to_string())]
+    );
+
+    let counts = async |sql: &QueryEngine| {
+        let mut out = Vec::new();
+        for query in [
+            "SELECT count(*) AS n FROM metrics.cpu",
+            "SELECT count(usage) AS n FROM metrics.cpu WHERE host = 'a'",
+            "SELECT count(*) AS n FROM (SELECT time, usage FROM metrics.cpu ORDER BY time)",
+        ] {
+            let batch = select(sql, query).await;
+            out.push(column::<Int64Array>(&batch, "n").value(0));
+        }
+        out
+    };
+    assert_eq!(counts(&sql).await, vec![240, 240, 240]);
+    sql.sql(DB, "ALTER DATABASE metrics SET RETENTION 90m")
+        .await
+        .unwrap();
+    assert_eq!(counts(&sql).await, vec![90, 90, 90]);
+    let batch = select(&sql, "SELECT min(time) AS first FROM metrics.cpu").await;
+    let first = column::<TimestampNanosecondArray>(&batch, "first").value(0);
+    assert_eq!(first, START_NS + 150 * 60_000_000_000);
+    sql.sql(DB, "ALTER DATABASE metrics SET RETENTION '2 hours'")
+        .await
+        .unwrap();
+    assert_eq!(counts(&sql).await, vec![120, 120, 120]);
+    sql.sql(DB, "ALTER DATABASE metrics SET RETENTION INF")
+        .await
+        .unwrap();
+    assert_eq!(counts(&sql).await, vec![240, 240, 240]);
+    let shown = select(&sql, "SHOW DATABASES").await;
+    assert_eq!(
+        strings(&shown, "retention"),
+        vec![Some("forever".to_string())]
+    );
+
+    // Errors name the problem and where it is.
+    for (statement, message, column) in [
+        ("ALTER DATABASE nowhere SET RETENTION 1d", "not found", 16),
+        (
+            "ALTER DATABASE metrics SET RETENTION 7 fortnights",
+            "7fortnights",
+            38,
+        ),
+        (
+            "ALTER DATABASE metrics SET RETENTION",
+            "expected a retention",
+            37,
+        ),
+        ("CREATE DATABASE x WITH TTL 1d", "expected RETENTION", 24),
+        ("DROP DATABASE nowhere", "not found", 15),
+    ] {
+        let err = sql.sql(DB, statement).await.expect_err(statement);
+        assert!(err.to_string().contains(message), "{statement}: {err}");
+        assert_eq!(
+            err.position(),
+            Some(Position { line: 1, column }),
+            "{statement}: {err}"
+        );
+    }
+    sql.sql(DB, "DROP DATABASE IF EXISTS nowhere")
+        .await
+        .unwrap();
+    sql.sql(DB, "DROP DATABASE metrics").await.unwrap();
+    assert!(engine.catalog().databases().is_empty());
+    let shown = select(&sql, "SHOW DATABASES").await;
+    assert_eq!(shown.num_rows(), 0);
+}

@@ -57,6 +57,10 @@ pub struct ServerConfig {
     pub shards: usize,
     /// WAL durability. Default: fsync at least every second.
     pub wal_sync: WalSync,
+    /// Default retention of every database without its own (`CREATE DATABASE … WITH
+    /// RETENTION`, `ALTER DATABASE … SET RETENTION`); `None` (the default) keeps rows
+    /// forever.
+    pub retention: Option<Duration>,
     /// Token required on writes and `/metrics`; `None` (the default) means no auth.
     pub auth_token: Option<String>,
     /// Largest request body, before and after gzip decompression. Default
@@ -84,6 +88,7 @@ impl Default for ServerConfig {
             data_dirs: vec![PathBuf::from(DEFAULT_DATA_DIR)],
             shards: 0,
             wal_sync: WalSync::Interval(Duration::from_secs(1)),
+            retention: None,
             auth_token: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
@@ -103,6 +108,7 @@ impl Default for ServerConfig {
 /// tcp_db = "telegraf"
 /// shards = 8
 /// wal_sync = "500ms"          # always | none | a duration
+/// retention = "30d"           # default retention of databases; 0 keeps rows forever
 /// auth_token = "secret"
 /// max_body_bytes = 67108864
 /// max_line_bytes = 1048576
@@ -127,6 +133,8 @@ pub struct FileConfig {
     pub shards: Option<usize>,
     /// WAL durability (`always`, `none` or a duration such as `1s`).
     pub wal_sync: Option<String>,
+    /// Default retention (a duration such as `30d`, or `0` for forever).
+    pub retention: Option<String>,
     /// Auth token.
     pub auth_token: Option<String>,
     /// Request body cap in bytes.
@@ -175,6 +183,19 @@ pub fn parse_wal_sync(text: &str) -> Result<WalSync, ServerError> {
                     "wal sync {other:?}: expected always, none or a duration such as 1s ({e})"
                 ))
             }),
+    }
+}
+
+/// Parses the server's default retention: a duration such as `30d`, or `0` (also `inf`,
+/// `forever`) to keep rows forever.
+pub fn parse_retention(text: &str) -> Result<Option<Duration>, ServerError> {
+    match strata_storage::Retention::parse(text) {
+        Ok(strata_storage::Retention::Keep(d)) => Ok(Some(d)),
+        Ok(strata_storage::Retention::Forever) => Ok(None),
+        Ok(strata_storage::Retention::ServerDefault) => Err(ServerError::Config(format!(
+            "retention {text:?}: the server's retention is the default; give a duration such as 30d, or 0 for forever"
+        ))),
+        Err(e) => Err(ServerError::Config(e)),
     }
 }
 

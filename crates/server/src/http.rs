@@ -251,11 +251,25 @@ async fn write(
         .take(MAX_REPORTED_LINES)
         .map(|e| serde_json::json!({ "line": e.line, "column": e.column, "message": e.message }))
         .collect();
+    // InfluxDB's words for rows past the retention: Telegraf and the InfluxDB clients look
+    // for them to tell rows dropped for good from a batch worth retrying.
+    let error = if report.expired > 0 {
+        format!(
+            "partial write: points beyond retention policy dropped={}; {rejected} lines rejected, first: {}",
+            report.expired, report.errors[0]
+        )
+    } else {
+        format!(
+            "partial write: {rejected} lines rejected, first: {}",
+            report.errors[0]
+        )
+    };
     Ok(json_response(
         StatusCode::BAD_REQUEST,
         &serde_json::json!({
-            "error": format!("partial write: {rejected} lines rejected, first: {}", report.errors[0]),
+            "error": error,
             "rejected": rejected,
+            "expired": report.expired,
             "written": report.rows,
             "lines": lines,
         }),

@@ -101,6 +101,7 @@ pub async fn serve(
         data_dirs: config.data_dirs.clone(),
         shards: config.shards,
         wal_sync: config.wal_sync,
+        retention: config.retention,
         ..EngineOptions::default()
     };
     let started = Instant::now();

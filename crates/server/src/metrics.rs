@@ -267,6 +267,36 @@ impl Metrics {
             "WAL bytes written since start.",
             engine.wal_bytes_written,
         );
+        counter(
+            &mut out,
+            "strata_retention_rows_rejected_total",
+            "Written rows refused for being older than their database's retention.",
+            engine.retention_rows_rejected,
+        );
+        counter(
+            &mut out,
+            "strata_retention_rows_dropped_total",
+            "Rows removed from disk by retention since start.",
+            engine.retention_rows_dropped,
+        );
+        counter(
+            &mut out,
+            "strata_retention_bytes_dropped_total",
+            "Bytes of part files freed by retention since start.",
+            engine.retention_bytes_dropped,
+        );
+        counter(
+            &mut out,
+            "strata_retention_parts_dropped_total",
+            "Parts deleted whole by retention since start.",
+            engine.retention_parts_dropped,
+        );
+        counter(
+            &mut out,
+            "strata_retention_parts_rewritten_total",
+            "Parts rewritten without expired rows since start.",
+            engine.retention_parts_rewritten,
+        );
         out
     }
 }

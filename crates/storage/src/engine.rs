@@ -26,6 +26,8 @@ use crate::layout;
 use crate::model::{FieldId, TableId, Timestamp};
 use crate::options::{EngineOptions, available_cores};
 use crate::series::TagPredicate;
+use retention::RetentionState;
+
 use crate::shard::{
     LatestView, SeriesRows, SeriesSummary, Shard, ShardConfig, ShardOpenReport, ShardReadRequest,
 };
@@ -33,6 +35,8 @@ use crate::shard::{
 /// Engine meta file kind/version.
 const ENGINE_KIND: &str = "engine";
 const ENGINE_VERSION: u32 = 1;
+
+mod retention;
 /// How often a maintenance thread wakes when nothing asks it to: bounds the delay of WAL
 /// interval syncs (the default interval is 1 s) and of age-based flushes.
 const MAINTENANCE_TICK: Duration = Duration::from_millis(100);
@@ -49,6 +53,9 @@ pub struct WriteReport {
     pub rows: u64,
     /// Field values stored.
     pub points: u64,
+    /// Rows refused because they are older than the database's retention (each is also in
+    /// `errors`).
+    pub expired: u64,
     /// Rejected lines, in line order.
     pub errors: Vec<LineError>,
 }
@@ -97,11 +104,13 @@ impl ReadRequest {
         }
     }
 
-    fn for_shard(&self) -> ShardReadRequest<'_> {
+    /// The request as a shard reads it, starting no earlier than `visible_from` (the
+    /// table's retention horizon).
+    fn for_shard(&self, visible_from: Timestamp) -> ShardReadRequest<'_> {
         ShardReadRequest {
             table: self.table,
             predicate: self.predicate.as_ref(),
-            start: self.start,
+            start: self.start.max(visible_from),
             end: self.end,
             fields: self.fields.as_deref(),
         }
@@ -115,6 +124,8 @@ struct Inner {
     stop: AtomicBool,
     /// Rotates the shard each write starts with.
     next_start: AtomicUsize,
+    /// Retention's counters and the state of its upkeep (`engine/retention.rs`).
+    retention: RetentionState,
 }
 
 /// The storage engine.
@@ -218,6 +229,7 @@ impl Engine {
             shards,
             stop: AtomicBool::new(false),
             next_start: AtomicUsize::new(0),
+            retention: RetentionState::new(shard_count),
         });
         let mut threads = Vec::new();
         if inner.options.background {
@@ -267,7 +279,8 @@ impl Engine {
             precision,
             ..ParseOptions::default()
         };
-        let now = self.inner.options.clock.now_ns();
+        let times = self.write_times(database);
+        let now = times.now;
         let mut cache = SchemaCache::new(database);
         let mut batches: Vec<ShardBatch<'_>> = (0..self.inner.shards.len())
             .map(|_| ShardBatch::default())
@@ -278,7 +291,7 @@ impl Engine {
             &options,
             &self.inner.catalog,
             &mut cache,
-            now,
+            times,
             &mut batches,
             &mut errors,
         );
@@ -286,12 +299,19 @@ impl Engine {
         self.inner.catalog.persist()?;
         let mut shard_errors = Vec::new();
         self.apply_batches(&batches, now, &mut shard_errors)?;
-        let rejected_late = shard_errors.len() as u64;
+        let rejected_by_shards = shard_errors.len() as u64;
         errors.extend(shard_errors);
         errors.sort_by_key(|e| e.line);
+        if grouped.expired > 0 {
+            self.inner
+                .retention
+                .rows_rejected
+                .fetch_add(grouped.expired, Ordering::Relaxed);
+        }
         Ok(WriteReport {
-            rows: grouped.rows - rejected_late,
+            rows: grouped.rows - rejected_by_shards,
             points: grouped.points,
+            expired: grouped.expired,
             errors,
         })
     }
@@ -335,7 +355,7 @@ impl Engine {
     pub fn read(&self, request: &ReadRequest) -> Result<Vec<SeriesRows>, StorageError> {
         let mut out = Vec::new();
         for shard in &self.inner.shards {
-            out.extend(shard.read(&request.for_shard())?);
+            out.extend(shard.read(&self.shard_request(request))?);
         }
         Ok(out)
     }
@@ -351,7 +371,7 @@ impl Engine {
             .shards
             .get(shard)
             .ok_or_else(|| StorageError::Invalid(format!("no shard {shard}")))?;
-        shard.read(&request.for_shard())
+        shard.read(&self.shard_request(request))
     }
 
     /// Rows of one shard as Arrow record batches of at most `batch_rows` rows (a series is
@@ -394,7 +414,7 @@ impl Engine {
         let mut group: Vec<SeriesRows> = Vec::new();
         let mut group_rows = 0;
         let mut open = true;
-        shard.read_each(&request.for_shard(), &mut |rows| {
+        shard.read_each(&self.shard_request(request), &mut |rows| {
             if group_rows > 0 && group_rows + rows.data.rows() > limit {
                 open = sink(to_record_batch(&schema, fields, &group)?);
                 group.clear();
@@ -425,7 +445,7 @@ impl Engine {
             .shards
             .get(shard)
             .ok_or_else(|| StorageError::Invalid(format!("no shard {shard}")))?;
-        shard.summarize(&request.for_shard(), usable)
+        shard.summarize(&self.shard_request(request), usable)
     }
 
     /// [`Engine::summarize_shard`] one series at a time: hands each [`SeriesSummary`] to
@@ -448,7 +468,7 @@ impl Engine {
             .shards
             .get(shard)
             .ok_or_else(|| StorageError::Invalid(format!("no shard {shard}")))?;
-        shard.summarize_each(&request.for_shard(), usable, tag_keys, visit)
+        shard.summarize_each(&self.shard_request(request), usable, tag_keys, visit)
     }
 
     /// The latest row of each series of the request (one row each, its time in the range),
@@ -461,7 +481,7 @@ impl Engine {
     pub fn latest(&self, request: &ReadRequest) -> Result<Vec<SeriesRows>, StorageError> {
         let mut out = Vec::new();
         for shard in &self.inner.shards {
-            out.extend(shard.latest(&request.for_shard())?);
+            out.extend(shard.latest(&self.shard_request(request))?);
         }
         Ok(out)
     }
@@ -479,7 +499,7 @@ impl Engine {
         mut visit: impl FnMut(LatestView<'_>),
     ) -> Result<(), StorageError> {
         for (index, shard) in self.inner.shards.iter().enumerate() {
-            shard.latest_each(&request.for_shard(), index, &mut visit)?;
+            shard.latest_each(&self.shard_request(request), index, &mut visit)?;
         }
         Ok(())
     }
@@ -490,7 +510,7 @@ impl Engine {
     pub fn latest_uncached(&self, request: &ReadRequest) -> Result<Vec<SeriesRows>, StorageError> {
         let mut out = Vec::new();
         for shard in &self.inner.shards {
-            out.extend(shard.latest_uncached(&request.for_shard())?);
+            out.extend(shard.latest_uncached(&self.shard_request(request))?);
         }
         Ok(out)
     }
@@ -551,6 +571,7 @@ impl Engine {
             stats.wal_bytes_written += shard.wal.bytes_written();
             stats.wal_syncs += shard.wal.syncs();
         }
+        self.inner.retention.add_to(&mut stats);
         stats
     }
 
@@ -704,6 +725,16 @@ pub struct EngineStats {
     pub wal_bytes_written: u64,
     /// WAL fsyncs since open.
     pub wal_syncs: u64,
+    /// Rows refused by writes because they were older than their database's retention.
+    pub retention_rows_rejected: u64,
+    /// Parts deleted whole because every row in them had expired.
+    pub retention_parts_dropped: u64,
+    /// Parts rewritten without the rows of databases whose retention had passed.
+    pub retention_parts_rewritten: u64,
+    /// Rows removed from disk by retention (dropped or rewritten parts).
+    pub retention_rows_dropped: u64,
+    /// Bytes of part files freed by retention.
+    pub retention_bytes_dropped: u64,
 }
 
 fn maintenance_loop(inner: &Inner, shard_index: usize) {
@@ -737,10 +768,7 @@ fn maintain_shard(inner: &Inner, shard_index: usize) -> Result<(), StorageError>
     shard.freeze_if_old(now, max_age);
     while shard.flush_one()? {}
     shard.purge_dropped()?;
-    if let Some(retention) = options.retention {
-        let horizon = now.saturating_sub(i64::try_from(retention.as_nanos()).unwrap_or(i64::MAX));
-        shard.drop_partitions_before(horizon)?;
-    }
+    retention::expire_shard(inner, shard_index, now)?;
     while shard.merge_one()? {
         // Flushes come first: a long run of merges must not starve writers under
         // back-pressure.

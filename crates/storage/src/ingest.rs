@@ -77,6 +77,18 @@ impl<'a> ShardBatch<'a> {
 pub(crate) struct Grouped {
     pub rows: u64,
     pub points: u64,
+    /// Rows refused because they are older than the database's retention.
+    pub expired: u64,
+}
+
+/// The times a write is checked against: the time given to rows without a timestamp, and
+/// the retention horizon (rows before it are refused; `i64::MIN` when rows are kept
+/// forever), with the retention for the error message.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WriteTimes {
+    pub now: Timestamp,
+    pub horizon: Timestamp,
+    pub retention: Option<std::time::Duration>,
 }
 
 /// Parses `input` and appends each good row to `batches[shard]`; bad lines go to `errors`.
@@ -86,7 +98,7 @@ pub(crate) fn group_lines<'a>(
     options: &ParseOptions,
     catalog: &Catalog,
     cache: &mut SchemaCache,
-    now: Timestamp,
+    times: WriteTimes,
     batches: &mut [ShardBatch<'a>],
     errors: &mut Vec<LineError>,
 ) -> Grouped {
@@ -102,7 +114,16 @@ pub(crate) fn group_lines<'a>(
             });
             continue;
         }
-        match add_line(&mut line, catalog, cache, now, batches) {
+        if line.timestamp_ns.unwrap_or(times.now) < times.horizon {
+            grouped.expired += 1;
+            errors.push(LineError {
+                line: line.line_number,
+                column: None,
+                message: expired_message(times),
+            });
+            continue;
+        }
+        match add_line(&mut line, catalog, cache, times.now, batches) {
             Ok(points) => {
                 grouped.rows += 1;
                 grouped.points += points;
@@ -115,6 +136,19 @@ pub(crate) fn group_lines<'a>(
         }
     }
     grouped
+}
+
+/// Why a row older than the retention is refused; InfluxDB 1.x words it "points beyond
+/// retention policy dropped".
+fn expired_message(times: WriteTimes) -> String {
+    let retention = times
+        .retention
+        .map(|d| humantime::format_duration(d).to_string())
+        .unwrap_or_default();
+    format!(
+        "point is beyond the retention policy: its time is before {} (now minus the database's retention of {retention}); dropped",
+        times.horizon
+    )
 }
 
 fn add_line<'a>(

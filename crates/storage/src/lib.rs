@@ -44,6 +44,7 @@ mod varint;
 pub mod wal;
 mod wal_record;
 
+pub use catalog::Retention;
 pub use engine::{Engine, EngineStats, OpenReport, ReadRequest, WriteReport};
 pub use error::StorageError;
 pub use options::{Clock, EngineOptions, ManualClock, SystemClock, WalSync};

@@ -83,7 +83,9 @@ pub struct EngineOptions {
     pub flush_interval: Duration,
     /// Width of a time partition. Default one day.
     pub partition_duration: Duration,
-    /// Partitions wholly older than now minus this are dropped; `None` keeps everything.
+    /// The server-wide default retention: rows older than now minus this are hidden from
+    /// reads, refused by writes and removed from disk partition by partition; `None` (or
+    /// zero) keeps everything. A database may have its own ([`crate::Retention`]).
     pub retention: Option<Duration>,
     /// Size-tiered merges: this many parts of similar size in one partition are merged into
     /// one. Default 4.

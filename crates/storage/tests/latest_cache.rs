@@ -41,7 +41,7 @@ fn options(dir: &std::path::Path, clock: &Arc<ManualClock>) -> EngineOptions {
 }
 
 /// One batch of random rows: hosts 0 and 1 write only in the first two hours (which
-/// retention drops), the others anywhere in four hours, on a one-minute grid so that the
+/// retention hides, drops and, once expired, refuses), the others anywhere in four hours, on a one-minute grid so that the
 /// same (series, time) is written again with other fields.
 fn write(engine: &Engine, rng: &mut Rng) {
     let mut body = String::new();
@@ -73,7 +73,13 @@ fn write(engine: &Engine, rng: &mut Rng) {
     let report = engine
         .write_lines(DB, body.as_bytes(), Precision::Nanoseconds)
         .unwrap();
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    // Once the clock has moved past the first two hours, their rows are refused.
+    assert_eq!(
+        report.errors.len() as u64,
+        report.expired,
+        "{:?}",
+        report.errors
+    );
 }
 
 fn requests(engine: &Engine, table: TableId, rng: &mut Rng) -> Vec<ReadRequest> {

@@ -32,8 +32,8 @@ struct Run {
     clock: Arc<ManualClock>,
     dir: tempfile::TempDir,
     retention: Option<Duration>,
-    /// Writes go at or after this time; raised by retention so that no new row lands in a
-    /// partition that retention would drop (the model drops rows only at retention steps).
+    /// Writes go at or after this time; raised to the horizon by retention, whose writes
+    /// refuse older rows.
     min_time_ns: i64,
 }
 
@@ -163,10 +163,10 @@ impl Run {
         );
     }
 
+    /// Rows before the horizon vanish from reads at once, whatever their partition.
     fn apply_retention(&mut self, horizon: i64) {
-        let partition_end = |t: i64| (t.div_euclid(HOUR_NS) + 1) * HOUR_NS;
         for rows in self.model.values_mut() {
-            rows.retain(|t, _| partition_end(*t) > horizon);
+            rows.retain(|t, _| *t >= horizon);
         }
         self.model.retain(|_, rows| !rows.is_empty());
     }
@@ -216,8 +216,9 @@ fn run(seed: u64) {
                 let (reopened, _) = Engine::open(run.options()).expect("reopen");
                 engine = reopened;
                 engine.maintain().expect("retention");
-                run.apply_retention(START_NS + 3 * HOUR_NS - 90 * 60 * 1_000_000_000);
-                run.min_time_ns = START_NS + HOUR_NS;
+                let horizon = START_NS + 3 * HOUR_NS - 90 * 60 * 1_000_000_000;
+                run.apply_retention(horizon);
+                run.min_time_ns = horizon;
                 "retention"
             }
         };

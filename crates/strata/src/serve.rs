@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use strata_server::config::{
-    self, parse_addr, parse_memory_limit, parse_query_timeout, parse_wal_sync,
+    self, parse_addr, parse_memory_limit, parse_query_timeout, parse_retention, parse_wal_sync,
 };
 use strata_server::{FileConfig, ServerConfig};
 
@@ -44,6 +44,11 @@ pub struct ServeArgs {
     /// as 1s or 500ms [default: 1s]
     #[arg(long, env = "STRATA_WAL_SYNC", value_name = "always|DURATION|none")]
     wal_sync: Option<String>,
+    /// Default retention of every database that has none of its own: rows older than now
+    /// minus this are hidden from queries, refused by writes and removed from disk. A
+    /// duration such as 30d or 12h, or 0 to keep rows forever [default: 0]
+    #[arg(long, env = "STRATA_RETENTION", value_name = "DURATION|0")]
+    retention: Option<String>,
     /// Token required on writes and /metrics (Authorization: Token/Bearer/Basic, or 1.x
     /// p=); no auth unless set [default: none]
     #[arg(
@@ -120,6 +125,10 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
         Some(text) => parse_wal_sync(&text)?,
         None => defaults.wal_sync,
     };
+    let retention = match args.retention.or(file.retention) {
+        Some(text) => parse_retention(&text)?,
+        None => defaults.retention,
+    };
     let mut query = defaults.query.clone();
     if let Some(text) = args.query_timeout.or(file.query_timeout) {
         query.timeout = parse_query_timeout(&text)?;
@@ -142,6 +151,7 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
         data_dirs,
         shards: args.shards.or(file.shards).unwrap_or(defaults.shards),
         wal_sync,
+        retention,
         auth_token: args
             .auth_token
             .or(file.auth_token)

@@ -30,6 +30,7 @@ fn help_documents_every_flag_with_its_default_and_env_var() {
         ("--tcp-db", "STRATA_TCP_DB", "strata"),
         ("--shards", "STRATA_SHARDS", "0"),
         ("--wal-sync", "STRATA_WAL_SYNC", "1s"),
+        ("--retention", "STRATA_RETENTION", "0"),
         ("--auth-token", "STRATA_AUTH_TOKEN", "none"),
         ("--max-body-bytes", "STRATA_MAX_BODY_BYTES", "67108864"),
         ("--max-line-bytes", "STRATA_MAX_LINE_BYTES", "1048576"),
@@ -100,7 +101,11 @@ fn bad_settings_are_refused_by_name() {
     std::fs::write(&config, "http = \"127.0.0.1:0\"\nmax_body_byte = 5\n").unwrap();
     let data = dir.path().join("data");
     let data = data.to_str().unwrap();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--retention", "3 fortnights"],
+            "retention \"3 fortnights\"",
+        ),
         (&["--max-line-bytes", "2000000"], "max line bytes 2000000"),
         (&["--config", config.to_str().unwrap()], "max_body_byte"),
         (&["--wal-sync", "sometimes"], "sometimes"),
@@ -121,4 +126,58 @@ fn bad_settings_are_refused_by_name() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(named), "{args:?}: {stderr}");
     }
+}
+
+/// `--retention` (and the file's `retention`) is every database's default: a row older
+/// than it is refused with InfluxDB's words and counted; a database's own setting (SQL)
+/// overrides it, and `SHOW RETENTION POLICIES` shows what applies.
+#[test]
+fn retention_setting_refuses_old_rows_and_databases_can_override_it() {
+    let dir = data_dir();
+    let config = dir.path().join("strata.toml");
+    std::fs::write(&config, "retention = \"3d\"\n").unwrap();
+    let data = dir.path().join("data");
+    let server = Server::start(&data, &["--config", config.to_str().unwrap()]);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let old = now - 4 * 86_400;
+    let body = format!("m v=1 {now}\nm v=2 {old}\n");
+    let response = server.post("/write?db=a&precision=s", &body);
+    assert_eq!(response.status, 400, "{}", response.text());
+    let answer = response.json();
+    let error = answer["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("partial write: points beyond retention policy dropped=1"),
+        "{error}"
+    );
+    assert_eq!(answer["written"], 1);
+    assert_eq!(answer["lines"][0]["line"], 2);
+    assert_eq!(
+        common::metric(&server.metrics(), "strata_retention_rows_rejected_total"),
+        1.0
+    );
+
+    // Database `b` keeps rows forever (InfluxQL's retention policy statements set it): the
+    // old row is taken there.
+    let influxql = |path: &str, statement: &str| {
+        let form = format!("q={}", statement.replace(' ', "%20"));
+        let form_type = [("Content-Type", "application/x-www-form-urlencoded")];
+        server.request("POST", path, &form_type, form.as_bytes())
+    };
+    let created = influxql("/query", "CREATE DATABASE b WITH DURATION INF");
+    assert_eq!(created.text(), "{\"results\":[{\"statement_id\":0}]}\n");
+    assert_eq!(server.post("/write?db=b&precision=s", &body).status, 204);
+    let policies = |db: &str| {
+        let answer = influxql("/query", &format!("SHOW RETENTION POLICIES ON {db}"));
+        answer.json()["results"][0]["series"][0]["values"][0][1].clone()
+    };
+    assert_eq!(policies("a"), "72h0m0s");
+    assert_eq!(policies("b"), "0s");
+    let count = influxql("/query?db=b", "SELECT count(v) FROM m");
+    assert_eq!(count.json()["results"][0]["series"][0]["values"][0][1], 2);
+    let count = influxql("/query?db=a", "SELECT count(v) FROM m");
+    assert_eq!(count.json()["results"][0]["series"][0]["values"][0][1], 1);
+    assert!(server.stop().success());
 }

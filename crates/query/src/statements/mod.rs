@@ -1,6 +1,7 @@
 //! The statements Strata runs itself instead of handing them to DataFusion: `SHOW TABLES`,
 //! `SHOW TAGS|FIELDS FROM t`, `SHOW TAG VALUES FROM t WITH KEY …`, `DESCRIBE t`,
-//! `CREATE TABLE`, `INSERT INTO … VALUES`, `DROP TABLE` (reference: `docs/sql.md`).
+//! `CREATE TABLE`, `INSERT INTO … VALUES`, `DROP TABLE`, and `CREATE | ALTER | DROP
+//! DATABASE` and `SHOW DATABASES` (reference: `docs/sql.md`).
 //!
 //! [`execute`] looks at a statement's first words; anything else returns `None` and goes to
 //! DataFusion unchanged. Results are record batches like a query's: one batch for `SHOW`
@@ -8,10 +9,11 @@
 //! `INSERT`, nothing for `CREATE` and `DROP`.
 //!
 //! Files: `tokens.rs` (token cursor, names, errors), `show.rs` (SHOW, DESCRIBE),
-//! `create.rs`, `drop.rs`, `insert.rs` (with `values.rs`: SQL literals to line protocol
+//! `create.rs`, `drop.rs`, `database.rs`, `insert.rs` (with `values.rs`: SQL literals to line protocol
 //! values).
 
 mod create;
+mod database;
 mod drop;
 mod insert;
 mod show;
@@ -82,24 +84,29 @@ pub(crate) async fn execute(
 ) -> Option<Result<QueryStream, QueryError>> {
     // Queries skip the tokenizer: only these first words can start one of ours.
     let first = first_word(statement);
-    if !["SHOW", "DESCRIBE", "DESC", "CREATE", "DROP", "INSERT"]
-        .iter()
-        .any(|w| first.eq_ignore_ascii_case(w))
+    if ![
+        "SHOW", "DESCRIBE", "DESC", "CREATE", "DROP", "ALTER", "INSERT",
+    ]
+    .iter()
+    .any(|w| first.eq_ignore_ascii_case(w))
     {
         return None;
     }
     let mut cursor = Cursor::new(statement)?;
     let second = cursor.peek_second();
     let ours = match cursor.peek() {
-        Some(first) if is_keyword(Some(first), "SHOW") => ["TABLES", "TAGS", "FIELDS", "TAG"]
-            .iter()
-            .any(|w| is_keyword(second, w)),
+        Some(first) if is_keyword(Some(first), "SHOW") => {
+            ["TABLES", "TAGS", "FIELDS", "TAG", "DATABASES"]
+                .iter()
+                .any(|w| is_keyword(second, w))
+        }
         Some(first) if is_keyword(Some(first), "DESCRIBE") || is_keyword(Some(first), "DESC") => {
             true
         }
         Some(first) if is_keyword(Some(first), "CREATE") || is_keyword(Some(first), "DROP") => {
-            is_keyword(second, "TABLE")
+            is_keyword(second, "TABLE") || is_keyword(second, "DATABASE")
         }
+        Some(first) if is_keyword(Some(first), "ALTER") => is_keyword(second, "DATABASE"),
         Some(first) => is_keyword(Some(first), "INSERT"),
         None => false,
     };
@@ -117,16 +124,31 @@ async fn run(
     cursor: &mut Cursor,
 ) -> Result<Output, QueryError> {
     if cursor.eat_keyword("SHOW") {
+        if cursor.eat_keyword("DATABASES") {
+            return database::show(engine, cursor);
+        }
         return show::show(engine, database, cursor);
     }
     if cursor.eat_keyword("DESCRIBE") || cursor.eat_keyword("DESC") {
         return show::describe(engine, database, cursor);
     }
+    if cursor.eat_keyword("ALTER") {
+        let alter = database::parse_alter(cursor)?;
+        return database::execute(engine, alter).await;
+    }
     if cursor.eat_keyword("CREATE") {
+        if cursor.at_keyword("DATABASE") {
+            let create = database::parse_create(cursor)?;
+            return database::execute(engine, create).await;
+        }
         let create = create::parse(database, cursor)?;
         return create::execute(engine, create).await;
     }
     if cursor.eat_keyword("DROP") {
+        if cursor.at_keyword("DATABASE") {
+            let drop = database::parse_drop(cursor)?;
+            return database::execute(engine, drop).await;
+        }
         let drop = drop::parse(database, cursor)?;
         return drop::execute(engine, drop).await;
     }

@@ -5,19 +5,23 @@
 
 use std::sync::Arc;
 
+use std::time::Duration;
 use strata_influxql::{
     BinaryOp, CardinalityKind, Expr, MeasurementName, MeasurementRef, RetentionPolicySpec,
     ShowCardinality, ShowFrom, ShowMeasurements, ShowTagValues, Statement, TagKeyFilter,
 };
-use strata_storage::Engine;
+
 use strata_storage::catalog::TableSchema;
 use strata_storage::model::FieldType;
+use strata_storage::{Engine, Retention};
 
 use super::result::{Series, Value};
 use super::select::Regex;
 
 /// The one retention policy every database has: Strata keeps one per database.
 pub(crate) const DEFAULT_POLICY: &str = "autogen";
+
+const HOUR_NS: i64 = 3_600_000_000_000;
 
 /// Whether `database` exists (created, or holding a table).
 pub(crate) fn database_exists(engine: &Engine, database: &str) -> bool {
@@ -49,20 +53,8 @@ pub(crate) fn execute(
         Statement::ShowFieldKeys(show) => show_field_keys(engine, default_db, show),
         Statement::ShowSeries(show) => show_series(engine, default_db, show),
         Statement::ShowRetentionPolicies { database } => {
-            database_of(engine, database.as_deref(), default_db).map(|_| {
-                let mut series = Series::new(
-                    "",
-                    &["name", "duration", "shardGroupDuration", "replicaN", "default"],
-                );
-                series.values = vec![vec![
-                    Value::String(DEFAULT_POLICY.into()),
-                    Value::String("0s".into()),
-                    Value::String("168h0m0s".into()),
-                    Value::Integer(1),
-                    Value::Boolean(true),
-                ]];
-                vec![series]
-            })
+            database_of(engine, database.as_deref(), default_db)
+                .map(|db| vec![show_retention_policies(engine, &db)])
         }
         Statement::ShowCardinality(show) => show_cardinality(engine, default_db, show),
         Statement::ShowDiagnostics => Ok(diagnostics(started_ns, engine.now_ns())),
@@ -174,28 +166,35 @@ fn create_database(
     name: &str,
     policy: Option<&RetentionPolicySpec>,
 ) -> Result<Vec<Series>, String> {
-    if let Some(policy) = policy {
-        check_policy(policy)?;
-    }
-    engine.create_database(name).map_err(|e| e.to_string())?;
+    let retention = match policy {
+        Some(policy) => check_policy(policy)?,
+        None => Retention::ServerDefault,
+    };
+    engine
+        .create_database_with_retention(name, retention)
+        .map_err(|e| e.to_string())?;
     Ok(Vec::new())
 }
 
-/// What Strata can honour of a retention policy: one policy per database, replicated once,
-/// kept forever (the server-wide `--retention` is the only expiry yet).
-fn check_policy(spec: &RetentionPolicySpec) -> Result<(), String> {
+/// What Strata can honour of a retention policy: one policy per database (`autogen`),
+/// replicated once; its duration becomes the database's retention (`INF` or 0: forever;
+/// otherwise at least an hour, InfluxDB's minimum). Returns the retention to set
+/// ([`Retention::ServerDefault`] when no duration is given).
+fn check_policy(spec: &RetentionPolicySpec) -> Result<Retention, String> {
     if spec.replication.is_some_and(|n| n != 1) {
         return Err("replication factor must be 1: Strata runs on one node".into());
-    }
-    if spec.duration_ns.is_some_and(|d| d != 0) {
-        return Err("retention durations per database are not supported yet: use the server's --retention setting (a DURATION of INF is accepted)".into());
     }
     if spec.name.as_deref().is_some_and(|n| n != DEFAULT_POLICY) {
         return Err(format!(
             "retention policy must be named {DEFAULT_POLICY}: Strata keeps one policy per database"
         ));
     }
-    Ok(())
+    match spec.duration_ns {
+        None => Ok(Retention::ServerDefault),
+        Some(0) => Ok(Retention::Forever),
+        Some(ns) if ns < HOUR_NS => Err("retention policy duration must be at least 1h0m0s".into()),
+        Some(ns) => Ok(Retention::Keep(Duration::from_nanos(ns.unsigned_abs()))),
+    }
 }
 
 fn retention_policy(
@@ -210,8 +209,48 @@ fn retention_policy(
             "retention policy must be named {DEFAULT_POLICY}: Strata keeps exactly one policy per database"
         ));
     }
-    check_policy(spec)?;
+    let retention = check_policy(spec)?;
+    // A policy statement without a duration (only REPLICATION 1, DEFAULT or a shard
+    // duration) leaves the retention as it is.
+    if spec.duration_ns.is_some() {
+        engine
+            .set_retention(database, retention)
+            .map_err(|e| e.to_string())?;
+    }
     Ok(Vec::new())
+}
+
+/// `SHOW RETENTION POLICIES`: the one policy, `autogen`, with the database's retention as
+/// its duration (`0s`: forever) and the shard group duration InfluxDB would pick for it
+/// (Strata's partitions are the engine's; the column is informational).
+fn show_retention_policies(engine: &Engine, database: &str) -> Series {
+    let kept = engine
+        .retention(database)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+    let shard_group = match kept {
+        0 => 168 * HOUR_NS,
+        ns if ns < 2 * 24 * HOUR_NS => HOUR_NS,
+        ns if ns <= 180 * 24 * HOUR_NS => 24 * HOUR_NS,
+        _ => 168 * HOUR_NS,
+    };
+    let mut series = Series::new(
+        "",
+        &[
+            "name",
+            "duration",
+            "shardGroupDuration",
+            "replicaN",
+            "default",
+        ],
+    );
+    series.values = vec![vec![
+        Value::String(DEFAULT_POLICY.into()),
+        Value::String(go_duration(kept)),
+        Value::String(go_duration(shard_group)),
+        Value::Integer(1),
+        Value::Boolean(true),
+    ]];
+    series
 }
 
 /// The measurements `sources` name in `database` (all when empty), sorted.
@@ -617,14 +656,13 @@ fn diagnostics(started_ns: i64, now_ns: i64) -> Vec<Series> {
         Value::String(crate::INFLUXDB_VERSION.into()),
     ]];
     let mut system = Series::new("system", &["PID", "currentTime", "started", "uptime"]);
-    let uptime = std::time::Duration::from_nanos(now_ns.saturating_sub(started_ns).max(0) as u64);
+    let uptime = Duration::from_nanos(now_ns.saturating_sub(started_ns).max(0) as u64);
     system.values = vec![vec![
         Value::Integer(i64::from(std::process::id())),
         Value::Time(now_ns),
         Value::Time(started_ns),
         Value::String(
-            humantime::format_duration(std::time::Duration::from_secs(uptime.as_secs()))
-                .to_string(),
+            humantime::format_duration(Duration::from_secs(uptime.as_secs())).to_string(),
         ),
     ]];
     vec![build, system]

@@ -203,9 +203,14 @@ impl Catalog {
         if !state.databases.remove(database) {
             return Ok(false);
         }
+        // A database made again later under this name starts with the server default.
+        let retention = state.retention.remove(database);
         state.version += 1;
         if let Err(e) = file::store(&self.path, &file::encode(&state)) {
             state.databases.insert(database.to_string());
+            if let Some(ns) = retention {
+                state.retention.insert(database.to_string(), ns);
+            }
             return Err(e);
         }
         *persisted = state.version;

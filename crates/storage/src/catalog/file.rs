@@ -6,7 +6,9 @@
 //! `DROP TABLE`, which keep their entry, with no tags or fields, so that their id is never
 //! given again. Version 3 adds `"databases"`: the databases made by `CREATE DATABASE`, which
 //! exist before (and after) they hold a table; versions 1 and 2 (read only) lack it, and
-//! version 1 also lacks `dropped`.
+//! version 1 also lacks `dropped`. Version 4 adds `"retention"`: `{"<database>": ns}` for
+//! the databases given a retention of their own (nanoseconds; 0 keeps rows forever); a
+//! database not in it follows the server's default.
 
 use std::path::Path;
 
@@ -21,7 +23,7 @@ use crate::model::TableId;
 /// Kind named in the file header.
 const CATALOG_KIND: &str = "catalog";
 /// Format version written; bump on any incompatible change.
-const CATALOG_FORMAT_VERSION: u32 = 3;
+const CATALOG_FORMAT_VERSION: u32 = 4;
 /// Oldest version still read.
 const OLDEST_READABLE_VERSION: u32 = 1;
 
@@ -32,6 +34,9 @@ pub(super) struct CatalogFile {
     /// Version 3: databases created explicitly, sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     databases: Vec<String>,
+    /// Version 4: retention in nanoseconds of the databases that have their own.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    retention: std::collections::BTreeMap<String, u64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -93,6 +98,7 @@ pub(super) fn encode(state: &State) -> CatalogFile {
             })
             .collect(),
         databases: state.databases.iter().cloned().collect(),
+        retention: state.retention.clone(),
     }
 }
 
@@ -144,7 +150,11 @@ fn decode(path: &Path, version: u32, file: CatalogFile) -> Result<State, Storage
     if !file.databases.is_empty() && version < 3 {
         return Err(corrupt(format!("a version {version} file lists databases")));
     }
+    if !file.retention.is_empty() && version < 4 {
+        return Err(corrupt(format!("a version {version} file sets retention")));
+    }
     state.databases = file.databases.into_iter().collect();
+    state.retention = file.retention;
     state.dropped = dropped;
     Ok(state)
 }
@@ -172,13 +182,13 @@ mod tests {
         assert_eq!(state.by_name.get(&("db".into(), "cpu".into())), Some(&0));
         assert!(state.dropped.is_empty());
 
-        // Rewritten as version 3, a dropped table keeps its id but loses its columns.
+        // Rewritten as version 4, a dropped table keeps its id but loses its columns.
         let mut state = state;
         state.dropped.insert(0);
         state.by_name.clear();
         store(&path, &encode(&state)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("STRATA catalog v3 "), "{text}");
+        assert!(text.starts_with("STRATA catalog v4 "), "{text}");
         assert!(
             !text.contains("databases"),
             "no empty list is written: {text}"
@@ -200,7 +210,7 @@ mod tests {
         state.databases.insert("alpha".into());
         store(&path, &encode(&state)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("STRATA catalog v3 "), "{text}");
+        assert!(text.starts_with("STRATA catalog v4 "), "{text}");
         assert!(text.contains("\"databases\""), "{text}");
         let reread = load(&path).unwrap().unwrap();
         assert_eq!(

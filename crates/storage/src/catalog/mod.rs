@@ -7,7 +7,7 @@
 //! per row. A change is made durable (written and fsynced) before the write that caused it
 //! is acknowledged.
 //!
-//! `CREATE TABLE` and `DROP TABLE` are in `ddl.rs`: a dropped table keeps its id (marked
+//! Per-database retention settings are in `retention.rs`. `CREATE TABLE` and `DROP TABLE` are in `ddl.rs`: a dropped table keeps its id (marked
 //! dropped, its name forgotten), so rows stored under it are never seen by a table created
 //! later under the same name; [`DroppedTables`] tells the shards which rows to discard.
 //! Files: `file.rs` (the on-disk form), `cache.rs` ([`SchemaCache`]).
@@ -15,6 +15,7 @@
 mod cache;
 mod ddl;
 mod file;
+mod retention;
 
 use foldhash::HashMap;
 use std::path::{Path, PathBuf};
@@ -29,6 +30,7 @@ use crate::model::{FieldId, FieldType, TableId};
 
 pub use cache::SchemaCache;
 pub use ddl::{CreateOutcome, DroppedTables, TableDefinition};
+pub use retention::Retention;
 
 /// File name of the catalog inside the first data directory.
 pub const CATALOG_FILE: &str = "catalog.json";
@@ -113,6 +115,9 @@ struct State {
     dropped: RoaringBitmap,
     /// Databases made by `CREATE DATABASE` (a database also exists while it has a table).
     databases: std::collections::BTreeSet<String>,
+    /// Retention of the databases that have their own, in nanoseconds (0: forever); see
+    /// [`Retention`].
+    retention: std::collections::BTreeMap<String, u64>,
     /// Bumped on every change; the file holds `persisted_version`.
     version: u64,
 }

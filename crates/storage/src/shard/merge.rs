@@ -1,4 +1,5 @@
-//! Size-tiered merges of a partition's parts, and retention (dropping old partitions).
+//! Size-tiered merges of a partition's parts, and the rewrites and deletions of parts that
+//! retention (`expire.rs`) and purges ask for.
 //!
 //! A merge takes a run of parts that are adjacent in precedence order within one partition
 //! and of similar size, and writes one part in their place. Taking only adjacent runs keeps
@@ -12,12 +13,14 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use roaring::RoaringBitmap;
+
 use super::flush::entry_from_summary;
 use super::{LivePart, Shard};
 use crate::column::SeriesData;
 use crate::error::StorageError;
 use crate::layout;
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, PartEntry};
 use crate::part::{PartReader, PartWriter};
 
 /// Most parts merged at once: bounds a merge's open files and memory per series.
@@ -54,26 +57,33 @@ impl Shard {
         let Some(run) = pick_run(&parts, min_parts, size_ratio_max) else {
             return Ok(false);
         };
-        self.rewrite_run(&mut manifest, &run, 1)?;
+        self.rewrite_run(&mut manifest, &run, 1, &RoaringBitmap::new())?;
         self.stats.merges.fetch_add(1, Ordering::Relaxed);
         Ok(true)
     }
 
     /// Replaces `run` (parts of one partition, adjacent in precedence order) with one part
-    /// holding their rows merged, less the rows of dropped tables, at the run's highest
-    /// order and its highest level plus `level_step`; with no part at all when no row is
-    /// left. The caller holds the manifest lock (`manifest` is its content).
+    /// holding their rows merged, less the rows of dropped tables and of the tables in
+    /// `leave_out`, at the run's highest order and its highest level plus `level_step`;
+    /// with no part at all when no row is left. Returns the new part's entry, if any. The
+    /// caller holds the manifest lock (`manifest` is its content).
     pub(super) fn rewrite_run(
         &self,
         manifest: &mut Manifest,
         run: &[LivePart],
         level_step: u32,
-    ) -> Result<(), StorageError> {
+        leave_out: &RoaringBitmap,
+    ) -> Result<Option<PartEntry>, StorageError> {
         let Some(first) = run.first() else {
-            return Ok(());
+            return Ok(None);
         };
         let partition = first.entry.partition;
         let dropped = self.config.dropped.snapshot();
+        let dropped = if leave_out.is_empty() {
+            dropped
+        } else {
+            Arc::new(dropped.as_ref() | leave_out)
+        };
         let all_series: BTreeSet<(u32, u32)> = run
             .iter()
             .flat_map(|p| p.reader.series_ids().collect::<Vec<_>>())
@@ -102,6 +112,7 @@ impl Shard {
         }
         next.store(&self.config.home().join(layout::MANIFEST_FILE))?;
         *manifest = next;
+        let new_entry = new_part.as_ref().map(|p| p.entry.clone());
         {
             let mut state = self.state.lock();
             let mut parts: Vec<LivePart> = state
@@ -131,7 +142,7 @@ impl Shard {
                 ));
             }
         }
-        Ok(())
+        Ok(new_entry)
     }
 
     /// Writes the rows of `series` from `run`, merged by precedence, as part `id`.
@@ -175,22 +186,24 @@ impl Shard {
         Ok(LivePart { entry, reader })
     }
 
-    /// Drops every partition that ends at or before `horizon_ns`; returns parts dropped.
-    pub fn drop_partitions_before(&self, horizon_ns: i64) -> Result<usize, StorageError> {
-        let mut manifest = self.manifest.lock();
-        let partition_ns = self.config.partition_ns;
-        let expired = |partition: i64| (partition + 1).saturating_mul(partition_ns) <= horizon_ns;
-        if !manifest.parts.iter().any(|p| expired(p.partition)) {
-            return Ok(0);
+    /// Deletes the parts `ids` whole (every row in them has expired). The caller holds the
+    /// manifest lock (`manifest` is its content).
+    pub(super) fn drop_parts(
+        &self,
+        manifest: &mut Manifest,
+        ids: &[u64],
+    ) -> Result<(), StorageError> {
+        if ids.is_empty() {
+            return Ok(());
         }
         let mut next = manifest.clone();
-        let dropped: Vec<_> = next
+        let dropped: Vec<PartEntry> = next
             .parts
             .iter()
-            .filter(|p| expired(p.partition))
+            .filter(|p| ids.contains(&p.id))
             .cloned()
             .collect();
-        next.parts.retain(|p| !expired(p.partition));
+        next.parts.retain(|p| !ids.contains(&p.id));
         next.store(&self.config.home().join(layout::MANIFEST_FILE))?;
         *manifest = next;
         {
@@ -198,17 +211,17 @@ impl Shard {
             let parts: Vec<LivePart> = state
                 .parts
                 .iter()
-                .filter(|p| !expired(p.entry.partition))
+                .filter(|p| !ids.contains(&p.entry.id))
                 .cloned()
                 .collect();
             state.parts = Arc::new(parts);
-            // Some series' latest rows may have been in the dropped partitions.
+            // Some series' latest rows may have been in the dropped parts.
             state.latest.invalidate();
         }
         for entry in &dropped {
             let data_dir = &self.config.data_dirs[entry.dir];
             remove_part_file(data_dir, self.config.id, entry)?;
-            // The partition directory is empty now unless a crash left something; ignore.
+            // Fails unless the partition's last part is gone; then the directory goes too.
             let _ = std::fs::remove_dir(layout::partition_dir(
                 data_dir,
                 self.config.id,
@@ -218,14 +231,14 @@ impl Shard {
         self.stats
             .parts_dropped
             .fetch_add(dropped.len() as u64, Ordering::Relaxed);
-        Ok(dropped.len())
+        Ok(())
     }
 }
 
 fn remove_part_file(
     data_dir: &std::path::Path,
     shard: usize,
-    entry: &crate::manifest::PartEntry,
+    entry: &PartEntry,
 ) -> Result<(), StorageError> {
     let path = layout::part_path(data_dir, shard, entry.partition, entry.id);
     match std::fs::remove_file(&path) {

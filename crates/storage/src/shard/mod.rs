@@ -6,11 +6,13 @@
 //! lock is released (group commit), and flushes and merges run on the shard's maintenance
 //! thread with no lock held during I/O or compression.
 //!
-//! Files: `flush.rs` (memtable → parts), `merge.rs` (size-tiered merges and retention),
+//! Files: `flush.rs` (memtable → parts), `merge.rs` (size-tiered merges), `expire.rs`
+//! (retention: expired rows off the disk),
 //! `purge.rs` (rows of dropped tables out of parts), `read.rs` (scans and latest rows),
 //! `latest.rs` (the latest-row cache), `latest_view.rs` (reading it: visiting each series'
 //! latest row borrowed, or collecting owned rows), this file (open, replay, write).
 
+mod expire;
 mod flush;
 mod latest;
 mod latest_view;

@@ -35,7 +35,12 @@ impl Shard {
                     .series_ids()
                     .any(|(_, table)| dropped.contains(table))
                 {
-                    self.rewrite_run(&mut manifest, std::slice::from_ref(part), 0)?;
+                    self.rewrite_run(
+                        &mut manifest,
+                        std::slice::from_ref(part),
+                        0,
+                        &roaring::RoaringBitmap::new(),
+                    )?;
                     rewritten += 1;
                 }
             }

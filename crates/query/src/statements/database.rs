@@ -1,0 +1,198 @@
+//! Databases and their retention: `CREATE DATABASE [IF NOT EXISTS] db [WITH RETENTION d]`,
+//! `ALTER DATABASE db SET RETENTION d`, `DROP DATABASE [IF EXISTS] db` and
+//! `SHOW DATABASES`. A retention `d` is a duration (`30d`, `12h`, `2w`, bare or quoted),
+//! `INF`/`FOREVER`/`0` for no expiry, or `DEFAULT` for the server's `--retention`.
+
+use std::sync::Arc;
+
+use datafusion::sql::sqlparser::tokenizer::Token;
+use strata_storage::{Engine, Retention};
+
+use super::tokens::{Cursor, plan, syntax};
+use super::{Output, blocking};
+use crate::error::{Position, QueryError};
+
+/// A parsed database statement.
+#[derive(Debug)]
+pub(super) enum DatabaseStatement {
+    Create {
+        name: String,
+        at: Position,
+        if_not_exists: bool,
+        retention: Option<Retention>,
+    },
+    Alter {
+        name: String,
+        at: Position,
+        retention: Retention,
+    },
+    Drop {
+        name: String,
+        at: Position,
+        if_exists: bool,
+    },
+}
+
+/// The rest of `CREATE DATABASE …` after `CREATE`.
+pub(super) fn parse_create(cursor: &mut Cursor) -> Result<DatabaseStatement, QueryError> {
+    cursor.expect_keyword("DATABASE")?;
+    let if_not_exists = if cursor.eat_keyword("IF") {
+        cursor.expect_keyword("NOT")?;
+        cursor.expect_keyword("EXISTS")?;
+        true
+    } else {
+        false
+    };
+    let (name, at) = cursor.identifier("a database name")?;
+    let retention = if cursor.eat_keyword("WITH") {
+        cursor.expect_keyword("RETENTION")?;
+        Some(retention(cursor)?)
+    } else {
+        None
+    };
+    cursor.expect_end()?;
+    Ok(DatabaseStatement::Create {
+        name,
+        at,
+        if_not_exists,
+        retention,
+    })
+}
+
+/// The rest of `ALTER DATABASE db SET RETENTION d` after `ALTER`.
+pub(super) fn parse_alter(cursor: &mut Cursor) -> Result<DatabaseStatement, QueryError> {
+    cursor.expect_keyword("DATABASE")?;
+    let (name, at) = cursor.identifier("a database name")?;
+    cursor.expect_keyword("SET")?;
+    cursor.expect_keyword("RETENTION")?;
+    let retention = retention(cursor)?;
+    cursor.expect_end()?;
+    Ok(DatabaseStatement::Alter {
+        name,
+        at,
+        retention,
+    })
+}
+
+/// The rest of `DROP DATABASE …` after `DROP`.
+pub(super) fn parse_drop(cursor: &mut Cursor) -> Result<DatabaseStatement, QueryError> {
+    cursor.expect_keyword("DATABASE")?;
+    let if_exists = if cursor.eat_keyword("IF") {
+        cursor.expect_keyword("EXISTS")?;
+        true
+    } else {
+        false
+    };
+    let (name, at) = cursor.identifier("a database name")?;
+    cursor.expect_end()?;
+    Ok(DatabaseStatement::Drop {
+        name,
+        at,
+        if_exists,
+    })
+}
+
+/// A retention: `'30d'`, `30d` (a number and a unit, as the tokenizer splits it), `30
+/// days`, or a word (`INF`, `FOREVER`, `DEFAULT`).
+fn retention(cursor: &mut Cursor) -> Result<Retention, QueryError> {
+    let at = cursor.here();
+    let text = match cursor.peek() {
+        Some(Token::SingleQuotedString(s)) => s.clone(),
+        Some(Token::Number(n, _)) => {
+            let mut text = n.clone();
+            cursor.advance();
+            if let Some(Token::Word(unit)) = cursor.peek()
+                && unit.quote_style.is_none()
+            {
+                text.push_str(&unit.value);
+            } else {
+                return Retention::parse(&text).map_err(|e| syntax(e, at));
+            }
+            text
+        }
+        Some(Token::Word(word)) if word.quote_style.is_none() => word.value.clone(),
+        _ => return Err(cursor.expected("a retention such as 30d, INF or DEFAULT")),
+    };
+    cursor.advance();
+    Retention::parse(&text).map_err(|e| syntax(e, at))
+}
+
+/// Runs a database statement (durably: the catalog is written before it returns).
+pub(super) async fn execute(
+    engine: &Arc<Engine>,
+    statement: DatabaseStatement,
+) -> Result<Output, QueryError> {
+    let engine = Arc::clone(engine);
+    blocking(move || {
+        let exists = |name: &str| engine.catalog().databases().iter().any(|d| d == name);
+        match statement {
+            DatabaseStatement::Create {
+                name,
+                at,
+                if_not_exists,
+                retention,
+            } => {
+                if exists(&name) {
+                    if if_not_exists {
+                        return Ok(Output::empty());
+                    }
+                    return Err(plan(format!("database \"{name}\" already exists"), at));
+                }
+                engine
+                    .create_database_with_retention(
+                        &name,
+                        retention.unwrap_or(Retention::ServerDefault),
+                    )
+                    .map_err(QueryError::Storage)?;
+            }
+            DatabaseStatement::Alter {
+                name,
+                at,
+                retention,
+            } => {
+                if !exists(&name) {
+                    return Err(plan(format!("database \"{name}\" not found"), at));
+                }
+                if matches!(retention, Retention::Keep(d) if d.is_zero()) {
+                    return Err(plan("a retention must be positive", at));
+                }
+                engine
+                    .set_retention(&name, retention)
+                    .map_err(QueryError::Storage)?;
+            }
+            DatabaseStatement::Drop {
+                name,
+                at,
+                if_exists,
+            } => {
+                let existed = engine.drop_database(&name).map_err(QueryError::Storage)?;
+                if !existed && !if_exists {
+                    return Err(plan(format!("database \"{name}\" not found"), at));
+                }
+            }
+        }
+        Ok(Output::empty())
+    })
+    .await
+}
+
+/// `SHOW DATABASES`: each database, how long it keeps rows, and where that comes from.
+pub(super) fn show(engine: &Engine, cursor: &mut Cursor) -> Result<Output, QueryError> {
+    cursor.expect_end()?;
+    let default = engine.default_retention();
+    let rows = engine
+        .catalog()
+        .databases()
+        .into_iter()
+        .map(|name| {
+            let setting = engine.retention_setting(&name);
+            let source = match setting {
+                Retention::ServerDefault => "server default",
+                _ => "database",
+            };
+            let kept = setting.effective(default);
+            vec![name, Retention::text(kept), source.to_string()]
+        })
+        .collect();
+    Output::strings(&["database_name", "retention", "retention_source"], rows)
+}
