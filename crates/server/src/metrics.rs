@@ -297,6 +297,12 @@ impl Metrics {
             "Parts rewritten without expired rows since start.",
             engine.retention_parts_rewritten,
         );
+        gauge(
+            &mut out,
+            "strata_tombstones_pending",
+            "Deletes whose rows some part may still hold (purged by maintenance).",
+            engine.tombstones_pending,
+        );
         out
     }
 }

@@ -36,7 +36,10 @@ use crate::shard::{
 const ENGINE_KIND: &str = "engine";
 const ENGINE_VERSION: u32 = 1;
 
+mod delete;
 mod retention;
+
+pub use delete::DeleteRequest;
 /// How often a maintenance thread wakes when nothing asks it to: bounds the delay of WAL
 /// interval syncs (the default interval is 1 s) and of age-based flushes.
 const MAINTENANCE_TICK: Duration = Duration::from_millis(100);
@@ -214,6 +217,7 @@ impl Engine {
                 merge_min_parts: options.merge_min_parts,
                 background: options.background,
                 dropped: Arc::clone(catalog.dropped_tables()),
+                tombstones: Arc::clone(catalog.tombstones()),
             };
             let (shard, shard_report): (Shard, ShardOpenReport) = Shard::open(config)?;
             report.replayed_records += shard_report.replayed_records;
@@ -572,6 +576,7 @@ impl Engine {
             stats.wal_syncs += shard.wal.syncs();
         }
         self.inner.retention.add_to(&mut stats);
+        stats.tombstones_pending = self.pending_tombstones() as u64;
         stats
     }
 
@@ -735,6 +740,8 @@ pub struct EngineStats {
     pub retention_rows_dropped: u64,
     /// Bytes of part files freed by retention.
     pub retention_bytes_dropped: u64,
+    /// Deletes whose rows some part may still hold (tombstones not yet purged).
+    pub tombstones_pending: u64,
 }
 
 fn maintenance_loop(inner: &Inner, shard_index: usize) {
@@ -768,6 +775,7 @@ fn maintain_shard(inner: &Inner, shard_index: usize) -> Result<(), StorageError>
     shard.freeze_if_old(now, max_age);
     while shard.flush_one()? {}
     shard.purge_dropped()?;
+    delete::purge_shard(inner, shard_index)?;
     retention::expire_shard(inner, shard_index, now)?;
     while shard.merge_one()? {
         // Flushes come first: a long run of merges must not starve writers under

@@ -45,7 +45,7 @@ pub mod wal;
 mod wal_record;
 
 pub use catalog::Retention;
-pub use engine::{Engine, EngineStats, OpenReport, ReadRequest, WriteReport};
+pub use engine::{DeleteRequest, Engine, EngineStats, OpenReport, ReadRequest, WriteReport};
 pub use error::StorageError;
 pub use options::{Clock, EngineOptions, ManualClock, SystemClock, WalSync};
 pub use shard::{LatestView, SeriesRows, SeriesSummary, TagStr};

@@ -15,7 +15,9 @@ use crate::model::Timestamp;
 
 /// Kind and version written in the manifest's header.
 const MANIFEST_KIND: &str = "manifest";
-const MANIFEST_VERSION: u32 = 1;
+const MANIFEST_VERSION: u32 = 2;
+/// Oldest version still read (1 lacks `tombstones_applied`).
+const MANIFEST_OLDEST_VERSION: u32 = 1;
 
 /// One live part.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,6 +45,14 @@ pub struct PartEntry {
     pub max_time: Timestamp,
     /// How many merges produced it (0 = straight from a flush).
     pub level: u32,
+    /// Version 2: the highest tombstone id whose rows the part was written without (0:
+    /// none); tombstones up to it never apply to the part (see `catalog/tombstones.rs`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tombstones_applied: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The manifest of one shard.
@@ -59,7 +69,12 @@ pub struct Manifest {
 impl Manifest {
     /// Loads the manifest at `path`; an absent file is an empty manifest.
     pub fn load(path: &Path) -> Result<Self, StorageError> {
-        Ok(checked_json::read(path, MANIFEST_KIND, MANIFEST_VERSION)?.unwrap_or_default())
+        let found = checked_json::read_versions(
+            path,
+            MANIFEST_KIND,
+            MANIFEST_OLDEST_VERSION..=MANIFEST_VERSION,
+        )?;
+        Ok(found.map(|(_, manifest)| manifest).unwrap_or_default())
     }
 
     /// Replaces the manifest at `path` atomically and durably.

@@ -8,7 +8,8 @@
 //! exist before (and after) they hold a table; versions 1 and 2 (read only) lack it, and
 //! version 1 also lacks `dropped`. Version 4 adds `"retention"`: `{"<database>": ns}` for
 //! the databases given a retention of their own (nanoseconds; 0 keeps rows forever); a
-//! database not in it follows the server's default.
+//! database not in it follows the server's default. Version 5 adds `"tombstones"` (the
+//! deletes in force, see `tombstones.rs`) and `"next_tombstone_id"`.
 
 use std::path::Path;
 
@@ -23,7 +24,7 @@ use crate::model::TableId;
 /// Kind named in the file header.
 const CATALOG_KIND: &str = "catalog";
 /// Format version written; bump on any incompatible change.
-const CATALOG_FORMAT_VERSION: u32 = 4;
+const CATALOG_FORMAT_VERSION: u32 = 5;
 /// Oldest version still read.
 const OLDEST_READABLE_VERSION: u32 = 1;
 
@@ -37,6 +38,16 @@ pub(super) struct CatalogFile {
     /// Version 4: retention in nanoseconds of the databases that have their own.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     retention: std::collections::BTreeMap<String, u64>,
+    /// Version 5: deletes whose rows may still be in parts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    tombstones: Vec<super::Tombstone>,
+    /// Version 5: the id the next tombstone gets (0 when none was ever made).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    next_tombstone_id: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Serialize, Deserialize)]
@@ -99,6 +110,8 @@ pub(super) fn encode(state: &State) -> CatalogFile {
             .collect(),
         databases: state.databases.iter().cloned().collect(),
         retention: state.retention.clone(),
+        tombstones: state.tombstones.clone(),
+        next_tombstone_id: state.next_tombstone_id,
     }
 }
 
@@ -153,6 +166,20 @@ fn decode(path: &Path, version: u32, file: CatalogFile) -> Result<State, Storage
     if !file.retention.is_empty() && version < 4 {
         return Err(corrupt(format!("a version {version} file sets retention")));
     }
+    if (!file.tombstones.is_empty() || file.next_tombstone_id != 0) && version < 5 {
+        return Err(corrupt(format!(
+            "a version {version} file holds tombstones"
+        )));
+    }
+    if let Some(t) = file
+        .tombstones
+        .iter()
+        .find(|t| t.id == 0 || t.id >= file.next_tombstone_id || t.start >= t.end)
+    {
+        return Err(corrupt(format!("tombstone {} is malformed", t.id)));
+    }
+    state.tombstones = file.tombstones;
+    state.next_tombstone_id = file.next_tombstone_id;
     state.databases = file.databases.into_iter().collect();
     state.retention = file.retention;
     state.dropped = dropped;
@@ -182,13 +209,13 @@ mod tests {
         assert_eq!(state.by_name.get(&("db".into(), "cpu".into())), Some(&0));
         assert!(state.dropped.is_empty());
 
-        // Rewritten as version 4, a dropped table keeps its id but loses its columns.
+        // Rewritten as the current version, a dropped table keeps its id but loses its columns.
         let mut state = state;
         state.dropped.insert(0);
         state.by_name.clear();
         store(&path, &encode(&state)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("STRATA catalog v4 "), "{text}");
+        assert!(text.starts_with("STRATA catalog v5 "), "{text}");
         assert!(
             !text.contains("databases"),
             "no empty list is written: {text}"
@@ -210,7 +237,7 @@ mod tests {
         state.databases.insert("alpha".into());
         store(&path, &encode(&state)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("STRATA catalog v4 "), "{text}");
+        assert!(text.starts_with("STRATA catalog v5 "), "{text}");
         assert!(text.contains("\"databases\""), "{text}");
         let reread = load(&path).unwrap().unwrap();
         assert_eq!(

@@ -7,7 +7,7 @@
 //! per row. A change is made durable (written and fsynced) before the write that caused it
 //! is acknowledged.
 //!
-//! Per-database retention settings are in `retention.rs`. `CREATE TABLE` and `DROP TABLE` are in `ddl.rs`: a dropped table keeps its id (marked
+//! Per-database retention settings are in `retention.rs`, deletes in `tombstones.rs`. `CREATE TABLE` and `DROP TABLE` are in `ddl.rs`: a dropped table keeps its id (marked
 //! dropped, its name forgotten), so rows stored under it are never seen by a table created
 //! later under the same name; [`DroppedTables`] tells the shards which rows to discard.
 //! Files: `file.rs` (the on-disk form), `cache.rs` ([`SchemaCache`]).
@@ -16,6 +16,7 @@ mod cache;
 mod ddl;
 mod file;
 mod retention;
+mod tombstones;
 
 use foldhash::HashMap;
 use std::path::{Path, PathBuf};
@@ -31,6 +32,7 @@ use crate::model::{FieldId, FieldType, TableId};
 pub use cache::SchemaCache;
 pub use ddl::{CreateOutcome, DroppedTables, TableDefinition};
 pub use retention::Retention;
+pub use tombstones::{Tombstone, Tombstones};
 
 /// File name of the catalog inside the first data directory.
 pub const CATALOG_FILE: &str = "catalog.json";
@@ -118,6 +120,10 @@ struct State {
     /// Retention of the databases that have their own, in nanoseconds (0: forever); see
     /// [`Retention`].
     retention: std::collections::BTreeMap<String, u64>,
+    /// Deletes whose rows may still be in parts (see `tombstones.rs`).
+    tombstones: Vec<Tombstone>,
+    /// The id the next tombstone gets (ids are never reused).
+    next_tombstone_id: u64,
     /// Bumped on every change; the file holds `persisted_version`.
     version: u64,
 }
@@ -131,6 +137,8 @@ pub struct Catalog {
     persisted_version: Mutex<u64>,
     /// Dropped tables whose drop is durable, shared with the shards.
     dropped: Arc<DroppedTables>,
+    /// Tombstones in force, shared with the shards.
+    tombstones: Arc<Tombstones>,
 }
 
 impl Catalog {
@@ -139,11 +147,13 @@ impl Catalog {
         let path = dir.join(CATALOG_FILE);
         let state = file::load(&path)?.unwrap_or_default();
         let dropped = Arc::new(DroppedTables::new(state.dropped.clone()));
+        let tombstones = Arc::new(Tombstones::new(state.tombstones.clone()));
         Ok(Self {
             path,
             state: RwLock::new(state),
             persisted_version: Mutex::new(0),
             dropped,
+            tombstones,
         })
     }
 

@@ -8,7 +8,9 @@ use super::key::{KeyMap, map_bytes};
 use crate::model::SeriesId;
 
 /// A filter on the tags of a table's series, resolved by [`super::SeriesIndex::matching`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Stored in the catalog with the deletes that name one (`docs/format.md`): externally
+/// tagged JSON, `{"Eq": {"key", "value"}}`, `{"In": {"key", "values"}}`, `{"And": [...]}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum TagPredicate {
     /// Series whose tag `key` equals `value`.
     Eq {

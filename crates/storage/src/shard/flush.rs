@@ -169,6 +169,9 @@ pub(crate) fn entry_from_summary(
         min_time: summary.min_time,
         max_time: summary.max_time,
         level,
+        // Flushes and merges write only rows no earlier tombstone deletes; a merge sets
+        // this to the highest tombstone it applied.
+        tombstones_applied: 0,
     }
 }
 

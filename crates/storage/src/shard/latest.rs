@@ -178,7 +178,7 @@ impl Shard {
                 })
                 .collect();
             state.latest.pending = Some(Vec::new());
-            let snapshot = Self::snapshot_locked(&state, ids.into_iter(), &all, TagCopy::Nothing);
+            let snapshot = self.snapshot_locked(&state, ids.into_iter(), &all, TagCopy::Nothing);
             (state.latest.epoch, snapshot)
         };
         let computed = self.latest_from_snapshot(snapshot, &all);

@@ -153,7 +153,7 @@ impl Shard {
                 });
             }
             (!fallback.is_empty()).then(|| {
-                Self::snapshot_locked(&state, fallback.into_iter(), request, TagCopy::Nothing)
+                self.snapshot_locked(&state, fallback.into_iter(), request, TagCopy::Nothing)
             })
         };
         if let Some(snapshot) = fallback {
@@ -173,7 +173,7 @@ impl Shard {
         let snapshot = {
             let state = self.state.lock();
             let ids = series_of(&state, request);
-            Self::snapshot_locked(&state, ids.iter(), request, TagCopy::Nothing)
+            self.snapshot_locked(&state, ids.iter(), request, TagCopy::Nothing)
         };
         let computed = self.latest_from_snapshot(snapshot, request)?;
         self.visit_computed(&computed, request, shard, visit);

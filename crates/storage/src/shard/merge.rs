@@ -15,6 +15,7 @@ use std::sync::atomic::Ordering;
 
 use roaring::RoaringBitmap;
 
+use super::delete::{deleted_ranges, without_ranges};
 use super::flush::entry_from_summary;
 use super::{LivePart, Shard};
 use crate::column::SeriesData;
@@ -102,7 +103,7 @@ impl Shard {
             next.next_part_id += 1;
             let order = run.iter().map(|p| p.entry.order).max().unwrap_or(0);
             let level = run.iter().map(|p| p.entry.level).max().unwrap_or(0) + level_step;
-            Some(self.write_merged(run, &series, partition, id, order, level)?)
+            self.write_merged(run, &series, partition, id, order, level)?
         };
         let replaced: Vec<u64> = run.iter().map(|p| p.entry.id).collect();
         let emptied = new_part.is_none();
@@ -145,7 +146,8 @@ impl Shard {
         Ok(new_entry)
     }
 
-    /// Writes the rows of `series` from `run`, merged by precedence, as part `id`.
+    /// Writes the rows of `series` from `run`, merged by precedence, less the rows that
+    /// tombstones delete, as part `id`; `None` (and no file) when no row is left.
     fn write_merged(
         &self,
         run: &[LivePart],
@@ -154,12 +156,17 @@ impl Shard {
         id: u64,
         order: u64,
         level: u32,
-    ) -> Result<LivePart, StorageError> {
+    ) -> Result<Option<LivePart>, StorageError> {
+        // The caller holds the manifest lock, which a delete takes to record its
+        // tombstone: the tombstones seen here are all that can apply to `run`.
+        let applied = self.config.tombstones.highest_id();
+        let marks = self.marks(&self.state.lock());
         let dirs = self.config.data_dirs.len();
         let dir =
             &self.config.data_dirs[layout::partition_dir_index(self.config.id, partition, dirs)];
         let path = layout::part_path(dir, self.config.id, partition, id);
         let mut writer = PartWriter::create(&path)?;
+        let mut written = 0usize;
         for &(series_id, table) in series {
             let mut runs: Vec<SeriesData> = Vec::with_capacity(run.len());
             for part in run {
@@ -167,23 +174,36 @@ impl Shard {
                     .reader
                     .read_series(series_id, i64::MIN, i64::MAX, None)?
                 {
-                    runs.push(data);
+                    let deleted = deleted_ranges(&marks, self.config.id, &part.entry, series_id);
+                    let data = without_ranges(data, &deleted);
+                    if data.rows() > 0 {
+                        runs.push(data);
+                    }
                 }
             }
             let merged = match runs.len() {
+                0 => continue,
                 1 => runs.pop().unwrap_or_default(),
                 _ => SeriesData::merge(&runs.iter().collect::<Vec<_>>()),
             };
             writer.write_series(series_id, table, &merged)?;
+            written += 1;
         }
         let summary = writer.finish()?;
+        if written == 0 {
+            // Every row was deleted: no part replaces the run.
+            std::fs::remove_file(&summary.path)
+                .map_err(|e| StorageError::io("cannot remove empty part", &summary.path, e))?;
+            return Ok(None);
+        }
         if let Some(parent) = summary.path.parent() {
             crate::fsutil::sync_dir(parent)
                 .map_err(|e| StorageError::io("cannot sync directory", parent, e))?;
         }
-        let entry = entry_from_summary(&self.config, id, order, partition, &summary, level);
+        let mut entry = entry_from_summary(&self.config, id, order, partition, &summary, level);
+        entry.tombstones_applied = applied;
         let reader = Arc::new(PartReader::open(&summary.path)?);
-        Ok(LivePart { entry, reader })
+        Ok(Some(LivePart { entry, reader }))
     }
 
     /// Deletes the parts `ids` whole (every row in them has expired). The caller holds the

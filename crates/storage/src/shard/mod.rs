@@ -8,10 +8,12 @@
 //!
 //! Files: `flush.rs` (memtable → parts), `merge.rs` (size-tiered merges), `expire.rs`
 //! (retention: expired rows off the disk),
-//! `purge.rs` (rows of dropped tables out of parts), `read.rs` (scans and latest rows),
+//! `purge.rs` (rows of dropped tables out of parts), `delete.rs` (tombstones in reads,
+//! merges and purges), `read.rs` (scans and latest rows),
 //! `latest.rs` (the latest-row cache), `latest_view.rs` (reading it: visiting each series'
 //! latest row borrowed, or collecting owned rows), this file (open, replay, write).
 
+mod delete;
 mod expire;
 mod flush;
 mod latest;
@@ -26,7 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::catalog::DroppedTables;
+use crate::catalog::{DroppedTables, Tombstones};
 use crate::error::StorageError;
 use crate::ingest::{LineError, ShardBatch};
 use crate::layout;
@@ -56,6 +58,8 @@ pub(crate) struct ShardConfig {
     pub background: bool,
     /// Tables whose rows flushes, merges and purges leave out.
     pub dropped: Arc<DroppedTables>,
+    /// Deletes in force: reads, merges and purges leave their rows out.
+    pub tombstones: Arc<Tombstones>,
 }
 
 impl ShardConfig {
@@ -132,6 +136,9 @@ pub(crate) struct Shard {
     /// The [`DroppedTables::generation`] whose tables no live part holds rows of any more
     /// (`u64::MAX` until the first purge after open checks every part).
     pub purged_generation: AtomicU64,
+    /// The [`Tombstones::generation`] whose deletes no live part holds rows of any more
+    /// (`u64::MAX` until the first purge after open).
+    pub deleted_generation: AtomicU64,
 }
 
 /// What opening a shard found.
@@ -205,6 +212,7 @@ impl Shard {
             manifest: Mutex::new(manifest),
             stats: ShardStats::default(),
             purged_generation: AtomicU64::new(u64::MAX),
+            deleted_generation: AtomicU64::new(u64::MAX),
         };
         Ok((shard, report))
     }

@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use super::delete::{DeleteMark, deleted_ranges, overlaps, without_ranges};
 use super::latest::tags_of;
 use super::{Frozen, LivePart, Shard, ShardState};
 use crate::column::SeriesData;
@@ -48,6 +49,8 @@ pub(super) struct Snapshot {
     series: Vec<SnapshotSeries>,
     parts: Arc<Vec<LivePart>>,
     frozen: Vec<Arc<Frozen>>,
+    /// Deletes in force over these parts (empty when there are none).
+    marks: Vec<DeleteMark>,
 }
 
 /// The parts whose time range meets the request's, in precedence order (oldest first).
@@ -79,12 +82,13 @@ impl Shard {
             Some(predicate) => state.index.matching(request.table, predicate),
             None => state.index.series_of_table(request.table),
         };
-        Self::snapshot_locked(&state, ids.iter(), request, tags)
+        self.snapshot_locked(&state, ids.iter(), request, tags)
     }
 
     /// A snapshot of series `ids` with the tags `tags` says, taken under the shard lock the
     /// caller holds.
     pub(super) fn snapshot_locked(
+        &self,
         state: &ShardState,
         ids: impl Iterator<Item = SeriesId>,
         request: &ShardReadRequest<'_>,
@@ -120,6 +124,7 @@ impl Shard {
             series,
             parts: Arc::clone(&state.parts),
             frozen: state.frozen.clone(),
+            marks: self.marks(state),
         }
     }
 
@@ -154,7 +159,12 @@ impl Shard {
                     part.reader
                         .read_series(series, request.start, request.end, request.fields)?
                 {
-                    runs.push(data);
+                    let deleted =
+                        deleted_ranges(&snapshot.marks, self.config.id, &part.entry, series);
+                    let data = without_ranges(data, &deleted);
+                    if data.rows() > 0 {
+                        runs.push(data);
+                    }
                 }
             }
             runs.extend(memtable_runs(&snapshot.frozen, series, request, active));
@@ -193,6 +203,23 @@ impl Shard {
         for (series, tags, active) in snapshot.series {
             let mut runs: Vec<SeriesData> = Vec::new();
             for part in &parts {
+                let deleted = deleted_ranges(&snapshot.marks, self.config.id, &part.entry, series);
+                if !deleted.is_empty() {
+                    // Deleted rows may hide the latest: read the part's rows in range whole.
+                    if let Some(data) = part.reader.read_series(
+                        series,
+                        request.start,
+                        request.end,
+                        request.fields,
+                    )? {
+                        let data = without_ranges(data, &deleted);
+                        let rows = data.rows();
+                        if rows > 0 {
+                            runs.push(data.slice_rows(rows - 1, rows));
+                        }
+                    }
+                    continue;
+                }
                 // Only the newest chunk within the range can hold the series' latest row in
                 // this part.
                 let last = request.end.saturating_sub(1);
@@ -287,6 +314,10 @@ impl Shard {
             let memtable_runs = memtable_runs(&snapshot.frozen, series, request, active);
             // Every chunk of the series in range, with its part's precedence.
             let mut chunks: Vec<(usize, crate::part::ChunkMeta)> = Vec::new();
+            let deleted: Vec<Vec<(Timestamp, Timestamp)>> = parts
+                .iter()
+                .map(|p| deleted_ranges(&snapshot.marks, self.config.id, &p.entry, series))
+                .collect();
             for (part_index, part) in parts.iter().enumerate() {
                 let last = request.end.saturating_sub(1);
                 for chunk in part
@@ -314,7 +345,8 @@ impl Shard {
                 let alone = intervals.iter().enumerate().all(|(other, (lo, hi))| {
                     other == index || *hi < chunk.min_time || *lo > chunk.max_time
                 });
-                if inside && alone && usable(&chunk) {
+                let untouched = !overlaps(&deleted[part_index], chunk.min_time, chunk.max_time);
+                if inside && alone && untouched && usable(&chunk) {
                     clean.push(chunk);
                 } else {
                     // Only the rows in range are decoded when the chunk straddles an end.
@@ -324,6 +356,7 @@ impl Shard {
                         request.start,
                         request.end,
                     )?;
+                    let data = without_ranges(data, &deleted[part_index]);
                     if data.rows() > 0 {
                         runs.push(data);
                     }
