@@ -36,9 +36,11 @@ use crate::shard::{
 const ENGINE_KIND: &str = "engine";
 const ENGINE_VERSION: u32 = 1;
 
+mod backup;
 mod delete;
 mod retention;
 
+pub use backup::{BACKUP_FILE, BackupReport, restore};
 pub use delete::DeleteRequest;
 /// How often a maintenance thread wakes when nothing asks it to: bounds the delay of WAL
 /// interval syncs (the default interval is 1 s) and of age-based flushes.

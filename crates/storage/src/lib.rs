@@ -45,7 +45,10 @@ pub mod wal;
 mod wal_record;
 
 pub use catalog::Retention;
-pub use engine::{DeleteRequest, Engine, EngineStats, OpenReport, ReadRequest, WriteReport};
+pub use engine::{
+    BACKUP_FILE, BackupReport, DeleteRequest, Engine, EngineStats, OpenReport, ReadRequest,
+    WriteReport, restore,
+};
 pub use error::StorageError;
 pub use options::{Clock, EngineOptions, ManualClock, SystemClock, WalSync};
 pub use shard::{LatestView, SeriesRows, SeriesSummary, TagStr};
