@@ -92,6 +92,12 @@ const KEYWORDS: &[&str] = &[
     "WRITE",
 ];
 
+/// Whether `word` is one of InfluxQL's reserved words (any case), which a name spelled like
+/// it must be quoted to be (as InfluxDB prints statements).
+pub fn is_keyword(word: &str) -> bool {
+    KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(word))
+}
+
 /// What a token is.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Tok {

@@ -17,4 +17,5 @@ mod parser;
 
 pub use ast::*;
 pub use error::ParseError;
+pub use lexer::is_keyword;
 pub use parser::{parse_duration, parse_query};

@@ -344,6 +344,18 @@ fn show_and_ddl_errors() {
             "DELETE FROM",
             "found EOF, expected identifier, regex at line 1, char 12",
         ),
+        (
+            "DELETE FROM cpu, db..mem WHERE host = 'a'",
+            "database not supported at line 1, char 18",
+        ),
+        (
+            "DROP SERIES FROM db.autogen.cpu",
+            "retention policy not supported at line 1, char 18",
+        ),
+        (
+            "DROP SERIES FROM autogen./cpu/",
+            "retention policy not supported at line 1, char 18",
+        ),
     ]);
 }
 

@@ -44,4 +44,5 @@ pub use functions::register_functions;
 pub use guard::QueryStream;
 pub use preagg::PreAggExec;
 pub use scan::StrataScanExec;
+pub use statements::is_read_statement;
 pub use table::StrataTable;

@@ -357,3 +357,193 @@ async fn database_statements_set_retention_that_every_query_path_honours() {
     let shown = select(&sql, "SHOW DATABASES").await;
     assert_eq!(shown.num_rows(), 0);
 }
+
+/// `DELETE`: the rows of a time range and of the series a tag condition selects vanish at
+/// once from every query path, whether they were in parts or still in memtables; rows
+/// written after the statement are kept, whatever their time.
+#[tokio::test]
+async fn delete_removes_the_rows_of_a_time_range_and_series_written_before_it() {
+    const MINUTE: i64 = 60_000_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(dir.path());
+    let sql = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let at = |minute: i64| START_NS + minute * MINUTE;
+    // One row a minute for an hour in four series: hosts a, b (east), c (west) and one
+    // without a host (west). The first half is flushed to parts, the second stays in
+    // memtables.
+    let write = |minutes: std::ops::Range<i64>, series: &[&str]| {
+        let mut body = String::new();
+        for minute in minutes {
+            for key in series {
+                body.push_str(&format!("cpu,{key} usage={minute} {}\n", at(minute)));
+            }
+        }
+        engine
+            .write_lines(
+                DB,
+                body.as_bytes(),
+                strata_lineproto::Precision::Nanoseconds,
+            )
+            .unwrap();
+    };
+    let all = [
+        "host=a,region=east",
+        "host=b,region=east",
+        "host=c,region=west",
+        "region=west",
+    ];
+    write(0..30, &all);
+    engine.flush().unwrap();
+    write(30..60, &all);
+    engine
+        .write_lines(
+            DB,
+            format!(
+                "mem,host=a used=1i {}\nmem,host=b used=2i {}\n",
+                at(1),
+                at(2)
+            )
+            .as_bytes(),
+            strata_lineproto::Precision::Nanoseconds,
+        )
+        .unwrap();
+
+    // Rows per host (the series without one last), by a scan and by the pre-aggregates.
+    let per_host = async |sql: &QueryEngine| {
+        let scanned = select(
+            sql,
+            "SELECT host, count(*) AS n FROM cpu GROUP BY host ORDER BY host NULLS LAST",
+        )
+        .await;
+        let mut counts = column::<Int64Array>(&scanned, "n").values().to_vec();
+        for host in ["a", "b", "c"] {
+            let query = format!("SELECT count(usage) AS n FROM cpu WHERE host = '{host}'");
+            counts.push(column::<Int64Array>(&select(sql, &query).await, "n").value(0));
+        }
+        counts
+    };
+    assert_eq!(per_host(&sql).await, vec![60, 60, 60, 60, 60, 60, 60]);
+
+    // In parts: host a, minutes 10 to 19.
+    sql.sql(
+        DB,
+        &format!(
+            "DELETE FROM cpu WHERE time >= '{}' AND host = 'a' AND time < '{}'",
+            common::rfc3339(at(10)),
+            common::rfc3339(at(20))
+        ),
+    )
+    .await
+    .unwrap();
+    // In memtables: hosts b and c, minutes 40 to 49 (BETWEEN includes both ends).
+    sql.sql(
+        DB,
+        &format!(
+            "DELETE FROM cpu WHERE host IN ('b', 'c') AND time BETWEEN {} AND {};",
+            at(40),
+            at(49)
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(per_host(&sql).await, vec![50, 50, 50, 60, 50, 50, 50]);
+    // OR between tag conditions; minutes 56 to 59 of host a and of the west region.
+    sql.sql(
+        DB,
+        &format!(
+            "DELETE FROM cpu WHERE (host = 'a' OR region = 'west') AND time > {}",
+            at(55)
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(per_host(&sql).await, vec![46, 50, 46, 56, 46, 50, 46]);
+    // An empty time range deletes nothing.
+    sql.sql(DB, "DELETE FROM cpu WHERE time > 100 AND time <= 50")
+        .await
+        .unwrap();
+    assert_eq!(per_host(&sql).await, vec![46, 50, 46, 56, 46, 50, 46]);
+
+    // Rows written after a delete in its range and series are kept.
+    write(10..20, &all[..1]);
+    let times = select(
+        &sql,
+        "SELECT time FROM cpu WHERE host = 'a' AND time < TIMESTAMP '2100-01-01' ORDER BY time",
+    )
+    .await;
+    let minutes: Vec<i64> = column::<TimestampNanosecondArray>(&times, "time")
+        .values()
+        .iter()
+        .map(|t| (t - START_NS) / MINUTE)
+        .collect();
+    assert_eq!(minutes, (0..56).collect::<Vec<_>>());
+
+    // `<>` has SQL's meaning: the series without a host does not match, as in a SELECT.
+    let preview = select(
+        &sql,
+        &format!(
+            "SELECT count(*) AS n FROM cpu WHERE host <> 'a' AND time < '{}'",
+            common::rfc3339(at(5))
+        ),
+    )
+    .await;
+    assert_eq!(column::<Int64Array>(&preview, "n").value(0), 10);
+    sql.sql(
+        DB,
+        &format!("DELETE FROM cpu WHERE host <> 'a' AND time < {}", at(5)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(per_host(&sql).await, vec![56, 45, 41, 56, 56, 45, 41]);
+    // No WHERE: every row of the table; other tables keep theirs.
+    sql.sql(DB, "DELETE FROM mem").await.unwrap();
+    let mem = select(&sql, "SELECT count(*) AS n FROM mem").await;
+    assert_eq!(column::<Int64Array>(&mem, "n").value(0), 0);
+    assert_eq!(per_host(&sql).await, vec![56, 45, 41, 56, 56, 45, 41]);
+
+    // Errors name the problem and where it is.
+    for (statement, message, column) in [
+        ("DELETE FROM nosuch", "not found", 13),
+        ("DELETE FROM cpu WHERE usage > 1", "usage is a field", 23),
+        ("DELETE FROM cpu WHERE zone = 'x'", "\"zone\" not found", 23),
+        (
+            "DELETE FROM cpu WHERE host LIKE 'a%'",
+            "cannot compare a tag",
+            28,
+        ),
+        ("DELETE FROM cpu WHERE time != 5", "cannot compare time", 28),
+        (
+            "DELETE FROM cpu WHERE host = 'a' OR time < 5",
+            "only be combined with AND",
+            37,
+        ),
+        ("DELETE FROM cpu WHERE time < 'yesterday'", "RFC 3339", 30),
+        (
+            "DELETE FROM cpu WHERE",
+            "expected a time or tag comparison",
+            22,
+        ),
+        (
+            "DELETE FROM cpu WHERE host = 'a' x",
+            "expected end of statement",
+            34,
+        ),
+    ] {
+        let err = sql.sql(DB, statement).await.expect_err(statement);
+        assert!(err.to_string().contains(message), "{statement}: {err}");
+        assert_eq!(
+            err.position(),
+            Some(Position { line: 1, column }),
+            "{statement}: {err}"
+        );
+    }
+    assert_eq!(per_host(&sql).await, vec![56, 45, 41, 56, 56, 45, 41]);
+
+    // Maintenance rewrites the parts without the deleted rows; the deletes survive a restart.
+    engine.maintain().unwrap();
+    assert_eq!(per_host(&sql).await, vec![56, 45, 41, 56, 56, 45, 41]);
+    drop(sql);
+    Arc::into_inner(engine).unwrap().close().unwrap();
+    let sql = QueryEngine::new(open_engine(dir.path())).unwrap();
+    assert_eq!(per_host(&sql).await, vec![56, 45, 41, 56, 56, 45, 41]);
+}

@@ -1,31 +1,73 @@
 //! Token auth as InfluxDB clients send it: `Authorization: Token <t>` (2.x),
 //! `Authorization: Bearer <t>`, HTTP Basic with the token as password, or the 1.x query
 //! parameters `u`/`p` with the token as `p`.
+//!
+//! Two tokens: `--auth-token` may do anything; `--read-only-token` (for dashboards) may
+//! query and read `/metrics` but not write, create, alter, drop or delete ([`Access`]).
 
 use std::collections::HashMap;
 
 use axum::http::{HeaderMap, header};
 
+use crate::config::ServerConfig;
 use crate::error::ApiError;
 
-/// Checks a request's credentials against `token`; `None` means auth is off.
+/// What a request's credentials allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Everything (the auth token, or auth is off).
+    Full,
+    /// Queries and metrics only (the read-only token).
+    ReadOnly,
+}
+
+impl Access {
+    /// `Ok` unless this is read-only access; `what` names the refused action.
+    pub fn require_write(self, what: &str) -> Result<(), ApiError> {
+        match self {
+            Access::Full => Ok(()),
+            Access::ReadOnly => Err(ApiError::Forbidden(format!(
+                "the read-only token cannot {what}; use the auth token"
+            ))),
+        }
+    }
+}
+
+/// Checks a request's credentials against the server's tokens (`auth_token`, and
+/// `read_only_token` which needs it); with no auth token, auth is off.
 pub fn check(
-    token: Option<&str>,
+    config: &ServerConfig,
     headers: &HeaderMap,
     query: &HashMap<String, String>,
-) -> Result<(), ApiError> {
-    let Some(token) = token else {
-        return Ok(());
+) -> Result<Access, ApiError> {
+    let Some(token) = config.auth_token.as_deref() else {
+        return Ok(Access::Full);
     };
     let offered = offered_secret(headers, query);
     match offered {
-        Some(secret) if constant_time_eq(secret.as_bytes(), token.as_bytes()) => Ok(()),
+        Some(secret) if constant_time_eq(secret.as_bytes(), token.as_bytes()) => Ok(Access::Full),
+        Some(secret)
+            if config
+                .read_only_token
+                .as_deref()
+                .is_some_and(|ro| constant_time_eq(secret.as_bytes(), ro.as_bytes())) =>
+        {
+            Ok(Access::ReadOnly)
+        }
         Some(_) => Err(ApiError::Unauthorized("authorization failed: wrong token".into())),
         None => Err(ApiError::Unauthorized(
             "authorization required: send \"Authorization: Token <token>\", Bearer, Basic, or the u/p query parameters"
                 .into(),
         )),
     }
+}
+
+/// Whether `secret` is the auth token (TCP connections, which only write, accept no other).
+pub fn is_write_token(config: &ServerConfig, secret: &str) -> bool {
+    config
+        .auth_token
+        .as_deref()
+        .is_some_and(|token| constant_time_eq(secret.as_bytes(), token.as_bytes()))
 }
 
 /// The secret a request offers, from the first of: Authorization header, `p` parameter.
@@ -117,22 +159,49 @@ mod tests {
         assert_eq!(base64_decode("!!!!"), None);
     }
 
+    fn config(token: Option<&str>, read_only: Option<&str>) -> ServerConfig {
+        ServerConfig {
+            auth_token: token.map(str::to_owned),
+            read_only_token: read_only.map(str::to_owned),
+            ..ServerConfig::default()
+        }
+    }
+
     #[test]
     fn every_form_is_accepted_and_wrong_ones_refused() {
         let none = HashMap::new();
-        assert!(check(None, &HeaderMap::new(), &none).is_ok());
-        assert!(check(Some("s3"), &HeaderMap::new(), &none).is_err());
-        assert!(check(Some("s3"), &headers("Token s3"), &none).is_ok());
-        assert!(check(Some("s3"), &headers("Bearer s3"), &none).is_ok());
-        assert!(check(Some("s3"), &headers("Token s4"), &none).is_err());
+        let off = config(None, None);
+        let on = config(Some("s3"), None);
+        let full = Some(Access::Full);
+        assert_eq!(check(&off, &HeaderMap::new(), &none).ok(), full);
+        assert!(check(&on, &HeaderMap::new(), &none).is_err());
+        assert_eq!(check(&on, &headers("Token s3"), &none).ok(), full);
+        assert_eq!(check(&on, &headers("Bearer s3"), &none).ok(), full);
+        assert!(check(&on, &headers("Token s4"), &none).is_err());
         // "user:s3"
-        assert!(check(Some("s3"), &headers("Basic dXNlcjpzMw=="), &none).is_ok());
+        assert_eq!(check(&on, &headers("Basic dXNlcjpzMw=="), &none).ok(), full);
         let query = HashMap::from([
             ("u".to_owned(), "x".to_owned()),
             ("p".to_owned(), "s3".to_owned()),
         ]);
-        assert!(check(Some("s3"), &HeaderMap::new(), &query).is_ok());
+        assert_eq!(check(&on, &HeaderMap::new(), &query).ok(), full);
         let wrong = HashMap::from([("p".to_owned(), "nope".to_owned())]);
-        assert!(check(Some("s3"), &HeaderMap::new(), &wrong).is_err());
+        assert!(check(&on, &HeaderMap::new(), &wrong).is_err());
+    }
+
+    #[test]
+    fn the_read_only_token_reads_only() {
+        let none = HashMap::new();
+        let both = config(Some("s3"), Some("ro"));
+        let access = check(&both, &headers("Token ro"), &none).expect("accepted");
+        assert_eq!(access, Access::ReadOnly);
+        let refused = access.require_write("write").expect_err("read-only");
+        assert_eq!(refused.status(), axum::http::StatusCode::FORBIDDEN);
+        assert!(refused.to_string().contains("cannot write"), "{refused}");
+        let full = check(&both, &headers("Token s3"), &none).expect("accepted");
+        assert!(full.require_write("write").is_ok());
+        assert!(is_write_token(&both, "s3"));
+        assert!(!is_write_token(&both, "ro"));
+        assert!(!is_write_token(&config(None, None), ""));
     }
 }

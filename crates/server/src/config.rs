@@ -63,6 +63,14 @@ pub struct ServerConfig {
     pub retention: Option<Duration>,
     /// Token required on writes and `/metrics`; `None` (the default) means no auth.
     pub auth_token: Option<String>,
+    /// TLS certificate chain (PEM, leaf first) for the HTTP and TCP listeners; with
+    /// `tls_key`, both listeners speak only TLS. `None` (the default): plaintext.
+    pub tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM: PKCS#8, PKCS#1 or SEC1).
+    pub tls_key: Option<PathBuf>,
+    /// A second token that may only query (`/query` and `/sql` reads, `/metrics`), for
+    /// dashboards; needs `auth_token`. `None` (the default) means none.
+    pub read_only_token: Option<String>,
     /// Largest request body, before and after gzip decompression. Default
     /// [`DEFAULT_MAX_BODY_BYTES`].
     pub max_body_bytes: usize,
@@ -90,6 +98,9 @@ impl Default for ServerConfig {
             wal_sync: WalSync::Interval(Duration::from_secs(1)),
             retention: None,
             auth_token: None,
+            read_only_token: None,
+            tls_cert: None,
+            tls_key: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_inflight_write_bytes: DEFAULT_MAX_INFLIGHT_WRITE_BYTES,
@@ -110,6 +121,9 @@ impl Default for ServerConfig {
 /// wal_sync = "500ms"          # always | none | a duration
 /// retention = "30d"           # default retention of databases; 0 keeps rows forever
 /// auth_token = "secret"
+/// read_only_token = "dashboards"
+/// tls_cert = "/etc/strata/cert.pem"
+/// tls_key = "/etc/strata/key.pem"
 /// max_body_bytes = 67108864
 /// max_line_bytes = 1048576
 /// max_inflight_write_bytes = 268435456
@@ -137,6 +151,12 @@ pub struct FileConfig {
     pub retention: Option<String>,
     /// Auth token.
     pub auth_token: Option<String>,
+    /// Read-only token.
+    pub read_only_token: Option<String>,
+    /// TLS certificate chain (PEM).
+    pub tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    pub tls_key: Option<PathBuf>,
     /// Request body cap in bytes.
     pub max_body_bytes: Option<usize>,
     /// Line length cap in bytes.

@@ -36,6 +36,9 @@ pub enum ApiError {
     /// Missing or wrong credentials.
     #[error("{0}")]
     Unauthorized(String),
+    /// Good credentials that do not allow this (the read-only token asked to write).
+    #[error("{0}")]
+    Forbidden(String),
     /// No such endpoint.
     #[error("{0}")]
     NotFound(String),
@@ -63,6 +66,7 @@ impl ApiError {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,

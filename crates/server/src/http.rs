@@ -61,6 +61,7 @@ pub(crate) fn router(state: Shared) -> Router {
         .route("/ping", get(ping).head(ping))
         .route("/health", get(health))
         .route("/metrics", get(metrics))
+        .route("/api/v1/backup", post(crate::backup::backup))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::disable())
@@ -78,6 +79,7 @@ async fn track(State(state): State<Shared>, request: Request, next: Next) -> Res
         "/ping" => "ping",
         "/health" => "health",
         "/metrics" => "metrics",
+        "/api/v1/backup" => "backup",
         _ => "other",
     };
     let mut response = next.run(request).await;
@@ -121,7 +123,7 @@ async fn metrics(
     params: Params,
 ) -> Result<Response, ApiError> {
     let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    auth::check(state.config.auth_token.as_deref(), &headers, &params)?;
+    auth::check(&state.config, &headers, &params)?;
     let text = state.metrics.render(&state.engine.stats());
     let mut response = text.into_response();
     response.headers_mut().insert(
@@ -139,7 +141,7 @@ async fn write_v1(
     body: Body,
 ) -> Result<Response, ApiError> {
     let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    auth::check(state.config.auth_token.as_deref(), &headers, &params)?;
+    auth::check(&state.config, &headers, &params)?.require_write("write")?;
     let database = params
         .get("db")
         .filter(|db| !db.is_empty())
@@ -156,7 +158,7 @@ async fn write_v2(
     body: Body,
 ) -> Result<Response, ApiError> {
     let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    auth::check(state.config.auth_token.as_deref(), &headers, &params)?;
+    auth::check(&state.config, &headers, &params)?.require_write("write")?;
     let database = params
         .get("bucket")
         .filter(|b| !b.is_empty())

@@ -30,12 +30,14 @@ pub mod error;
 pub mod metrics;
 
 mod auth;
+mod backup;
 mod http;
 mod influxql;
 mod sql;
 mod sql_cells;
 mod sql_format;
 mod tcp;
+mod tls;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -142,6 +144,19 @@ pub async fn serve(
             addr: config.http_addr,
             source,
         })?;
+    let tls = match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => Some((
+            tls::acceptor(cert, key, tls::Protocol::Http)?,
+            tls::acceptor(cert, key, tls::Protocol::LineProtocol)?,
+        )),
+        (None, None) => None,
+        _ => {
+            return Err(ServerError::Config(
+                "TLS needs both a certificate and a key".into(),
+            ));
+        }
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let tcp_task = match config.tcp_addr {
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr)
@@ -151,14 +166,17 @@ pub async fn serve(
                 .local_addr()
                 .map_err(|source| ServerError::Listen { addr, source })?;
             tracing::info!(
-                "listening for line protocol on tcp://{bound} (database {:?})",
-                config.tcp_database
+                "listening for line protocol on tcp://{bound} (database {:?}, TLS {})",
+                config.tcp_database,
+                if tls.is_some() { "on" } else { "off" }
             );
             let context = tcp::TcpContext {
                 engine: Arc::clone(&engine),
                 metrics: Arc::clone(&metrics),
                 database: Arc::from(config.tcp_database.as_str()),
                 max_line_bytes: config.max_line_bytes,
+                config: Arc::clone(&config),
+                tls: tls.as_ref().map(|(_, line_protocol)| line_protocol.clone()),
             };
             Some(tokio::spawn(tcp::serve(listener, context, stop_rx.clone())))
         }
@@ -174,16 +192,33 @@ pub async fn serve(
     let router = http::router(state);
     tracing::info!(
         auth = config.auth_token.is_some(),
-        "listening for HTTP on http://{http_addr}"
+        "listening for HTTP on {scheme}://{http_addr}"
     );
     let mut http_stop = stop_rx.clone();
-    let http_task = tokio::spawn(async move {
-        axum::serve(without_nagle(http_listener), router)
-            .with_graceful_shutdown(async move {
-                tcp::stopped(&mut http_stop).await;
+    let stopped = async move {
+        tcp::stopped(&mut http_stop).await;
+    };
+    let http_task = match tls {
+        Some((http_acceptor, _)) => {
+            let listener =
+                tls::TlsListener::new(http_listener, http_acceptor).map_err(|source| {
+                    ServerError::Listen {
+                        addr: http_addr,
+                        source,
+                    }
+                })?;
+            tokio::spawn(async move {
+                axum::serve(listener, router)
+                    .with_graceful_shutdown(stopped)
+                    .await
             })
-            .await
-    });
+        }
+        None => tokio::spawn(async move {
+            axum::serve(without_nagle(http_listener), router)
+                .with_graceful_shutdown(stopped)
+                .await
+        }),
+    };
 
     shutdown.await;
     let _ = stop_tx.send(true);

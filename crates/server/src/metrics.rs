@@ -34,6 +34,12 @@ pub struct Metrics {
     pub tcp_rows: AtomicU64,
     /// TCP connections accepted.
     pub tcp_connections: AtomicU64,
+    /// TCP connections closed because their first line was not `auth <auth token>`.
+    pub tcp_auth_failures: AtomicU64,
+    /// Backups taken through `/api/v1/backup`.
+    pub backups: AtomicU64,
+    /// When the last backup was taken (ns since the epoch; 0: none since start).
+    pub last_backup_ns: AtomicU64,
     /// Writes answered 503 because too many bytes were in flight.
     pub overload_rejections: AtomicU64,
     /// Write-body bytes held right now.
@@ -205,6 +211,24 @@ impl Metrics {
             "strata_tcp_connections_total",
             "TCP line-protocol connections accepted.",
             load(&self.tcp_connections),
+        );
+        counter(
+            &mut out,
+            "strata_backups_total",
+            "Backups taken since start.",
+            load(&self.backups),
+        );
+        gauge(
+            &mut out,
+            "strata_last_backup_timestamp_seconds",
+            "When the last backup since start was taken (0: none).",
+            load(&self.last_backup_ns) / 1_000_000_000,
+        );
+        counter(
+            &mut out,
+            "strata_tcp_auth_failures_total",
+            "TCP connections refused for a missing or wrong auth line.",
+            load(&self.tcp_auth_failures),
         );
         counter(
             &mut out,

@@ -99,9 +99,10 @@ pub(crate) async fn sql_get(
     params: Params,
 ) -> Result<Response, SqlError> {
     let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    auth::check(state.config.auth_token.as_deref(), &headers, &params)?;
+    let access = auth::check(&state.config, &headers, &params)?;
     let statement = params.get("q").cloned().unwrap_or_default();
     let database = database(&params, None);
+    require_access(access, &statement)?;
     run(&state, &headers, &params, database, statement).await
 }
 
@@ -114,7 +115,7 @@ pub(crate) async fn sql_post(
     body: Body,
 ) -> Result<Response, SqlError> {
     let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    auth::check(state.config.auth_token.as_deref(), &headers, &params)?;
+    let access = auth::check(&state.config, &headers, &params)?;
     let bytes = read_statement(body, state.config.max_body_bytes).await?;
     let is_json = headers
         .get(header::CONTENT_TYPE)
@@ -138,7 +139,18 @@ pub(crate) async fn sql_post(
         };
         (statement, database(&params, None))
     };
+    require_access(access, &statement)?;
     run(&state, &headers, &params, database, statement).await
+}
+
+/// The read-only token may run only statements that read (`SELECT`, `SHOW`, …).
+fn require_access(access: auth::Access, statement: &str) -> Result<(), ApiError> {
+    if strata_query::is_read_statement(statement) {
+        return Ok(());
+    }
+    access.require_write(
+        "run statements that change data (only SELECT, WITH, SHOW, DESCRIBE, EXPLAIN)",
+    )
 }
 
 /// The request body, refused past `limit` bytes.

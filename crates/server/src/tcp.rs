@@ -1,5 +1,10 @@
 //! Line protocol over plain TCP: asynchronous writes, nothing is answered.
 //!
+//! With `--tls-cert`/`--tls-key`, connections speak TLS (the same certificate as HTTP).
+//! With an auth token set, a connection's first line must be `auth <token>` (the auth
+//! token; the read-only token cannot write): otherwise the server answers one line,
+//! `ERR …`, closes the connection and stores nothing from it.
+//!
 //! `accept → per connection: read → split lines (skip over-long ones) → batch (flush at
 //! TCP_BATCH_BYTES, TCP_BATCH_LINES, or when the socket has nothing more ready) →
 //! spawn_blocking: Engine::write_lines`. A bad line is counted and logged (rate-limited);
@@ -10,14 +15,22 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
 use strata_lineproto::Precision;
 use strata_storage::Engine;
-use tokio::io::AsyncReadExt;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use crate::auth;
+use crate::config::ServerConfig;
 use crate::metrics::Metrics;
+
+/// The `auth <token>` line may be this long at most ...
+const AUTH_LINE_MAX_BYTES: usize = 4096;
+/// ... and must arrive within this time of connecting.
+const AUTH_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A batch is written once it holds this many bytes: large enough that the per-write
 /// costs (schema cache, shard hand-off, WAL record) are amortized, small enough that a
@@ -32,12 +45,26 @@ const READ_CHUNK_BYTES: usize = 64 << 10;
 const BAD_LINE_LOG_INTERVAL: Duration = Duration::from_secs(1);
 
 /// What every connection shares.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct TcpContext {
     pub engine: Arc<Engine>,
     pub metrics: Arc<Metrics>,
     pub database: Arc<str>,
     pub max_line_bytes: usize,
+    /// For the auth token.
+    pub config: Arc<ServerConfig>,
+    /// Set when connections must speak TLS.
+    pub tls: Option<tokio_rustls::TlsAcceptor>,
+}
+
+impl std::fmt::Debug for TcpContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpContext")
+            .field("database", &self.database)
+            .field("max_line_bytes", &self.max_line_bytes)
+            .field("tls", &self.tls.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Accepts connections until `shutdown` turns true, then waits for every connection to
@@ -57,7 +84,14 @@ pub(crate) async fn serve(
                     let context = context.clone();
                     let shutdown = shutdown.clone();
                     connections.spawn(async move {
-                        if let Err(e) = connection(stream, peer, &context, shutdown).await {
+                        let result = match &context.tls {
+                            Some(acceptor) => match crate::tls::handshake(acceptor, stream, peer).await {
+                                Some(tls) => connection(tls, peer, &context, shutdown).await,
+                                None => Ok(()),
+                            },
+                            None => connection(stream, peer, &context, shutdown).await,
+                        };
+                        if let Err(e) = result {
                             tracing::warn!(%peer, "TCP connection closed: {e}");
                         }
                     });
@@ -164,8 +198,8 @@ impl BadLineLog {
     }
 }
 
-async fn connection(
-    mut stream: TcpStream,
+async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
     peer: SocketAddr,
     context: &TcpContext,
     mut shutdown: watch::Receiver<bool>,
@@ -173,31 +207,51 @@ async fn connection(
     tracing::debug!(%peer, "TCP connection");
     let mut chunk = vec![0u8; READ_CHUNK_BYTES];
     let mut lines = LineSplitter::default();
+    if context.config.auth_token.is_some() {
+        match authenticate(&mut stream, context).await? {
+            Some(rest) => lines.push(&rest, context.max_line_bytes),
+            None => {
+                context
+                    .metrics
+                    .tcp_auth_failures
+                    .fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(%peer, "TCP connection refused: no valid auth line");
+                return Ok(());
+            }
+        }
+    }
     let mut log = BadLineLog::default();
     let mut eof = false;
+    let mut cut_short = false;
     while !eof {
         let read = tokio::select! {
-            read = stream.read(&mut chunk) => read?,
-            () = stopped(&mut shutdown) => 0,
+            read = stream.read(&mut chunk) => read,
+            () = stopped(&mut shutdown) => Ok(0),
         };
+        let read = end_of_stream(read, &mut cut_short, peer)?;
         if read == 0 {
             eof = true;
         } else {
             lines.push(&chunk[..read], context.max_line_bytes);
             // Take what is already there without waiting, up to a full batch.
             while !lines.full() {
-                match stream.try_read(&mut chunk) {
-                    Ok(0) => {
+                // One poll: a read that would wait is dropped (reads are cancel-safe, on
+                // plain sockets and TLS streams alike).
+                let Some(read) = stream.read(&mut chunk).now_or_never() else {
+                    break;
+                };
+                match end_of_stream(read, &mut cut_short, peer)? {
+                    0 => {
                         eof = true;
                         break;
                     }
-                    Ok(n) => lines.push(&chunk[..n], context.max_line_bytes),
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(e) => return Err(e),
+                    n => lines.push(&chunk[..n], context.max_line_bytes),
                 }
             }
         }
-        if eof {
+        // A TLS stream that ended without close_notify may have been cut by someone in
+        // between: its unfinished last line is dropped, the whole lines before it kept.
+        if eof && !cut_short {
             lines.finish();
         }
         if lines.too_long > 0 {
@@ -220,6 +274,61 @@ async fn connection(
         }
     }
     Ok(())
+}
+
+/// A read's result, with a TLS stream that ended without `close_notify` (most line
+/// protocol clients just close the socket) read as the end of the stream, `cut_short` set.
+fn end_of_stream(
+    read: std::io::Result<usize>,
+    cut_short: &mut bool,
+    peer: SocketAddr,
+) -> std::io::Result<usize> {
+    match read {
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            tracing::debug!(%peer, "TLS connection ended without close_notify");
+            *cut_short = true;
+            Ok(0)
+        }
+        other => other,
+    }
+}
+
+/// Reads the connection's first line and checks it is `auth <auth token>`; returns the
+/// bytes that followed it, or `None` (after telling the client why) when it is not.
+async fn authenticate<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
+    context: &TcpContext,
+) -> std::io::Result<Option<Vec<u8>>> {
+    let deadline = tokio::time::Instant::now() + AUTH_TIMEOUT;
+    let mut received: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 1024];
+    let line_end = loop {
+        if let Some(end) = memchr::memchr(b'\n', &received) {
+            break Some(end);
+        }
+        if received.len() > AUTH_LINE_MAX_BYTES {
+            break None;
+        }
+        match tokio::time::timeout_at(deadline, stream.read(&mut chunk)).await {
+            Ok(Ok(0)) | Err(_) => break None,
+            Ok(Ok(n)) => received.extend_from_slice(&chunk[..n]),
+            Ok(Err(e)) => return Err(e),
+        }
+    };
+    let accepted = line_end
+        .and_then(|end| std::str::from_utf8(&received[..end]).ok())
+        .and_then(|line| line.trim_end_matches('\r').strip_prefix("auth "))
+        .is_some_and(|token| auth::is_write_token(&context.config, token.trim()));
+    match line_end {
+        Some(end) if accepted => Ok(Some(received[end + 1..].to_vec())),
+        _ => {
+            // Best effort: the client may be gone already.
+            let _ = stream
+                .write_all(b"ERR authorization failed: the first line must be `auth <token>` with the server's auth token\n")
+                .await;
+            Ok(None)
+        }
+    }
 }
 
 async fn write_batch(

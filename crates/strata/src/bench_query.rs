@@ -385,6 +385,7 @@ fn load(args: &QueryArgs, destination: &Destination) -> Result<String, String> {
         data_dir,
         keep_existing: false,
         wal_sync: "1s".into(),
+        retention: "0".into(),
         compact: true,
         json: None,
     };

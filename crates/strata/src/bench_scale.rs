@@ -217,6 +217,7 @@ fn run_one(args: &ScaleArgs, cores: usize) -> Result<(ScaleRow, WriteReport), St
         data_dir: Some(data_dir.clone()),
         keep_existing: false,
         wal_sync: args.wal_sync.clone(),
+        retention: "0".into(),
         compact: false,
         json: None,
     };

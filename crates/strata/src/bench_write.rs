@@ -85,6 +85,11 @@ pub struct WriteArgs {
     /// WAL durability of the embedded engine: always, none, or an interval such as 1s.
     #[arg(long, default_value = "1s")]
     pub(crate) wal_sync: String,
+    /// Retention of the embedded engine (its --retention): 0 keeps rows forever; a
+    /// duration measures what retention costs on ingest (rows older than now minus it are
+    /// refused, so make it longer than the data's age).
+    #[arg(long, default_value = "0")]
+    pub(crate) retention: String,
     /// Embedded: after the load, merge every partition to one part and report its size too.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub(crate) compact: bool,
@@ -455,10 +460,13 @@ fn measure_embedded(
         std::fs::remove_dir_all(&data_dir)
             .map_err(|e| format!("cannot empty {}: {e}", data_dir.display()))?;
     }
+    let retention =
+        strata_server::config::parse_retention(&args.retention).map_err(|e| e.to_string())?;
     let options = EngineOptions {
         data_dirs: vec![data_dir.clone()],
         shards: args.shards,
         wal_sync,
+        retention,
         ..EngineOptions::default()
     };
     let (engine, _) = Engine::open(options).map_err(|e| e.to_string())?;

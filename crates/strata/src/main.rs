@@ -16,6 +16,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod backup;
 mod bench_query;
 mod bench_scale;
 mod bench_write;
@@ -48,6 +49,11 @@ enum Command {
     /// SQL against a running server: an interactive shell, one statement, or the
     /// statements of a script on stdin.
     Sql(Box<sql_shell::SqlArgs>),
+    /// Back up a running server (consistent, without stopping writes; incremental into
+    /// an earlier backup's directory).
+    Backup(backup::BackupArgs),
+    /// Restore a backup into a new data directory (no server may run on it).
+    Restore(backup::RestoreArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -81,6 +87,8 @@ fn main() -> ExitCode {
         Command::Lp(LpCommand::Check(args)) => lp_check::run(&args),
         Command::Serve(args) => serve::run(*args).map(|()| true),
         Command::Sql(args) => sql_shell::run(&args),
+        Command::Backup(args) => backup::backup(&args).map(|()| true),
+        Command::Restore(args) => backup::restore(&args).map(|()| true),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -58,6 +58,22 @@ pub struct ServeArgs {
         hide_env_values = true
     )]
     auth_token: Option<String>,
+    /// A token that may only query (/query and /sql reads, /metrics), for dashboards;
+    /// needs --auth-token [default: none]
+    #[arg(
+        long,
+        env = "STRATA_READ_ONLY_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    read_only_token: Option<String>,
+    /// TLS certificate chain (PEM, leaf first); with --tls-key, HTTP and TCP listeners
+    /// speak only TLS [default: none]
+    #[arg(long, env = "STRATA_TLS_CERT", value_name = "PEM")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM: PKCS#8, PKCS#1 or SEC1) of --tls-cert [default: none]
+    #[arg(long, env = "STRATA_TLS_KEY", value_name = "PEM")]
+    tls_key: Option<PathBuf>,
     /// Largest request body in bytes, also after gzip decompression; larger gets 413
     /// [default: 67108864 (64 MiB)]
     #[arg(long, env = "STRATA_MAX_BODY_BYTES", value_name = "BYTES")]
@@ -156,6 +172,12 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
             .auth_token
             .or(file.auth_token)
             .filter(|t| !t.is_empty()),
+        read_only_token: args
+            .read_only_token
+            .or(file.read_only_token)
+            .filter(|t| !t.is_empty()),
+        tls_cert: args.tls_cert.or(file.tls_cert),
+        tls_key: args.tls_key.or(file.tls_key),
         max_body_bytes: args
             .max_body_bytes
             .or(file.max_body_bytes)
@@ -170,6 +192,22 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
             .unwrap_or(defaults.max_inflight_write_bytes),
         query,
     };
+    if config.read_only_token.is_some() && config.auth_token.is_none() {
+        return Err(strata_server::ServerError::Config(
+            "a read-only token needs an auth token (--auth-token): without one, anyone may write"
+                .into(),
+        ));
+    }
+    if config.read_only_token.is_some() && config.read_only_token == config.auth_token {
+        return Err(strata_server::ServerError::Config(
+            "the read-only token must differ from the auth token".into(),
+        ));
+    }
+    if config.tls_cert.is_some() != config.tls_key.is_some() {
+        return Err(strata_server::ServerError::Config(
+            "TLS needs both --tls-cert and --tls-key".into(),
+        ));
+    }
     if config.tcp_database.is_empty() {
         return Err(strata_server::ServerError::Config(
             "the TCP database name is empty".into(),

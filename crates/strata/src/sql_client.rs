@@ -88,6 +88,13 @@ impl Client {
 
     /// Sends `statement`, asking for `format` (`json` or `csv`).
     pub fn send(&self, statement: &str, format: &str) -> Result<Response, Failure> {
+        let path = format!("/sql?db={}&format={format}", percent_encode(&self.database));
+        self.post(&path, statement.as_bytes())
+    }
+
+    /// `POST` of `body` to `path` (with its query string) under the server's base path;
+    /// an answer other than 200 is a [`Failure::Server`].
+    pub fn post(&self, path: &str, body: &[u8]) -> Result<Response, Failure> {
         let transport = |what: &str, e: io::Error| {
             Failure::Transport(format!("{what} {}: {e}", self.authority))
         };
@@ -113,12 +120,11 @@ impl Client {
             .and_then(|()| stream.set_write_timeout(Some(IO_TIMEOUT)))
             .map_err(|e| transport("cannot set up the connection to", e))?;
         let mut head = format!(
-            "POST {}/sql?db={}&format={format} HTTP/1.1\r\nHost: {}\r\nUser-Agent: strata-sql\r\n\
+            "POST {}{path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: strata-cli\r\n\
              Content-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n",
             self.base_path,
-            percent_encode(&self.database),
             self.authority,
-            statement.len()
+            body.len()
         );
         if let Some(token) = &self.token {
             head.push_str(&format!("Authorization: Token {token}\r\n"));
@@ -127,7 +133,7 @@ impl Client {
         // One write: head and body in two would leave the body to Nagle's algorithm,
         // waiting for the server's delayed ACK of the head (40 ms on Linux).
         let mut request = head.into_bytes();
-        request.extend_from_slice(statement.as_bytes());
+        request.extend_from_slice(body);
         stream
             .write_all(&request)
             .map_err(|e| transport("cannot send to", e))?;
@@ -308,7 +314,7 @@ impl<R: BufRead> Read for Chunked<R> {
 }
 
 /// `text` for a URL query value: unreserved characters kept, the rest as `%XX`.
-fn percent_encode(text: &str) -> String {
+pub fn percent_encode(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for byte in text.bytes() {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {

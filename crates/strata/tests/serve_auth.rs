@@ -132,3 +132,105 @@ fn the_token_can_come_from_the_environment() {
     assert_eq!(response.status, 204);
     assert!(server.stop().success());
 }
+
+/// The read-only token queries (`/query` SELECT and SHOW, `/sql` SELECT, `/metrics`) and is
+/// refused with 403 for anything that writes: `/write`, InfluxQL `CREATE DATABASE`, SQL
+/// `INSERT` and `CREATE`. A read-only token without an auth token is a config error.
+#[test]
+fn the_read_only_token_reads_and_is_refused_writes() {
+    let dir = data_dir();
+    let server = Server::start(
+        dir.path(),
+        &["--auth-token", TOKEN, "--read-only-token", "dash"],
+    );
+    let full = format!("Token {TOKEN}");
+    let full = [("Authorization", full.as_str())];
+    let read_only = [("Authorization", "Token dash")];
+    let written = server.request("POST", "/write?db=ro", &full, b"m,h=a v=1 1\n");
+    assert_eq!(written.status, 204, "{}", written.text());
+
+    let refused_write = server.request("POST", "/write?db=ro", &read_only, b"m,h=a v=2 2\n");
+    assert_eq!(refused_write.status, 403, "{}", refused_write.text());
+    assert!(
+        refused_write
+            .text()
+            .contains("read-only token cannot write")
+    );
+    let form = [
+        ("Authorization", "Token dash"),
+        ("Content-Type", "application/x-www-form-urlencoded"),
+    ];
+    let select = server.request("POST", "/query?db=ro", &form, b"q=SELECT%20v%20FROM%20m");
+    assert_eq!(select.status, 200, "{}", select.text());
+    assert_eq!(select.json()["results"][0]["series"][0]["values"][0][1], 1);
+    let show = server.request("POST", "/query", &form, b"q=SHOW%20DATABASES");
+    assert_eq!(show.status, 200, "{}", show.text());
+    let create = server.request(
+        "POST",
+        "/query",
+        &form,
+        b"q=SHOW%20DATABASES%3B%20CREATE%20DATABASE%20x",
+    );
+    assert_eq!(create.status, 403, "{}", create.text());
+    assert!(
+        create.json()["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("error authorizing query: the read-only token cannot"),
+        "{}",
+        create.text()
+    );
+    // `/sql` streams its answer (chunked): read the status line only.
+    let mut stream = std::net::TcpStream::connect(server.http).unwrap();
+    let statement = "SELECT count(*) AS n FROM m";
+    let head = format!(
+        "POST /sql?db=ro HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Token dash\r\nContent-Length: {}\r\n\r\n{statement}",
+        statement.len()
+    );
+    std::io::Write::write_all(&mut stream, head.as_bytes()).unwrap();
+    let (status, _) = common::read_head(&mut std::io::BufReader::new(&mut stream));
+    assert_eq!(status, 200, "the read-only token runs SELECT over /sql");
+    for statement in [
+        "INSERT INTO m (time, h, v) VALUES (3, 'a', 3)",
+        "CREATE DATABASE y",
+    ] {
+        let refused = server.request("POST", "/sql?db=ro", &read_only, statement.as_bytes());
+        assert_eq!(refused.status, 403, "{statement}: {}", refused.text());
+    }
+    assert_eq!(
+        server.request("GET", "/metrics", &read_only, b"").status,
+        200
+    );
+    assert_eq!(
+        server
+            .request("GET", "/metrics", &[("Authorization", "Token nope")], b"")
+            .status,
+        401
+    );
+    assert!(server.stop().success());
+    assert_eq!(stored_rows(dir.path(), "ro", "m").len(), 1);
+    assert!(
+        !std::fs::read_to_string(dir.path().join("catalog.json"))
+            .unwrap()
+            .contains("\"x\"")
+    );
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--read-only-token",
+            "dash",
+        ])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("needs an auth token"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -32,6 +32,9 @@ fn help_documents_every_flag_with_its_default_and_env_var() {
         ("--wal-sync", "STRATA_WAL_SYNC", "1s"),
         ("--retention", "STRATA_RETENTION", "0"),
         ("--auth-token", "STRATA_AUTH_TOKEN", "none"),
+        ("--read-only-token", "STRATA_READ_ONLY_TOKEN", "none"),
+        ("--tls-cert", "STRATA_TLS_CERT", "none"),
+        ("--tls-key", "STRATA_TLS_KEY", "none"),
         ("--max-body-bytes", "STRATA_MAX_BODY_BYTES", "67108864"),
         ("--max-line-bytes", "STRATA_MAX_LINE_BYTES", "1048576"),
         (

@@ -116,3 +116,66 @@ fn tcp_is_off_by_default() {
     assert!(!server.stderr().contains("tcp://"), "{}", server.stderr());
     assert!(server.stop().success());
 }
+
+/// With an auth token, a TCP connection's first line must be `auth <token>`: without it,
+/// or with a wrong or read-only token, the server answers one `ERR` line, closes the
+/// connection and stores none of its lines.
+#[test]
+fn with_a_token_tcp_needs_an_auth_line_first() {
+    use std::io::Read;
+    let dir = data_dir();
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--tcp",
+            "127.0.0.1:0",
+            "--tcp-db",
+            "tcpdb",
+            "--auth-token",
+            "s3cret",
+            "--read-only-token",
+            "dash",
+        ],
+    );
+    let auth = "Token s3cret";
+    let auth = [("Authorization", auth)];
+    for first in ["tcp,h=x v=1 1\n", "auth nope\n", "auth dash\n"] {
+        let mut stream = TcpStream::connect(server.tcp.unwrap()).unwrap();
+        stream
+            .write_all(format!("{first}tcp,h=x v=2 2\n").as_bytes())
+            .unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        assert!(
+            answer.starts_with("ERR authorization failed"),
+            "{first:?}: {answer:?}"
+        );
+    }
+    let failures = |server: &Server| {
+        let metrics = server.request("GET", "/metrics", &auth, b"");
+        metric(&metrics.text(), "strata_tcp_auth_failures_total")
+    };
+    assert_eq!(failures(&server), 3.0);
+
+    // The auth line may arrive in pieces, with the first rows in the same packet.
+    let mut stream = TcpStream::connect(server.tcp.unwrap()).unwrap();
+    stream.write_all(b"auth s3").unwrap();
+    stream.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    stream
+        .write_all(b"cret\r\ntcp,h=y v=3 3\ntcp,h=y v=4 4\n")
+        .unwrap();
+    drop(stream);
+    eventually("the authenticated rows", || {
+        let metrics = server.request("GET", "/metrics", &auth, b"");
+        metric(
+            &metrics.text(),
+            "strata_protocol_rows_written_total{protocol=\"tcp\"}",
+        ) == 2.0
+    });
+    assert!(server.stop().success());
+    assert_eq!(stored_rows(dir.path(), "tcpdb", "tcp").len(), 2);
+}

@@ -146,9 +146,27 @@ impl Parser<'_> {
     }
 
     /// `[FROM …] [WHERE …]` with at least one of them, as InfluxDB requires (a bare
-    /// `DELETE` or `DROP SERIES` is rejected rather than taken to mean everything).
+    /// `DELETE` or `DROP SERIES` is rejected rather than taken to mean everything). The
+    /// measurements may not name a database or a retention policy: these statements apply
+    /// to the request's database, across its policies (InfluxDB's rule and message).
     fn delete_spec(&mut self) -> Result<DeleteSpec, ParseError> {
-        let sources = self.measurement_sources()?;
+        let mut sources = Vec::new();
+        if self.eat_kw("FROM")? {
+            loop {
+                let start = self.peek()?.start;
+                let source = self.measurement_ref()?;
+                if source.retention_policy.is_some() {
+                    return Err(self.error_at(start, "retention policy not supported"));
+                }
+                if source.database.is_some() {
+                    return Err(self.error_at(start, "database not supported"));
+                }
+                sources.push(source);
+                if !self.eat(&Tok::Comma)? {
+                    break;
+                }
+            }
+        }
         let condition = self.where_clause()?;
         if sources.is_empty() && condition.is_none() {
             let t = self.peek()?;

@@ -129,7 +129,7 @@ impl Parser<'_> {
     }
 
     /// `name`, `rp.name`, `db.rp.name`, `db..name`, where the last part may be `/re/`.
-    fn measurement_ref(&mut self) -> Result<MeasurementRef, ParseError> {
+    pub(super) fn measurement_ref(&mut self) -> Result<MeasurementRef, ParseError> {
         // The parts before the name; `None` is the empty policy of `db..name`.
         let mut qualifiers: Vec<Option<String>> = Vec::new();
         let name = loop {

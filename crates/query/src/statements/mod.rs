@@ -1,19 +1,20 @@
 //! The statements Strata runs itself instead of handing them to DataFusion: `SHOW TABLES`,
 //! `SHOW TAGS|FIELDS FROM t`, `SHOW TAG VALUES FROM t WITH KEY …`, `DESCRIBE t`,
-//! `CREATE TABLE`, `INSERT INTO … VALUES`, `DROP TABLE`, and `CREATE | ALTER | DROP
-//! DATABASE` and `SHOW DATABASES` (reference: `docs/sql.md`).
+//! `CREATE TABLE`, `INSERT INTO … VALUES`, `DROP TABLE`, `DELETE FROM t [WHERE …]`, and
+//! `CREATE | ALTER | DROP DATABASE` and `SHOW DATABASES` (reference: `docs/sql.md`).
 //!
 //! [`execute`] looks at a statement's first words; anything else returns `None` and goes to
 //! DataFusion unchanged. Results are record batches like a query's: one batch for `SHOW`
 //! and `DESCRIBE` (even with no rows, so the columns are known), one row `count` for
-//! `INSERT`, nothing for `CREATE` and `DROP`.
+//! `INSERT`, nothing for `CREATE`, `DROP` and `DELETE`.
 //!
 //! Files: `tokens.rs` (token cursor, names, errors), `show.rs` (SHOW, DESCRIBE),
-//! `create.rs`, `drop.rs`, `database.rs`, `insert.rs` (with `values.rs`: SQL literals to line protocol
-//! values).
+//! `create.rs`, `drop.rs`, `delete.rs`, `database.rs`, `insert.rs` (with `values.rs`: SQL
+//! literals to line protocol values).
 
 mod create;
 mod database;
+mod delete;
 mod drop;
 mod insert;
 mod show;
@@ -40,7 +41,7 @@ pub(crate) struct Output {
 }
 
 impl Output {
-    /// No columns, no rows: what `CREATE` and `DROP` return.
+    /// No columns, no rows: what `CREATE`, `DROP` and `DELETE` return.
     fn empty() -> Self {
         Self {
             schema: Arc::new(Schema::empty()),
@@ -85,7 +86,7 @@ pub(crate) async fn execute(
     // Queries skip the tokenizer: only these first words can start one of ours.
     let first = first_word(statement);
     if ![
-        "SHOW", "DESCRIBE", "DESC", "CREATE", "DROP", "ALTER", "INSERT",
+        "SHOW", "DESCRIBE", "DESC", "CREATE", "DROP", "ALTER", "INSERT", "DELETE",
     ]
     .iter()
     .any(|w| first.eq_ignore_ascii_case(w))
@@ -107,7 +108,7 @@ pub(crate) async fn execute(
             is_keyword(second, "TABLE") || is_keyword(second, "DATABASE")
         }
         Some(first) if is_keyword(Some(first), "ALTER") => is_keyword(second, "DATABASE"),
-        Some(first) => is_keyword(Some(first), "INSERT"),
+        Some(first) => is_keyword(Some(first), "INSERT") || is_keyword(Some(first), "DELETE"),
         None => false,
     };
     if !ours {
@@ -152,7 +153,23 @@ async fn run(
         let drop = drop::parse(database, cursor)?;
         return drop::execute(engine, drop).await;
     }
+    if cursor.eat_keyword("DELETE") {
+        let delete = delete::parse(engine, database, cursor)?;
+        return delete::execute(engine, delete).await;
+    }
     insert::execute(engine, database, statement).await
+}
+
+/// Whether `statement` only reads: it starts with `SELECT`, `WITH`, `SHOW`, `DESCRIBE`,
+/// `DESC`, `EXPLAIN` or `VALUES`. What a read-only credential may run; anything else
+/// (`INSERT`, `CREATE`, `ALTER`, `DROP`, `DELETE`, …) may change data.
+pub fn is_read_statement(statement: &str) -> bool {
+    let first = first_word(statement);
+    [
+        "SELECT", "WITH", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "VALUES",
+    ]
+    .iter()
+    .any(|w| first.eq_ignore_ascii_case(w))
 }
 
 /// The statement's first word, after whitespace and comments (`""` if there is none).
@@ -187,7 +204,30 @@ async fn blocking<T: Send + 'static>(
 
 #[cfg(test)]
 mod tests {
-    use super::first_word;
+    use super::{first_word, is_read_statement};
+
+    #[test]
+    fn reads_are_told_from_statements_that_change_data() {
+        for read in [
+            "select 1",
+            "/* c */ WITH a AS (SELECT 1) SELECT * FROM a",
+            "SHOW TABLES",
+            "explain select 1",
+            "DESC t",
+        ] {
+            assert!(is_read_statement(read), "{read}");
+        }
+        for write in [
+            "INSERT INTO t VALUES (1)",
+            "DROP TABLE t",
+            "delete from t",
+            "ALTER DATABASE d SET RETENTION 1d",
+            "create database x",
+            "",
+        ] {
+            assert!(!is_read_statement(write), "{write}");
+        }
+    }
 
     #[test]
     fn the_first_word_skips_whitespace_and_comments() {

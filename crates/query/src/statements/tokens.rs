@@ -1,6 +1,6 @@
 //! A cursor over a statement's tokens (sqlparser's tokenizer, so quoting, comments and
 //! positions follow the SQL that DataFusion parses) for the statements Strata parses
-//! itself: `SHOW …`, `DESCRIBE`, `CREATE TABLE`, `DROP TABLE`.
+//! itself: `SHOW …`, `DESCRIBE`, `CREATE TABLE`, `DROP TABLE`, `DELETE`, ….
 //!
 //! Identifiers follow DataFusion's rule: unquoted ones are lower-cased, `"quoted"` ones
 //! kept as written. Keywords match case-insensitively and only unquoted.

@@ -17,6 +17,7 @@ use strata_storage::{Engine, Retention};
 
 use super::result::{Series, Value};
 use super::select::Regex;
+use super::text::{drop_series, quote_ident};
 
 /// The one retention policy every database has: Strata keeps one per database.
 pub(crate) const DEFAULT_POLICY: &str = "autogen";
@@ -28,7 +29,8 @@ pub(crate) fn database_exists(engine: &Engine, database: &str) -> bool {
     engine.catalog().databases().iter().any(|d| d == database)
 }
 
-/// Runs a metadata or management statement; `None` if `statement` is a `SELECT`.
+/// Runs a metadata or management statement; `None` if `statement` is a `SELECT`, a
+/// `DELETE` or a `DROP SERIES` (which write to disk: see `delete.rs`).
 pub(crate) fn execute(
     engine: &Engine,
     default_db: Option<&str>,
@@ -36,7 +38,7 @@ pub(crate) fn execute(
     started_ns: i64,
 ) -> Option<Result<Vec<Series>, String>> {
     Some(match statement {
-        Statement::Select(_) => return None,
+        Statement::Select(_) | Statement::Delete(_) | Statement::DropSeries(_) => return None,
         Statement::ShowDatabases => {
             let mut series = Series::new("databases", &["name"]);
             series.values = engine
@@ -83,9 +85,6 @@ pub(crate) fn execute(
                 ))
             })
         }
-        Statement::Delete(_) | Statement::DropSeries(_) => Err(
-            "DELETE and DROP SERIES are not supported yet: Strata cannot remove single series or rows (DROP MEASUREMENT and DROP DATABASE can)".into(),
-        ),
     })
 }
 
@@ -114,22 +113,10 @@ pub(crate) fn write_statement_text(statement: &Statement) -> Option<String> {
         }
         Statement::DropDatabase { name } => format!("DROP DATABASE {}", quote_ident(name)),
         Statement::DropMeasurement { name } => format!("DROP MEASUREMENT {}", quote_ident(name)),
+        // influxd 1.6 gives no warning for `DELETE`.
+        Statement::DropSeries(spec) => drop_series(spec),
         _ => return None,
     })
-}
-
-/// An identifier as InfluxQL prints it: bare when it may be, else double-quoted.
-fn quote_ident(name: &str) -> String {
-    let bare = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if bare {
-        name.to_owned()
-    } else {
-        format!("\"{}\"", name.replace('\\', "\\\\").replace('"', "\\\""))
-    }
 }
 
 /// A duration as Go's `time.Duration` prints it: `24h0m0s`, `1m30s`, `0s`.
@@ -254,7 +241,7 @@ fn show_retention_policies(engine: &Engine, database: &str) -> Series {
 }
 
 /// The measurements `sources` name in `database` (all when empty), sorted.
-fn measurements(
+pub(super) fn measurements(
     engine: &Engine,
     database: &str,
     sources: &[MeasurementRef],

@@ -1,7 +1,8 @@
 //! `/query`: InfluxDB 1.x's query API. InfluxQL statements are parsed by
 //! `strata-influxql`, then metadata and management statements are answered from the
-//! catalog (`meta`) and `SELECT`s run as SQL through the shared
-//! [`strata_query::QueryEngine`] (`select`), the same entry point as `/sql`.
+//! catalog (`meta`), `DELETE` and `DROP SERIES` become engine deletes (`delete`), and
+//! `SELECT`s run as SQL through the shared [`strata_query::QueryEngine`] (`select`), the
+//! same entry point as `/sql`.
 //!
 //! `GET|POST /query?q=&db=&epoch=&chunked=&chunk_size=&pretty=&params= (q and the others
 //! also in a form body) → auth → parse (400 {"error": "error parsing query: …"}) → each
@@ -9,10 +10,12 @@
 //! InfluxDB's JSON, whole or one line per chunk, or CSV with Accept: application/csv`.
 //! Reference and differences from InfluxDB: `docs/influxql.md`.
 
+mod delete;
 mod encode;
 mod meta;
 mod result;
 mod select;
+mod text;
 mod validate;
 
 use std::collections::HashMap;
@@ -120,9 +123,10 @@ async fn run(
     params: HashMap<String, String>,
     read_only: bool,
 ) -> Response {
-    if let Err(e) = auth::check(state.config.auth_token.as_deref(), headers, &params) {
-        return error_response(e.status(), &e.to_string());
-    }
+    let access = match auth::check(&state.config, headers, &params) {
+        Ok(access) => access,
+        Err(e) => return error_response(e.status(), &e.to_string()),
+    };
     let Some(text) = params.get("q").filter(|q| !q.trim().is_empty()) else {
         return error_response(StatusCode::BAD_REQUEST, "missing required parameter \"q\"");
     };
@@ -145,6 +149,17 @@ async fn run(
             );
         }
     };
+    // As InfluxDB authorizes every statement before running any: the read-only token may
+    // only SELECT and SHOW.
+    if let Some(statement) = query.statements.iter().find(|s| !is_read(s))
+        && let Err(e) = access.require_write("run statements that change data")
+    {
+        let kind = meta::write_statement_text(statement).unwrap_or_else(|| "this statement".into());
+        return error_response(
+            e.status(),
+            &format!("error authorizing query: {e} ({kind})"),
+        );
+    }
     if let Err(e) = validate::regexes(&query) {
         return error_response(
             StatusCode::BAD_REQUEST,
@@ -194,6 +209,26 @@ async fn run(
     respond(headers, &params, epoch, &results)
 }
 
+/// Whether a statement only reads: a `SELECT` (`INTO` is refused by the parser) or a
+/// `SHOW`.
+fn is_read(statement: &Statement) -> bool {
+    matches!(
+        statement,
+        Statement::Select(_)
+            | Statement::ShowDatabases
+            | Statement::ShowMeasurements(_)
+            | Statement::ShowTagKeys(_)
+            | Statement::ShowTagValues(_)
+            | Statement::ShowFieldKeys(_)
+            | Statement::ShowSeries(_)
+            | Statement::ShowRetentionPolicies { .. }
+            | Statement::ShowCardinality(_)
+            | Statement::ShowDiagnostics
+            | Statement::ShowStats { .. }
+            | Statement::ShowUsers
+    )
+}
+
 async fn execute(
     context: &select::Context<'_>,
     state: &Shared,
@@ -207,6 +242,14 @@ async fn execute(
     }
     match statement {
         Statement::Select(select) => select::select(context, select).await,
+        Statement::Delete(spec) => {
+            let kind = delete::Kind::Delete;
+            delete::execute(engine, context.database, kind, spec, context.now_ns).await
+        }
+        Statement::DropSeries(spec) => {
+            let kind = delete::Kind::DropSeries;
+            delete::execute(engine, context.database, kind, spec, context.now_ns).await
+        }
         _ => Err("statement not supported".into()),
     }
 }

@@ -102,7 +102,9 @@ impl Server {
             if let Some(addr) = address_after(&line, "listening for line protocol on tcp://") {
                 tcp = Some(addr);
             }
-            if let Some(addr) = address_after(&line, "listening for HTTP on http://") {
+            if let Some(addr) = address_after(&line, "listening for HTTP on http://")
+                .or_else(|| address_after(&line, "listening for HTTP on https://"))
+            {
                 break addr;
             }
         };

@@ -32,6 +32,7 @@ use strata_storage::catalog::TableSchema;
 
 use super::result::{Series, Value};
 use condition::TimeRange;
+pub(crate) use condition::split_time;
 pub(super) use fields::{Projection, Projections};
 pub(crate) use regex::Regex;
 use sql::{quote_ident, time_literal};
@@ -73,7 +74,7 @@ pub(crate) async fn select(
         .cloned()
         .partition(|s| matches!(s, Source::Measurement(_)));
     let sources = resolve_sources(ctx, &stored)?;
-    let (range, condition) = condition::split_time(statement.condition.as_ref(), ctx.now_ns)?;
+    let (range, condition) = split_time(statement.condition.as_ref(), ctx.now_ns)?;
     // `SELECT *` over several measurements gives every series the columns of all of them.
     let columns_of = union_schema(sources.iter().map(|(_, s)| s.as_ref()));
     let mut all = Vec::new();
