@@ -41,7 +41,7 @@ mod delete;
 mod retention;
 
 pub use backup::{BACKUP_FILE, BackupReport, restore};
-pub use delete::DeleteRequest;
+pub use delete::{DeleteRequest, PURGE_DELAY_NS};
 /// How often a maintenance thread wakes when nothing asks it to: bounds the delay of WAL
 /// interval syncs (the default interval is 1 s) and of age-based flushes.
 const MAINTENANCE_TICK: Duration = Duration::from_millis(100);
@@ -541,10 +541,13 @@ impl Engine {
         Ok(())
     }
 
-    /// Merges each partition down to one part.
+    /// Merges each partition down to one part, after purging the rows of dropped tables
+    /// and of every delete (without waiting for [`delete::PURGE_DELAY_NS`]).
     pub fn compact(&self) -> Result<usize, StorageError> {
+        let now = self.now_ns();
         let mut merges = 0;
-        for shard in &self.inner.shards {
+        for (index, shard) in self.inner.shards.iter().enumerate() {
+            delete::purge_shard(&self.inner, index, now, true)?;
             merges += shard.compact()?;
         }
         Ok(merges)
@@ -777,7 +780,7 @@ fn maintain_shard(inner: &Inner, shard_index: usize) -> Result<(), StorageError>
     shard.freeze_if_old(now, max_age);
     while shard.flush_one()? {}
     shard.purge_dropped()?;
-    delete::purge_shard(inner, shard_index)?;
+    delete::purge_shard(inner, shard_index, now, false)?;
     retention::expire_shard(inner, shard_index, now)?;
     while shard.merge_one()? {
         // Flushes come first: a long run of merges must not starve writers under

@@ -46,8 +46,8 @@ mod wal_record;
 
 pub use catalog::Retention;
 pub use engine::{
-    BACKUP_FILE, BackupReport, DeleteRequest, Engine, EngineStats, OpenReport, ReadRequest,
-    WriteReport, restore,
+    BACKUP_FILE, BackupReport, DeleteRequest, Engine, EngineStats, OpenReport, PURGE_DELAY_NS,
+    ReadRequest, WriteReport, restore,
 };
 pub use error::StorageError;
 pub use options::{Clock, EngineOptions, ManualClock, SystemClock, WalSync};

@@ -17,10 +17,14 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{Model, Rng, engine_contents, first_difference, for_each_seed};
+use std::sync::Arc;
 use strata_lineproto::Precision;
 use strata_storage::model::Value;
 use strata_storage::series::TagPredicate;
-use strata_storage::{DeleteRequest, Engine, EngineOptions, ReadRequest, WalSync};
+
+use strata_storage::{
+    DeleteRequest, Engine, EngineOptions, ManualClock, PURGE_DELAY_NS, ReadRequest, WalSync,
+};
 
 const MINUTE_NS: i64 = 60_000_000_000;
 const HOUR_NS: i64 = 60 * MINUTE_NS;
@@ -28,7 +32,7 @@ const START_NS: i64 = 1_700_000_000_000_000_000 / HOUR_NS * HOUR_NS;
 const DB: &str = "db";
 const TABLES: [&str; 2] = ["cpu", "mem"];
 
-fn options(dir: &Path) -> EngineOptions {
+fn options(dir: &Path, clock: &Arc<ManualClock>) -> EngineOptions {
     EngineOptions {
         data_dirs: vec![dir.join("a"), dir.join("b")],
         shards: 3,
@@ -37,8 +41,15 @@ fn options(dir: &Path) -> EngineOptions {
         partition_duration: Duration::from_secs(3600),
         merge_min_parts: 3,
         background: false,
+        clock: Arc::clone(clock) as _,
         ..EngineOptions::default()
     }
+}
+
+/// Maintenance once the purge delay has passed: every tombstone is purged and retired.
+fn maintain_after_delay(engine: &Engine, clock: &ManualClock) {
+    clock.advance(Duration::from_nanos(PURGE_DELAY_NS as u64));
+    engine.maintain().unwrap();
 }
 
 /// Whether a series with sorted `tags` matches `predicate` (the index's meaning: `NotEq`
@@ -206,11 +217,12 @@ impl Run {
 
 fn run(seed: u64) {
     let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(START_NS + 4 * HOUR_NS));
     let mut run = Run {
         rng: Rng::new(seed),
         model: Model::new(),
     };
-    let (mut engine, _) = Engine::open(options(dir.path())).unwrap();
+    let (mut engine, _) = Engine::open(options(dir.path(), &clock)).unwrap();
     for step in 0..70 {
         let name = match run.rng.below(100) {
             0..=39 => {
@@ -225,18 +237,24 @@ fn run(seed: u64) {
                 engine.flush().unwrap();
                 "flush"
             }
-            70..=79 => {
+            70..=74 => {
+                // Within the purge delay: tombstones wait, rows stay hidden.
                 engine.maintain().unwrap();
-                assert_eq!(engine.pending_tombstones(), 0, "maintenance retires them");
                 "maintain"
+            }
+            75..=79 => {
+                maintain_after_delay(&engine, &clock);
+                assert_eq!(engine.pending_tombstones(), 0, "maintenance retires them");
+                "maintain after the purge delay"
             }
             80..=86 => {
                 engine.compact().unwrap();
+                assert_eq!(engine.pending_tombstones(), 0, "compaction purges at once");
                 "compact"
             }
             _ => {
                 engine.close().unwrap();
-                engine = Engine::open(options(dir.path())).unwrap().0;
+                engine = Engine::open(options(dir.path(), &clock)).unwrap().0;
                 "restart"
             }
         };
@@ -244,10 +262,10 @@ fn run(seed: u64) {
         run.check(&engine, &format!("seed {seed}, step {step} ({name})"));
     }
     // With every tombstone retired, nothing hides rows: the files hold exactly the model.
-    engine.maintain().unwrap();
+    maintain_after_delay(&engine, &clock);
     assert_eq!(engine.pending_tombstones(), 0);
     engine.close().unwrap();
-    let (engine, _) = Engine::open(options(dir.path())).unwrap();
+    let (engine, _) = Engine::open(options(dir.path(), &clock)).unwrap();
     run.check(&engine, &format!("seed {seed}, reopened after retiring"));
 }
 
@@ -261,7 +279,8 @@ fn deletes_match_a_model_through_every_read_path() {
 #[test]
 fn a_delete_removes_only_rows_written_before_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (engine, _) = Engine::open(options(dir.path())).unwrap();
+    let clock = Arc::new(ManualClock::new(START_NS + 4 * HOUR_NS));
+    let (engine, _) = Engine::open(options(dir.path(), &clock)).unwrap();
     let write = |lines: &str| {
         engine
             .write_lines(DB, lines.as_bytes(), Precision::Nanoseconds)
@@ -299,9 +318,14 @@ fn a_delete_removes_only_rows_written_before_it() {
     assert_eq!(engine.pending_tombstones(), 1);
     // Merging the deleted rows' part with the later one keeps the later row only.
     engine.flush().unwrap();
-    engine.compact().unwrap();
-    assert_eq!(times(&engine), expected);
     engine.maintain().unwrap();
+    assert_eq!(
+        engine.pending_tombstones(),
+        1,
+        "the purge waits for the delay"
+    );
+    assert_eq!(times(&engine), expected);
+    maintain_after_delay(&engine, &clock);
     assert_eq!(engine.pending_tombstones(), 0);
     assert_eq!(times(&engine), expected);
 }

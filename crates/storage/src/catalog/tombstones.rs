@@ -38,6 +38,10 @@ pub struct Tombstone {
     /// Per shard: the part order the shard's next flush would have taken when the delete
     /// was made. Parts of a lower order may hold deleted rows.
     pub before_order: Vec<u64>,
+    /// When the delete was made (engine clock); purges wait a little to take several
+    /// deletes in one rewrite. 0 (absent) purges at once.
+    #[serde(default)]
+    pub created_ns: i64,
 }
 
 impl Tombstone {
@@ -108,6 +112,7 @@ impl Catalog {
     /// Records a delete of `table`'s rows in `start..end` of the series `predicate` matches,
     /// with each shard's next part order (`before_order`); durable (written and fsynced)
     /// before it takes effect and this returns.
+    #[allow(clippy::too_many_arguments)] // one delete's fields, passed flat
     pub fn add_tombstone(
         &self,
         table: TableId,
@@ -115,6 +120,7 @@ impl Catalog {
         end: Timestamp,
         predicate: Option<TagPredicate>,
         before_order: Vec<u64>,
+        created_ns: i64,
     ) -> Result<Tombstone, StorageError> {
         let mut persisted = self.persisted_version.lock();
         let mut state = self.state.write();
@@ -125,6 +131,7 @@ impl Catalog {
             end,
             predicate,
             before_order,
+            created_ns,
         };
         let previous_next = state.next_tombstone_id;
         state.next_tombstone_id = tombstone.id + 1;

@@ -28,7 +28,9 @@ impl Engine {
     /// nothing.
     ///
     /// Every memtable is flushed first, so that every row the delete may remove is in a
-    /// part: a delete costs a flush of each shard.
+    /// part: a delete costs a flush of each shard. The rewrite of the parts holding deleted
+    /// rows waits up to [`PURGE_DELAY_NS`] (engine clock) so that deletes made close
+    /// together share one rewrite; merges meanwhile leave the rows out of what they write.
     pub fn delete(&self, request: &DeleteRequest) -> Result<(), StorageError> {
         if request.start >= request.end || self.inner.catalog.table(request.table).is_none() {
             return Ok(());
@@ -53,6 +55,7 @@ impl Engine {
                 request.end,
                 request.predicate.clone(),
                 before_order,
+                self.now_ns(),
             )?;
         }
         for shard in &self.inner.shards {
@@ -68,12 +71,33 @@ impl Engine {
     }
 }
 
-/// A shard's part of delete upkeep: rewrites its parts holding deleted rows, then retires
-/// the tombstones no shard's parts are subject to any more.
-pub(super) fn purge_shard(inner: &Inner, shard_index: usize) -> Result<(), StorageError> {
-    inner.shards[shard_index].purge_deleted()?;
+/// How long (engine clock) a tombstone waits before the shards rewrite the parts holding
+/// its rows, unless [`PURGE_PENDING_MAX`] are waiting: a delete touches the parts of every
+/// partition its range meets (all of a table's series share parts), so purging after each
+/// of many deletes made close together would rewrite the same parts again and again.
+pub const PURGE_DELAY_NS: i64 = 60_000_000_000;
+/// Tombstones waiting at which the shards purge at once.
+const PURGE_PENDING_MAX: usize = 64;
+
+/// A shard's part of delete upkeep, when due: rewrites its parts holding deleted rows,
+/// then retires the tombstones no shard's parts are subject to any more. `now` is the
+/// engine clock; `force` purges whatever the tombstones' age (compaction).
+pub(super) fn purge_shard(
+    inner: &Inner,
+    shard_index: usize,
+    now: i64,
+    force: bool,
+) -> Result<(), StorageError> {
     let tombstones = inner.catalog.tombstones().snapshot();
     if tombstones.is_empty() {
+        return Ok(());
+    }
+    let oldest = tombstones.iter().map(|t| t.created_ns).min().unwrap_or(0);
+    let due = force
+        || tombstones.len() >= PURGE_PENDING_MAX
+        || now.saturating_sub(oldest) >= PURGE_DELAY_NS;
+    if !due || inner.shards[shard_index].purge_deleted()?.is_none() {
+        // Nothing new was purged here: retiring is checked by the shard that purges.
         return Ok(());
     }
     let done: Vec<u64> = tombstones

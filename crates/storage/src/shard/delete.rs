@@ -111,11 +111,12 @@ impl Shard {
     }
 
     /// Rewrites every live part holding rows some tombstone deletes, unless that was done
-    /// for every tombstone so far; returns how many parts were rewritten or removed.
-    pub fn purge_deleted(&self) -> Result<usize, StorageError> {
+    /// for every tombstone so far (then `None`); returns how many parts were rewritten or
+    /// removed.
+    pub fn purge_deleted(&self) -> Result<Option<usize>, StorageError> {
         let generation = self.config.tombstones.generation();
         if self.deleted_generation.load(Ordering::Acquire) == generation {
-            return Ok(0);
+            return Ok(None);
         }
         let mut manifest = self.manifest.lock();
         let generation = self.config.tombstones.generation();
@@ -138,7 +139,7 @@ impl Shard {
             }
         }
         self.deleted_generation.store(generation, Ordering::Release);
-        Ok(rewritten)
+        Ok(Some(rewritten))
     }
 
     /// Whether some live part of this shard may still hold rows `tombstone` deletes: a
