@@ -493,3 +493,46 @@ fn sigkill_keeps_every_acknowledged_delete_and_write() {
         engine.close().unwrap();
     }
 }
+
+/// Parts flushed by deletes still merge while tombstones wait for their purge, even when
+/// their sizes are too uneven for a similar-size run (each delete flushes whatever the
+/// memtable holds): a crowded partition merges its cheapest window.
+#[test]
+fn parts_flushed_by_deletes_still_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(START_NS + 4 * HOUR_NS));
+    let (engine, _) = Engine::open(EngineOptions {
+        shards: 1,
+        ..options(dir.path(), &clock)
+    })
+    .unwrap();
+    for round in 0..8i64 {
+        // 120 rows, then 1 row, then 120, …: sizes 120x apart.
+        let rows = if round % 2 == 0 { 120 } else { 1 };
+        let body: String = (0..rows)
+            .map(|i| {
+                let time = START_NS + (round * 120 + i) * MINUTE_NS / 60;
+                format!("cpu,host=h{} v={round}i {time}\n", i % 6)
+            })
+            .collect();
+        engine
+            .write_lines(DB, body.as_bytes(), Precision::Nanoseconds)
+            .unwrap();
+        let table = engine.table(DB, "cpu").unwrap().id;
+        engine
+            .delete(&DeleteRequest {
+                table,
+                start: START_NS - HOUR_NS,
+                end: START_NS - HOUR_NS + 1,
+                predicate: None,
+            })
+            .unwrap();
+    }
+    let before = engine.stats();
+    assert_eq!(before.parts, 8, "one part per delete's flush: {before:?}");
+    engine.maintain().unwrap();
+    let after = engine.stats();
+    assert!(after.merges > before.merges, "{before:?} {after:?}");
+    assert!(after.parts < 6, "{after:?}");
+    assert!(engine.pending_tombstones() > 0, "the purge waits");
+}

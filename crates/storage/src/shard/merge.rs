@@ -26,6 +26,9 @@ use crate::part::{PartReader, PartWriter};
 
 /// Most parts merged at once: bounds a merge's open files and memory per series.
 const MERGE_PARTS_MAX: usize = 16;
+/// A partition with this many times `merge_min_parts` parts merges its cheapest adjacent
+/// window whatever the sizes (see [`pick_run`]).
+const CROWDED_FACTOR: usize = 2;
 /// Parts within this factor of each other's row count count as "similar size".
 const SIZE_RATIO_MAX: u64 = 4;
 
@@ -270,7 +273,11 @@ fn remove_part_file(
 
 /// The first run (by partition, then order) of at least `min_parts` adjacent parts whose
 /// row counts are within `size_ratio_max` of each other (any sizes when `None`), at most
-/// [`MERGE_PARTS_MAX`] long.
+/// [`MERGE_PARTS_MAX`] long. When no partition has such a run but one holds at least
+/// [`CROWDED_FACTOR`] times `min_parts` parts, its `min_parts` adjacent parts with the
+/// fewest rows: flushes of uneven size (a delete flushes whatever the memtable holds) leave
+/// small parts between big ones that no similar-size run would ever take, and the parts
+/// of a partition must stay few for reads.
 fn pick_run(
     parts: &[LivePart],
     min_parts: usize,
@@ -309,6 +316,29 @@ fn pick_run(
                 );
             }
         }
+    }
+    crowded_window(parts, min_parts)
+}
+
+/// The `min_parts` adjacent parts (in precedence order) with the fewest rows in total, in
+/// the first partition holding at least [`CROWDED_FACTOR`] times `min_parts` parts.
+fn crowded_window(parts: &[LivePart], min_parts: usize) -> Option<Vec<LivePart>> {
+    let mut partitions: Vec<i64> = parts.iter().map(|p| p.entry.partition).collect();
+    partitions.sort_unstable();
+    partitions.dedup();
+    for partition in partitions {
+        let mut in_partition: Vec<&LivePart> = parts
+            .iter()
+            .filter(|p| p.entry.partition == partition)
+            .collect();
+        if in_partition.len() < min_parts.saturating_mul(CROWDED_FACTOR) {
+            continue;
+        }
+        in_partition.sort_by_key(|p| p.entry.order);
+        let cheapest = in_partition
+            .windows(min_parts)
+            .min_by_key(|w| w.iter().map(|p| p.entry.rows).sum::<u64>())?;
+        return Some(cheapest.iter().map(|p| (*p).clone()).collect());
     }
     None
 }
