@@ -38,13 +38,7 @@ const TYPES: &str = "DOUBLE, FLOAT, REAL, BIGINT, INT, INTEGER, SMALLINT, TINYIN
 /// Parses the rest of `CREATE TABLE …` after `CREATE`.
 pub(super) fn parse(database: &str, cursor: &mut Cursor) -> Result<CreateTable, QueryError> {
     cursor.expect_keyword("TABLE")?;
-    let if_not_exists = if cursor.eat_keyword("IF") {
-        cursor.expect_keyword("NOT")?;
-        cursor.expect_keyword("EXISTS")?;
-        true
-    } else {
-        false
-    };
+    let if_not_exists = cursor.eat_if_not_exists()?;
     let table = cursor.table_name(database)?;
     if table.table.starts_with(['#', '\t']) || table.table.contains('\n') || table.table.is_empty()
     {

@@ -36,13 +36,7 @@ pub(super) enum DatabaseStatement {
 /// The rest of `CREATE DATABASE …` after `CREATE`.
 pub(super) fn parse_create(cursor: &mut Cursor) -> Result<DatabaseStatement, QueryError> {
     cursor.expect_keyword("DATABASE")?;
-    let if_not_exists = if cursor.eat_keyword("IF") {
-        cursor.expect_keyword("NOT")?;
-        cursor.expect_keyword("EXISTS")?;
-        true
-    } else {
-        false
-    };
+    let if_not_exists = cursor.eat_if_not_exists()?;
     let (name, at) = cursor.identifier("a database name")?;
     let retention = if cursor.eat_keyword("WITH") {
         cursor.expect_keyword("RETENTION")?;
@@ -77,12 +71,7 @@ pub(super) fn parse_alter(cursor: &mut Cursor) -> Result<DatabaseStatement, Quer
 /// The rest of `DROP DATABASE …` after `DROP`.
 pub(super) fn parse_drop(cursor: &mut Cursor) -> Result<DatabaseStatement, QueryError> {
     cursor.expect_keyword("DATABASE")?;
-    let if_exists = if cursor.eat_keyword("IF") {
-        cursor.expect_keyword("EXISTS")?;
-        true
-    } else {
-        false
-    };
+    let if_exists = cursor.eat_if_exists()?;
     let (name, at) = cursor.identifier("a database name")?;
     cursor.expect_end()?;
     Ok(DatabaseStatement::Drop {

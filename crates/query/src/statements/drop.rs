@@ -20,12 +20,7 @@ pub(super) struct DropTable {
 /// Parses the rest of `DROP TABLE …` after `DROP`.
 pub(super) fn parse(database: &str, cursor: &mut Cursor) -> Result<DropTable, QueryError> {
     cursor.expect_keyword("TABLE")?;
-    let if_exists = if cursor.eat_keyword("IF") {
-        cursor.expect_keyword("EXISTS")?;
-        true
-    } else {
-        false
-    };
+    let if_exists = cursor.eat_if_exists()?;
     let table = cursor.table_name(database)?;
     cursor.expect_end()?;
     Ok(DropTable { table, if_exists })

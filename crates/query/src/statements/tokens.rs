@@ -136,6 +136,25 @@ impl Cursor {
         }
     }
 
+    /// `IF NOT EXISTS`, consumed if next; whether it was.
+    pub fn eat_if_not_exists(&mut self) -> Result<bool, QueryError> {
+        if !self.eat_keyword("IF") {
+            return Ok(false);
+        }
+        self.expect_keyword("NOT")?;
+        self.expect_keyword("EXISTS")?;
+        Ok(true)
+    }
+
+    /// `IF EXISTS`, consumed if next; whether it was.
+    pub fn eat_if_exists(&mut self) -> Result<bool, QueryError> {
+        if !self.eat_keyword("IF") {
+            return Ok(false);
+        }
+        self.expect_keyword("EXISTS")?;
+        Ok(true)
+    }
+
     /// Consumes `token` if it is next.
     pub fn eat(&mut self, token: &Token) -> bool {
         let found = self.peek() == Some(token);
