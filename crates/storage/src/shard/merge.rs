@@ -283,18 +283,10 @@ fn pick_run(
     min_parts: usize,
     size_ratio_max: Option<u64>,
 ) -> Option<Vec<LivePart>> {
-    let mut partitions: Vec<i64> = parts.iter().map(|p| p.entry.partition).collect();
-    partitions.sort_unstable();
-    partitions.dedup();
-    for partition in partitions {
-        let mut in_partition: Vec<&LivePart> = parts
-            .iter()
-            .filter(|p| p.entry.partition == partition)
-            .collect();
+    for in_partition in by_partition(parts) {
         if in_partition.len() < min_parts {
             continue;
         }
-        in_partition.sort_by_key(|p| p.entry.order);
         for start in 0..in_partition.len() {
             let mut end = start;
             let (mut low, mut high) = (u64::MAX, 0u64);
@@ -323,22 +315,24 @@ fn pick_run(
 /// The `min_parts` adjacent parts (in precedence order) with the fewest rows in total, in
 /// the first partition holding at least [`CROWDED_FACTOR`] times `min_parts` parts.
 fn crowded_window(parts: &[LivePart], min_parts: usize) -> Option<Vec<LivePart>> {
-    let mut partitions: Vec<i64> = parts.iter().map(|p| p.entry.partition).collect();
-    partitions.sort_unstable();
-    partitions.dedup();
-    for partition in partitions {
-        let mut in_partition: Vec<&LivePart> = parts
-            .iter()
-            .filter(|p| p.entry.partition == partition)
-            .collect();
+    for in_partition in by_partition(parts) {
         if in_partition.len() < min_parts.saturating_mul(CROWDED_FACTOR) {
             continue;
         }
-        in_partition.sort_by_key(|p| p.entry.order);
         let cheapest = in_partition
             .windows(min_parts)
             .min_by_key(|w| w.iter().map(|p| p.entry.rows).sum::<u64>())?;
         return Some(cheapest.iter().map(|p| (*p).clone()).collect());
     }
     None
+}
+
+/// The parts of each partition in precedence order, partitions in time order.
+fn by_partition(parts: &[LivePart]) -> Vec<Vec<&LivePart>> {
+    let mut sorted: Vec<&LivePart> = parts.iter().collect();
+    sorted.sort_by_key(|p| (p.entry.partition, p.entry.order));
+    sorted
+        .chunk_by(|a, b| a.entry.partition == b.entry.partition)
+        .map(<[&LivePart]>::to_vec)
+        .collect()
 }
