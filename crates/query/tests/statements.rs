@@ -282,10 +282,7 @@ async fn database_statements_set_retention_that_every_query_path_honours() {
         strings(&shown, "database_name"),
         vec![Some("metrics".to_string())]
     );
-    assert_eq!(
-        strings(&shown, "retention"),
-        vec![Some("30days".to_string())]
-    );
+    assert_eq!(strings(&shown, "retention"), vec![Some("30d".to_string())]);
     assert_eq!(
         strings(&shown, "retention_source"),
         vec![Some("database".to_string())]

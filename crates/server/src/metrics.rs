@@ -327,6 +327,35 @@ impl Metrics {
             "Deletes whose rows some part may still hold (purged by maintenance).",
             engine.tombstones_pending,
         );
+        gauge(
+            &mut out,
+            "strata_downsamples",
+            "Downsamples (continuous aggregates) defined.",
+            engine.downsamples,
+        );
+        counter(
+            &mut out,
+            "strata_downsample_rows_written_total",
+            "Rows written into downsample tables since start.",
+            engine.downsample_rows_written,
+        );
+        counter(
+            &mut out,
+            "strata_downsample_rounds_total",
+            "Rounds of downsample upkeep since start.",
+            engine.downsample_rounds,
+        );
+        help(
+            &mut out,
+            "strata_downsample_lag_seconds",
+            "How far the most lagging downsample is behind the flushed rows of its source.",
+            "gauge",
+        );
+        let _ = writeln!(
+            out,
+            "strata_downsample_lag_seconds {:.3}",
+            engine.downsample_lag_ns as f64 / 1e9
+        );
         out
     }
 }

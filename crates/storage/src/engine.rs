@@ -38,10 +38,13 @@ const ENGINE_VERSION: u32 = 1;
 
 mod backup;
 mod delete;
+mod downsample;
+mod downsample_fold;
 mod retention;
 
 pub use backup::{BACKUP_FILE, BackupReport, restore};
 pub use delete::{DeleteRequest, PURGE_DELAY_NS};
+pub use downsample::{DownsampleInfo, DownsampleSpec};
 /// How often a maintenance thread wakes when nothing asks it to: bounds the delay of WAL
 /// interval syncs (the default interval is 1 s) and of age-based flushes.
 const MAINTENANCE_TICK: Duration = Duration::from_millis(100);
@@ -118,6 +121,7 @@ impl ReadRequest {
             start: self.start.max(visible_from),
             end: self.end,
             fields: self.fields.as_deref(),
+            parts_only: false,
         }
     }
 }
@@ -131,6 +135,8 @@ struct Inner {
     next_start: AtomicUsize,
     /// Retention's counters and the state of its upkeep (`engine/retention.rs`).
     retention: RetentionState,
+    /// The downsample thread's state (`engine/downsample.rs`).
+    downsample: downsample::DownsampleState,
 }
 
 /// The storage engine.
@@ -147,6 +153,93 @@ impl std::fmt::Debug for Engine {
             .field("data_dirs", &self.inner.options.data_dirs)
             .field("shards", &self.inner.shards.len())
             .finish()
+    }
+}
+
+impl Inner {
+    /// [`Engine::write_lines`], for the engine's own threads too (downsamples).
+    fn write_lines(
+        &self,
+        database: &str,
+        body: &[u8],
+        precision: Precision,
+    ) -> Result<WriteReport, StorageError> {
+        if database.is_empty() {
+            return Err(StorageError::Invalid("a database name is needed".into()));
+        }
+        let options = ParseOptions {
+            precision,
+            ..ParseOptions::default()
+        };
+        let times = self.write_times(database);
+        let now = times.now;
+        let mut cache = SchemaCache::new(database);
+        let mut batches: Vec<ShardBatch<'_>> = (0..self.shards.len())
+            .map(|_| ShardBatch::default())
+            .collect();
+        let mut errors = Vec::new();
+        let grouped = group_lines(
+            body,
+            &options,
+            &self.catalog,
+            &mut cache,
+            times,
+            &mut batches,
+            &mut errors,
+        );
+        // New tables, tags or fields must be durable before rows that use them are.
+        self.catalog.persist()?;
+        let mut shard_errors = Vec::new();
+        self.apply_batches(&batches, now, &mut shard_errors)?;
+        let rejected_by_shards = shard_errors.len() as u64;
+        errors.extend(shard_errors);
+        errors.sort_by_key(|e| e.line);
+        if grouped.expired > 0 {
+            self.retention
+                .rows_rejected
+                .fetch_add(grouped.expired, Ordering::Relaxed);
+        }
+        Ok(WriteReport {
+            rows: grouped.rows - rejected_by_shards,
+            points: grouped.points,
+            expired: grouped.expired,
+            errors,
+        })
+    }
+
+    /// Hands each shard its batch. Shards whose lock another writer holds are skipped and
+    /// retried after the others, so concurrent writers spread over the shards instead of
+    /// queueing behind one; each request starts at a different shard for the same reason.
+    fn apply_batches(
+        &self,
+        batches: &[ShardBatch<'_>],
+        now: Timestamp,
+        errors: &mut Vec<LineError>,
+    ) -> Result<(), StorageError> {
+        let count = batches.len();
+        let start = self.next_start.fetch_add(1, Ordering::Relaxed) % count.max(1);
+        let mut pending: Vec<usize> = (0..count)
+            .map(|i| (start + i) % count)
+            .filter(|i| !batches[*i].is_empty())
+            .collect();
+        while let Some(&first) = pending.first() {
+            let mut index = 0;
+            let mut progressed = false;
+            while index < pending.len() {
+                let shard = pending[index];
+                if self.shards[shard].write(&batches[shard], now, errors, false)? {
+                    pending.remove(index);
+                    progressed = true;
+                } else {
+                    index += 1;
+                }
+            }
+            if !progressed {
+                self.shards[first].write(&batches[first], now, errors, true)?;
+                pending.retain(|shard| *shard != first);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -236,6 +329,7 @@ impl Engine {
             stop: AtomicBool::new(false),
             next_start: AtomicUsize::new(0),
             retention: RetentionState::new(shard_count),
+            downsample: downsample::DownsampleState::new(),
         });
         let mut threads = Vec::new();
         if inner.options.background {
@@ -249,6 +343,14 @@ impl Engine {
                     })?;
                 threads.push(handle);
             }
+            let downsampler = Arc::clone(&inner);
+            let handle = std::thread::Builder::new()
+                .name("strata-downsample".into())
+                .spawn(move || downsample::downsample_loop(&downsampler))
+                .map_err(|e| {
+                    StorageError::Unavailable(format!("cannot start downsample thread: {e}"))
+                })?;
+            threads.push(handle);
         }
         Ok((
             Engine {
@@ -278,83 +380,7 @@ impl Engine {
         body: &[u8],
         precision: Precision,
     ) -> Result<WriteReport, StorageError> {
-        if database.is_empty() {
-            return Err(StorageError::Invalid("a database name is needed".into()));
-        }
-        let options = ParseOptions {
-            precision,
-            ..ParseOptions::default()
-        };
-        let times = self.write_times(database);
-        let now = times.now;
-        let mut cache = SchemaCache::new(database);
-        let mut batches: Vec<ShardBatch<'_>> = (0..self.inner.shards.len())
-            .map(|_| ShardBatch::default())
-            .collect();
-        let mut errors = Vec::new();
-        let grouped = group_lines(
-            body,
-            &options,
-            &self.inner.catalog,
-            &mut cache,
-            times,
-            &mut batches,
-            &mut errors,
-        );
-        // New tables, tags or fields must be durable before rows that use them are.
-        self.inner.catalog.persist()?;
-        let mut shard_errors = Vec::new();
-        self.apply_batches(&batches, now, &mut shard_errors)?;
-        let rejected_by_shards = shard_errors.len() as u64;
-        errors.extend(shard_errors);
-        errors.sort_by_key(|e| e.line);
-        if grouped.expired > 0 {
-            self.inner
-                .retention
-                .rows_rejected
-                .fetch_add(grouped.expired, Ordering::Relaxed);
-        }
-        Ok(WriteReport {
-            rows: grouped.rows - rejected_by_shards,
-            points: grouped.points,
-            expired: grouped.expired,
-            errors,
-        })
-    }
-
-    /// Hands each shard its batch. Shards whose lock another writer holds are skipped and
-    /// retried after the others, so concurrent writers spread over the shards instead of
-    /// queueing behind one; each request starts at a different shard for the same reason.
-    fn apply_batches(
-        &self,
-        batches: &[ShardBatch<'_>],
-        now: Timestamp,
-        errors: &mut Vec<LineError>,
-    ) -> Result<(), StorageError> {
-        let count = batches.len();
-        let start = self.inner.next_start.fetch_add(1, Ordering::Relaxed) % count.max(1);
-        let mut pending: Vec<usize> = (0..count)
-            .map(|i| (start + i) % count)
-            .filter(|i| !batches[*i].is_empty())
-            .collect();
-        while let Some(&first) = pending.first() {
-            let mut index = 0;
-            let mut progressed = false;
-            while index < pending.len() {
-                let shard = pending[index];
-                if self.inner.shards[shard].write(&batches[shard], now, errors, false)? {
-                    pending.remove(index);
-                    progressed = true;
-                } else {
-                    index += 1;
-                }
-            }
-            if !progressed {
-                self.inner.shards[first].write(&batches[first], now, errors, true)?;
-                pending.retain(|shard| *shard != first);
-            }
-        }
-        Ok(())
+        self.inner.write_lines(database, body, precision)
     }
 
     /// Rows of a table (see [`ReadRequest`]), one entry per series with rows, over all shards.
@@ -553,13 +579,14 @@ impl Engine {
         Ok(merges)
     }
 
-    /// One round of upkeep on every shard (what the maintenance threads do); for tests and
-    /// for callers that run with `background: false`.
+    /// One round of upkeep on every shard, then of every downsample (what the maintenance
+    /// and downsample threads do); for tests and for callers that run with
+    /// `background: false`.
     pub fn maintain(&self) -> Result<(), StorageError> {
         for shard in 0..self.inner.shards.len() {
             maintain_shard(&self.inner, shard)?;
         }
-        Ok(())
+        downsample::run_round(&self.inner)
     }
 
     /// Totals for metrics and reports.
@@ -582,6 +609,7 @@ impl Engine {
         }
         self.inner.retention.add_to(&mut stats);
         stats.tombstones_pending = self.pending_tombstones() as u64;
+        downsample::add_to(&self.inner, &mut stats);
         stats
     }
 
@@ -698,6 +726,7 @@ impl Engine {
             shard.request_work();
             shard.flushed.notify_all();
         }
+        self.inner.downsample.request_round();
         for handle in self.threads.drain(..) {
             let _ = handle.join();
         }
@@ -747,6 +776,14 @@ pub struct EngineStats {
     pub retention_bytes_dropped: u64,
     /// Deletes whose rows some part may still hold (tombstones not yet purged).
     pub tombstones_pending: u64,
+    /// Downsamples defined.
+    pub downsamples: u64,
+    /// Rows written into downsample tables since open.
+    pub downsample_rows_written: u64,
+    /// Downsample rounds run since open.
+    pub downsample_rounds: u64,
+    /// The largest lag of a downsample behind the flushed parts (engine clock), in ns.
+    pub downsample_lag_ns: u64,
 }
 
 fn maintenance_loop(inner: &Inner, shard_index: usize) {

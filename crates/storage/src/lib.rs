@@ -44,10 +44,10 @@ mod varint;
 pub mod wal;
 mod wal_record;
 
-pub use catalog::Retention;
+pub use catalog::{Aggregate, Retention};
 pub use engine::{
-    BACKUP_FILE, BackupReport, DeleteRequest, Engine, EngineStats, OpenReport, PURGE_DELAY_NS,
-    ReadRequest, WriteReport, restore,
+    BACKUP_FILE, BackupReport, DeleteRequest, DownsampleInfo, DownsampleSpec, Engine, EngineStats,
+    OpenReport, PURGE_DELAY_NS, ReadRequest, WriteReport, restore,
 };
 pub use error::StorageError;
 pub use options::{Clock, EngineOptions, ManualClock, SystemClock, WalSync};

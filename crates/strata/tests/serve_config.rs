@@ -184,3 +184,65 @@ fn retention_setting_refuses_old_rows_and_databases_can_override_it() {
     assert_eq!(count.json()["results"][0]["series"][0]["values"][0][1], 1);
     assert!(server.stop().success());
 }
+
+/// `CREATE DOWNSAMPLE` on a running server: the background thread keeps the target table
+/// current (here once a backup has flushed the rows), `/metrics` says how far behind it is,
+/// and the target's own retention outlives the source's.
+#[test]
+fn a_running_server_keeps_its_downsamples_current() {
+    let dir = data_dir();
+    let server = Server::start(&dir.path().join("data"), &["--retention", "30d"]);
+    let url = format!("http://{}", server.http);
+    let try_sql = |statement: &str| {
+        let out = strata(&[
+            "sql", "--url", &url, "--db", "a", "--format", "csv", statement,
+        ]);
+        match out.status.success() {
+            true => Ok(common::text(&out.stdout)),
+            false => Err(common::text(&out.stderr)),
+        }
+    };
+    let sql = |statement: &str| try_sql(statement).unwrap_or_else(|e| panic!("{statement}: {e}"));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let minute = now / 60 * 60 - 600;
+    let body: String = (0..6)
+        .map(|i| format!("cpu,host=h{} usage={}.5 {}\n", i % 2, i, minute + i))
+        .collect();
+    assert_eq!(server.post("/write?db=a&precision=s", &body).status, 204);
+    sql("CREATE DOWNSAMPLE cpu_1m FROM cpu INTERVAL 1m AGGREGATES (avg, count) RETENTION 400d");
+    let shown = sql("SHOW DOWNSAMPLES");
+    assert!(
+        shown.contains("cpu_1m,cpu,1m,\"avg, count\",400d,"),
+        "{shown}"
+    );
+    let backup = dir.path().join("backup");
+    let flushed = server.request(
+        "POST",
+        &format!("/api/v1/backup?to={}", backup.to_str().unwrap()),
+        &[],
+        b"",
+    );
+    assert_eq!(flushed.status, 200, "{}", flushed.text());
+    // The thread's tick is 10 s; allow three. Until its first round the table has no
+    // columns to select.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let rows = loop {
+        let rows = try_sql("SELECT host, usage_avg, usage_count FROM cpu_1m ORDER BY host");
+        if rows.as_ref().is_ok_and(|r| r.lines().count() == 3)
+            || std::time::Instant::now() > deadline
+        {
+            break rows.unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert_eq!(rows, "host,usage_avg,usage_count\nh0,2.5,3\nh1,3.5,3\n");
+    let metrics = server.metrics();
+    assert!(common::metric(&metrics, "strata_downsample_rounds_total") >= 1.0);
+    assert_eq!(common::metric(&metrics, "strata_downsamples"), 1.0);
+    assert!(common::metric(&metrics, "strata_downsample_rows_written_total") >= 2.0);
+    assert!(common::metric(&metrics, "strata_downsample_lag_seconds") < 60.0);
+    assert!(server.stop().success());
+}

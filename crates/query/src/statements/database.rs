@@ -83,7 +83,17 @@ pub(super) fn parse_drop(cursor: &mut Cursor) -> Result<DatabaseStatement, Query
 
 /// A retention: `'30d'`, `30d` (a number and a unit, as the tokenizer splits it), `30
 /// days`, or a word (`INF`, `FOREVER`, `DEFAULT`).
-fn retention(cursor: &mut Cursor) -> Result<Retention, QueryError> {
+pub(super) fn retention(cursor: &mut Cursor) -> Result<Retention, QueryError> {
+    let (text, at) = duration_text(cursor, "a retention such as 30d, INF or DEFAULT")?;
+    Retention::parse(&text).map_err(|e| syntax(e, at))
+}
+
+/// The text of a duration as a statement writes it: `'30d'`, `30d` (a number and a unit,
+/// as the tokenizer splits them), `30 days`, or a bare word; and where it starts.
+pub(super) fn duration_text(
+    cursor: &mut Cursor,
+    what: &str,
+) -> Result<(String, Position), QueryError> {
     let at = cursor.here();
     let text = match cursor.peek() {
         Some(Token::SingleQuotedString(s)) => s.clone(),
@@ -95,15 +105,15 @@ fn retention(cursor: &mut Cursor) -> Result<Retention, QueryError> {
             {
                 text.push_str(&unit.value);
             } else {
-                return Retention::parse(&text).map_err(|e| syntax(e, at));
+                return Ok((text, at));
             }
             text
         }
         Some(Token::Word(word)) if word.quote_style.is_none() => word.value.clone(),
-        _ => return Err(cursor.expected("a retention such as 30d, INF or DEFAULT")),
+        _ => return Err(cursor.expected(what)),
     };
     cursor.advance();
-    Retention::parse(&text).map_err(|e| syntax(e, at))
+    Ok((text, at))
 }
 
 /// Runs a database statement (durably: the catalog is written before it returns).

@@ -1,7 +1,8 @@
 //! The statements Strata runs itself instead of handing them to DataFusion: `SHOW TABLES`,
 //! `SHOW TAGS|FIELDS FROM t`, `SHOW TAG VALUES FROM t WITH KEY …`, `DESCRIBE t`,
 //! `CREATE TABLE`, `INSERT INTO … VALUES`, `DROP TABLE`, `DELETE FROM t [WHERE …]`, and
-//! `CREATE | ALTER | DROP DATABASE` and `SHOW DATABASES` (reference: `docs/sql.md`).
+//! `CREATE | ALTER | DROP DATABASE` and `SHOW DATABASES`, `CREATE | DROP DOWNSAMPLE` and
+//! `SHOW DOWNSAMPLES` (reference: `docs/sql.md`).
 //!
 //! [`execute`] looks at a statement's first words; anything else returns `None` and goes to
 //! DataFusion unchanged. Results are record batches like a query's: one batch for `SHOW`
@@ -9,12 +10,13 @@
 //! `INSERT`, nothing for `CREATE`, `DROP` and `DELETE`.
 //!
 //! Files: `tokens.rs` (token cursor, names, errors), `show.rs` (SHOW, DESCRIBE),
-//! `create.rs`, `drop.rs`, `delete.rs`, `database.rs`, `insert.rs` (with `values.rs`: SQL
+//! `create.rs`, `drop.rs`, `delete.rs`, `database.rs`, `downsample.rs`, `insert.rs` (with `values.rs`: SQL
 //! literals to line protocol values).
 
 mod create;
 mod database;
 mod delete;
+mod downsample;
 mod drop;
 mod insert;
 mod show;
@@ -96,16 +98,23 @@ pub(crate) async fn execute(
     let mut cursor = Cursor::new(statement)?;
     let second = cursor.peek_second();
     let ours = match cursor.peek() {
-        Some(first) if is_keyword(Some(first), "SHOW") => {
-            ["TABLES", "TAGS", "FIELDS", "TAG", "DATABASES"]
-                .iter()
-                .any(|w| is_keyword(second, w))
-        }
+        Some(first) if is_keyword(Some(first), "SHOW") => [
+            "TABLES",
+            "TAGS",
+            "FIELDS",
+            "TAG",
+            "DATABASES",
+            "DOWNSAMPLES",
+        ]
+        .iter()
+        .any(|w| is_keyword(second, w)),
         Some(first) if is_keyword(Some(first), "DESCRIBE") || is_keyword(Some(first), "DESC") => {
             true
         }
         Some(first) if is_keyword(Some(first), "CREATE") || is_keyword(Some(first), "DROP") => {
-            is_keyword(second, "TABLE") || is_keyword(second, "DATABASE")
+            ["TABLE", "DATABASE", "DOWNSAMPLE"]
+                .iter()
+                .any(|w| is_keyword(second, w))
         }
         Some(first) if is_keyword(Some(first), "ALTER") => is_keyword(second, "DATABASE"),
         Some(first) => is_keyword(Some(first), "INSERT") || is_keyword(Some(first), "DELETE"),
@@ -128,6 +137,9 @@ async fn run(
         if cursor.eat_keyword("DATABASES") {
             return database::show(engine, cursor);
         }
+        if cursor.eat_keyword("DOWNSAMPLES") {
+            return downsample::show(engine, database, cursor);
+        }
         return show::show(engine, database, cursor);
     }
     if cursor.eat_keyword("DESCRIBE") || cursor.eat_keyword("DESC") {
@@ -142,6 +154,10 @@ async fn run(
             let create = database::parse_create(cursor)?;
             return database::execute(engine, create).await;
         }
+        if cursor.at_keyword("DOWNSAMPLE") {
+            let create = downsample::parse_create(database, cursor)?;
+            return downsample::execute(engine, create).await;
+        }
         let create = create::parse(database, cursor)?;
         return create::execute(engine, create).await;
     }
@@ -149,6 +165,10 @@ async fn run(
         if cursor.at_keyword("DATABASE") {
             let drop = database::parse_drop(cursor)?;
             return database::execute(engine, drop).await;
+        }
+        if cursor.at_keyword("DOWNSAMPLE") {
+            let drop = downsample::parse_drop(database, cursor)?;
+            return downsample::execute(engine, drop).await;
         }
         let drop = drop::parse(database, cursor)?;
         return drop::execute(engine, drop).await;

@@ -157,10 +157,13 @@ impl Catalog {
             return Ok(None);
         };
         state.dropped.insert(id);
+        let downsamples = (state.downsamples.clone(), state.table_retention.clone());
+        super::downsample::forget_table(&mut state, id);
         state.version += 1;
         if let Err(e) = file::store(&self.path, &file::encode(&state)) {
             state.dropped.remove(id);
             state.by_name.insert(key, id);
+            (state.downsamples, state.table_retention) = downsamples;
             return Err(e);
         }
         *persisted = state.version;

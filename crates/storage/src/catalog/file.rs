@@ -9,7 +9,10 @@
 //! version 1 also lacks `dropped`. Version 4 adds `"retention"`: `{"<database>": ns}` for
 //! the databases given a retention of their own (nanoseconds; 0 keeps rows forever); a
 //! database not in it follows the server's default. Version 5 adds `"tombstones"` (the
-//! deletes in force, see `tombstones.rs`) and `"next_tombstone_id"`.
+//! deletes in force, see `tombstones.rs`) and `"next_tombstone_id"`. Version 6 adds
+//! `"table_retention"` (`{"<table id>": ns}` for tables with a retention of their own,
+//! which overrides their database's), `"downsamples"` (see `downsample.rs`) and
+//! `"next_downsample_id"`.
 
 use std::path::Path;
 
@@ -24,7 +27,7 @@ use crate::model::TableId;
 /// Kind named in the file header.
 const CATALOG_KIND: &str = "catalog";
 /// Format version written; bump on any incompatible change.
-const CATALOG_FORMAT_VERSION: u32 = 5;
+const CATALOG_FORMAT_VERSION: u32 = 6;
 /// Oldest version still read.
 const OLDEST_READABLE_VERSION: u32 = 1;
 
@@ -44,6 +47,15 @@ pub(super) struct CatalogFile {
     /// Version 5: the id the next tombstone gets (0 when none was ever made).
     #[serde(default, skip_serializing_if = "is_zero")]
     next_tombstone_id: u64,
+    /// Version 6: retention in nanoseconds of the tables that have their own.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    table_retention: std::collections::BTreeMap<TableId, u64>,
+    /// Version 6: continuous aggregates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    downsamples: Vec<super::Downsample>,
+    /// Version 6: the id the next downsample gets (0 when none was ever made).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    next_downsample_id: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -112,6 +124,9 @@ pub(super) fn encode(state: &State) -> CatalogFile {
         retention: state.retention.clone(),
         tombstones: state.tombstones.clone(),
         next_tombstone_id: state.next_tombstone_id,
+        table_retention: state.table_retention.clone(),
+        downsamples: state.downsamples.clone(),
+        next_downsample_id: state.next_downsample_id,
     }
 }
 
@@ -178,6 +193,28 @@ fn decode(path: &Path, version: u32, file: CatalogFile) -> Result<State, Storage
     {
         return Err(corrupt(format!("tombstone {} is malformed", t.id)));
     }
+    if (!file.table_retention.is_empty()
+        || !file.downsamples.is_empty()
+        || file.next_downsample_id != 0)
+        && version < 6
+    {
+        return Err(corrupt(format!(
+            "a version {version} file holds downsamples or table retention"
+        )));
+    }
+    let table_count = state.tables.len() as u64;
+    if let Some(d) = file.downsamples.iter().find(|d| {
+        d.id == 0
+            || d.id >= file.next_downsample_id
+            || d.interval_ns <= 0
+            || u64::from(d.source) >= table_count
+            || u64::from(d.target) >= table_count
+    }) {
+        return Err(corrupt(format!("downsample {} is malformed", d.name)));
+    }
+    state.table_retention = file.table_retention;
+    state.downsamples = file.downsamples;
+    state.next_downsample_id = file.next_downsample_id;
     state.tombstones = file.tombstones;
     state.next_tombstone_id = file.next_tombstone_id;
     state.databases = file.databases.into_iter().collect();
@@ -215,7 +252,7 @@ mod tests {
         state.by_name.clear();
         store(&path, &encode(&state)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("STRATA catalog v5 "), "{text}");
+        assert!(text.starts_with("STRATA catalog v6 "), "{text}");
         assert!(
             !text.contains("databases"),
             "no empty list is written: {text}"
@@ -237,7 +274,7 @@ mod tests {
         state.databases.insert("alpha".into());
         store(&path, &encode(&state)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("STRATA catalog v5 "), "{text}");
+        assert!(text.starts_with("STRATA catalog v6 "), "{text}");
         assert!(text.contains("\"databases\""), "{text}");
         let reread = load(&path).unwrap().unwrap();
         assert_eq!(

@@ -7,13 +7,15 @@
 //! per row. A change is made durable (written and fsynced) before the write that caused it
 //! is acknowledged.
 //!
-//! Per-database retention settings are in `retention.rs`, deletes in `tombstones.rs`. `CREATE TABLE` and `DROP TABLE` are in `ddl.rs`: a dropped table keeps its id (marked
+//! Per-database retention settings are in `retention.rs`, deletes in `tombstones.rs`,
+//! downsamples in `downsample.rs`. `CREATE TABLE` and `DROP TABLE` are in `ddl.rs`: a dropped table keeps its id (marked
 //! dropped, its name forgotten), so rows stored under it are never seen by a table created
 //! later under the same name; [`DroppedTables`] tells the shards which rows to discard.
 //! Files: `file.rs` (the on-disk form), `cache.rs` ([`SchemaCache`]).
 
 mod cache;
 mod ddl;
+mod downsample;
 mod file;
 mod retention;
 mod tombstones;
@@ -31,6 +33,7 @@ use crate::model::{FieldId, FieldType, TableId};
 
 pub use cache::SchemaCache;
 pub use ddl::{CreateOutcome, DroppedTables, TableDefinition};
+pub use downsample::{Aggregate, DirtyRange, Downsample};
 pub use retention::Retention;
 pub use tombstones::{Tombstone, Tombstones};
 
@@ -124,6 +127,13 @@ struct State {
     tombstones: Vec<Tombstone>,
     /// The id the next tombstone gets (ids are never reused).
     next_tombstone_id: u64,
+    /// Retention of the tables that have their own (downsample targets), in nanoseconds
+    /// (0: forever); it overrides their database's.
+    table_retention: std::collections::BTreeMap<TableId, u64>,
+    /// Continuous aggregates (see `downsample.rs`).
+    downsamples: Vec<Downsample>,
+    /// The id the next downsample gets (ids are never reused).
+    next_downsample_id: u64,
     /// Bumped on every change; the file holds `persisted_version`.
     version: u64,
 }

@@ -62,12 +62,22 @@ impl Retention {
         }
     }
 
-    /// How long rows are kept, as Strata prints it: `30days`, `12h`, or `forever`.
+    /// How long rows are kept, as Strata prints it: in the largest unit that divides it
+    /// (`30d`, `12h`, `90m`, `45s`), else as humantime does (`1h 30m 0.5s`); `forever`.
     pub fn text(kept: Option<Duration>) -> String {
-        match kept {
-            Some(d) => humantime::format_duration(d).to_string(),
-            None => "forever".to_string(),
+        let Some(d) = kept else {
+            return "forever".to_string();
+        };
+        let secs = d.as_secs();
+        if d.subsec_nanos() != 0 || secs == 0 {
+            return humantime::format_duration(d).to_string();
         }
+        for (unit, size) in [("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)] {
+            if secs % size == 0 {
+                return format!("{}{unit}", secs / size);
+            }
+        }
+        unreachable!("every whole number of seconds is a multiple of one second")
     }
 
     /// The duration rows are kept under this setting, with `default` the server's
@@ -87,15 +97,24 @@ impl Catalog {
         Retention::from_stored(self.state.read().retention.get(database).copied())
     }
 
-    /// The retention setting of the database holding table `table`.
+    /// The retention setting that applies to table `table`: its own (a downsample
+    /// target's), else its database's.
     pub fn table_retention(&self, table: TableId) -> Retention {
         let state = self.state.read();
-        let stored = state
-            .tables
-            .get(table as usize)
-            .and_then(|t| state.retention.get(&t.database))
-            .copied();
+        let stored = state.table_retention.get(&table).copied().or_else(|| {
+            state
+                .tables
+                .get(table as usize)
+                .and_then(|t| state.retention.get(&t.database))
+                .copied()
+        });
         Retention::from_stored(stored)
+    }
+
+    /// Table `table`'s own retention setting ([`Retention::ServerDefault`] when it follows
+    /// its database).
+    pub fn own_table_retention(&self, table: TableId) -> Retention {
+        Retention::from_stored(self.state.read().table_retention.get(&table).copied())
     }
 
     /// The databases with a retention setting of their own, and the settings.
@@ -105,6 +124,16 @@ impl Catalog {
             .retention
             .iter()
             .map(|(db, ns)| (db.clone(), Retention::from_stored(Some(*ns))))
+            .collect()
+    }
+
+    /// The settings of the tables with a retention of their own.
+    pub fn table_retention_overrides(&self) -> Vec<Retention> {
+        self.state
+            .read()
+            .table_retention
+            .values()
+            .map(|ns| Retention::from_stored(Some(*ns)))
             .collect()
     }
 
@@ -165,6 +194,20 @@ mod tests {
         let err = Retention::parse("7 fortnights").expect_err("unknown unit");
         assert!(err.contains("7 fortnights"), "{err}");
         assert!(Retention::parse("").is_err());
+    }
+
+    #[test]
+    fn settings_print_in_their_largest_whole_unit() {
+        let text = |secs| Retention::text(Some(Duration::from_secs(secs)));
+        assert_eq!(text(400 * 86_400), "400d");
+        assert_eq!(text(36 * 3_600), "36h");
+        assert_eq!(text(90 * 60), "90m");
+        assert_eq!(text(61), "61s");
+        assert_eq!(
+            Retention::text(Some(Duration::from_millis(1500))),
+            "1s 500ms"
+        );
+        assert_eq!(Retention::text(None), "forever");
     }
 
     #[test]

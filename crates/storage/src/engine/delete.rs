@@ -31,43 +31,56 @@ impl Engine {
     /// part: a delete costs a flush of each shard. The rewrite of the parts holding deleted
     /// rows waits up to [`PURGE_DELAY_NS`] (engine clock) so that deletes made close
     /// together share one rewrite; merges meanwhile leave the rows out of what they write.
+    ///
+    /// Where downsamples read the table, the buckets the delete touches are computed again
+    /// before this returns (see `engine/downsample.rs`).
     pub fn delete(&self, request: &DeleteRequest) -> Result<(), StorageError> {
         if request.start >= request.end || self.inner.catalog.table(request.table).is_none() {
             return Ok(());
         }
-        for shard in &self.inner.shards {
+        let downsamples = self.inner.catalog.downsamples_of(request.table);
+        if downsamples.is_empty() {
+            self.inner.delete_rows(request)
+        } else {
+            self.delete_with_downsamples(request, &downsamples)
+        }
+    }
+
+    /// Tombstones in force (deletes whose rows some part may still hold).
+    pub fn pending_tombstones(&self) -> usize {
+        self.inner.catalog.tombstones().snapshot().len()
+    }
+}
+
+impl Inner {
+    /// [`Engine::delete`] of the rows alone, whatever reads the table.
+    pub(super) fn delete_rows(&self, request: &DeleteRequest) -> Result<(), StorageError> {
+        if request.start >= request.end || self.catalog.table(request.table).is_none() {
+            return Ok(());
+        }
+        for shard in &self.shards {
             shard.flush_all()?;
         }
         {
             // Under every manifest lock no flush or merge is writing a part: the orders
             // taken here split the parts into those written before (possibly holding
             // deleted rows) and after, and every merge from now on sees the tombstone.
-            let manifests: Vec<_> = self
-                .inner
-                .shards
-                .iter()
-                .map(|s| s.manifest.lock())
-                .collect();
+            let manifests: Vec<_> = self.shards.iter().map(|s| s.manifest.lock()).collect();
             let before_order = manifests.iter().map(|m| m.next_order).collect();
-            self.inner.catalog.add_tombstone(
+            self.catalog.add_tombstone(
                 request.table,
                 request.start,
                 request.end,
                 request.predicate.clone(),
                 before_order,
-                self.now_ns(),
+                self.options.clock.now_ns(),
             )?;
         }
-        for shard in &self.inner.shards {
+        for shard in &self.shards {
             shard.invalidate_latest();
             shard.request_work();
         }
         Ok(())
-    }
-
-    /// Tombstones in force (deletes whose rows some part may still hold).
-    pub fn pending_tombstones(&self) -> usize {
-        self.inner.catalog.tombstones().snapshot().len()
     }
 }
 

@@ -126,28 +126,32 @@ impl Engine {
         Ok(created)
     }
 
+    /// `request` as the shards read it: starting no earlier than the table's horizon.
+    pub(super) fn shard_request<'r>(&self, request: &'r ReadRequest) -> ShardReadRequest<'r> {
+        request.for_shard(self.inner.visible_from(request.table))
+    }
+}
+
+impl Inner {
     /// The first time of `table` a read may see now.
-    fn visible_from(&self, table: TableId) -> Timestamp {
+    pub(super) fn visible_from(&self, table: TableId) -> Timestamp {
         let retention = self
-            .inner
             .catalog
             .table_retention(table)
-            .effective(self.inner.options.retention);
+            .effective(self.options.retention);
         match retention {
-            Some(_) => horizon(self.inner.options.clock.now_ns(), retention),
+            Some(_) => horizon(self.options.clock.now_ns(), retention),
             None => i64::MIN,
         }
     }
 
-    /// `request` as the shards read it: starting no earlier than the table's horizon.
-    pub(super) fn shard_request<'r>(&self, request: &'r ReadRequest) -> ShardReadRequest<'r> {
-        request.for_shard(self.visible_from(request.table))
-    }
-
     /// The clock reading and horizon a write into `database` is checked against.
     pub(super) fn write_times(&self, database: &str) -> WriteTimes {
-        let now = self.inner.options.clock.now_ns();
-        let retention = self.retention(database);
+        let now = self.options.clock.now_ns();
+        let retention = self
+            .catalog
+            .retention(database)
+            .effective(self.options.retention);
         WriteTimes {
             now,
             horizon: horizon(now, retention),
@@ -172,10 +176,13 @@ pub(super) fn expire_shard(
     }
     let default = inner.options.retention;
     let overrides = inner.catalog.retention_overrides();
+    let table_overrides = inner.catalog.table_retention_overrides();
     // The shortest retention in use gives the latest horizon: no older partition is looked at.
     let shortest = overrides
         .iter()
-        .filter_map(|(_, r)| r.effective(default))
+        .map(|(_, r)| r)
+        .chain(&table_overrides)
+        .filter_map(|r| r.effective(default))
         .chain(default.filter(|d| !d.is_zero()))
         .min();
     if let Some(shortest) = shortest {

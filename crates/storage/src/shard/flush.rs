@@ -8,7 +8,7 @@ use super::{Frozen, LivePart, Shard, ShardConfig};
 use crate::error::StorageError;
 use crate::layout;
 use crate::manifest::{Manifest, PartEntry};
-use crate::model::Timestamp;
+use crate::model::{TableId, Timestamp};
 use crate::part::{PartReader, PartSummary, PartWriter};
 
 impl Shard {
@@ -47,7 +47,7 @@ impl Shard {
         // the parts.
         self.state.lock().index.persist()?;
 
-        let written = self.write_frozen(&frozen, &mut manifest)?;
+        let (written, hours) = self.write_frozen(&frozen, &mut manifest)?;
         let mut next = manifest.clone();
         let order = next.next_order;
         next.next_order += 1;
@@ -63,6 +63,7 @@ impl Shard {
         }
         next.store(&self.config.home().join(layout::MANIFEST_FILE))?;
         *manifest = next;
+        self.flush_log.lock().record(order, hours);
         {
             let mut state = self.state.lock();
             let mut parts: Vec<LivePart> = state.parts.as_ref().clone();
@@ -77,13 +78,15 @@ impl Shard {
     }
 
     /// Writes the frozen memtable's series, partition by partition; returns
-    /// (partition, part id, summary) for each part written. Part ids are taken from the
-    /// manifest (the caller stores it).
+    /// (partition, part id, summary) for each part written, and the hours of each table
+    /// the rows fall in (for the flush log). Part ids are taken from the manifest (the
+    /// caller stores it).
     fn write_frozen(
         &self,
         frozen: &Frozen,
         manifest: &mut Manifest,
-    ) -> Result<Vec<(i64, u64, PartSummary)>, StorageError> {
+    ) -> Result<(Vec<WrittenPart>, super::changes::TableHours), StorageError> {
+        let mut hours: BTreeMap<TableId, Vec<i64>> = BTreeMap::new();
         let mut writers: BTreeMap<i64, (u64, PartWriter)> = BTreeMap::new();
         let dirs = self.config.data_dirs.len();
         // Taken under the manifest lock, like a purge's: a drop published after this is
@@ -96,6 +99,7 @@ impl Shard {
             let Some(data) = frozen.memtable.series_data(series) else {
                 continue;
             };
+            super::changes::add_hours(hours.entry(table).or_default(), &data.times);
             for (partition, range) in partition_runs(&data.times, &self.config) {
                 let slice = data.slice_rows(range.start, range.end);
                 let writer = match writers.entry(partition) {
@@ -127,9 +131,12 @@ impl Shard {
             }
             written.push((partition, id, summary));
         }
-        Ok(written)
+        Ok((written, hours.into_iter().collect()))
     }
 }
+
+/// A part a flush wrote: its partition, file id and summary.
+type WrittenPart = (i64, u64, PartSummary);
 
 /// Runs of consecutive rows (sorted times) that fall in one partition.
 pub(crate) fn partition_runs(

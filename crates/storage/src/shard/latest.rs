@@ -161,6 +161,7 @@ impl Shard {
             start: Timestamp::MIN,
             end: Timestamp::MAX,
             fields: None,
+            parts_only: false,
         };
         let (epoch, snapshot) = {
             let mut state = self.state.lock();

@@ -13,6 +13,7 @@
 //! `latest.rs` (the latest-row cache), `latest_view.rs` (reading it: visiting each series'
 //! latest row borrowed, or collecting owned rows), this file (open, replay, write).
 
+mod changes;
 mod delete;
 mod expire;
 mod flush;
@@ -139,6 +140,8 @@ pub(crate) struct Shard {
     /// The [`Tombstones::generation`] whose deletes no live part holds rows of any more
     /// (`u64::MAX` until the first purge after open).
     pub deleted_generation: AtomicU64,
+    /// Which hours of which tables each recent flush wrote (for downsamples).
+    pub flush_log: Mutex<changes::FlushLog>,
 }
 
 /// What opening a shard found.
@@ -209,6 +212,7 @@ impl Shard {
             flushed: Condvar::new(),
             work_requested: Mutex::new(false),
             work: Condvar::new(),
+            flush_log: Mutex::new(changes::FlushLog::new(manifest.next_order)),
             manifest: Mutex::new(manifest),
             stats: ShardStats::default(),
             purged_generation: AtomicU64::new(u64::MAX),

@@ -29,6 +29,9 @@ pub(crate) struct ShardReadRequest<'a> {
     pub end: Timestamp,
     /// Columns to decode; all when `None`.
     pub fields: Option<&'a [FieldId]>,
+    /// Read the parts only, leaving out rows still in memtables (downsamples fold rows once
+    /// flushed, and copying a memtable's rows holds the shard's lock).
+    pub parts_only: bool,
 }
 
 /// The rows of one series.
@@ -109,9 +112,9 @@ impl Shard {
                         })
                         .unwrap_or_default(),
                 };
-                let active = state
-                    .active
-                    .series_data(id)
+                let active = (!request.parts_only)
+                    .then(|| state.active.series_data(id))
+                    .flatten()
                     .map(|d| {
                         d.slice_time(request.start, request.end)
                             .project(request.fields)
@@ -123,7 +126,11 @@ impl Shard {
         Snapshot {
             series,
             parts: Arc::clone(&state.parts),
-            frozen: state.frozen.clone(),
+            frozen: if request.parts_only {
+                Vec::new()
+            } else {
+                state.frozen.clone()
+            },
             marks: self.marks(state),
         }
     }
