@@ -21,7 +21,7 @@
 //! Buckets starting before the source's retention horizon are not computed again: their
 //! rows are partly gone from the source, while the target keeps what it had.
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
@@ -85,8 +85,6 @@ pub(super) struct DownsampleState {
     rounds: AtomicU64,
     /// Per downsample id: when its last complete round started (engine clock).
     caught_up: Mutex<std::collections::HashMap<u64, i64>>,
-    /// The latest round's start (engine clock), `i64::MIN` before the first.
-    last_round_ns: AtomicI64,
 }
 
 impl DownsampleState {
@@ -98,7 +96,6 @@ impl DownsampleState {
             rows_written: AtomicU64::new(0),
             rounds: AtomicU64::new(0),
             caught_up: Mutex::new(std::collections::HashMap::new()),
-            last_round_ns: AtomicI64::new(i64::MIN),
         }
     }
 
@@ -288,10 +285,6 @@ impl Engine {
 pub(super) fn run_round(inner: &Inner) -> Result<(), StorageError> {
     let _work = inner.downsample.work.lock();
     let started = inner.options.clock.now_ns();
-    inner
-        .downsample
-        .last_round_ns
-        .store(started, Ordering::Relaxed);
     let downsamples = inner.catalog.downsamples();
     if !downsamples.is_empty() {
         for shard in &inner.shards {
