@@ -8,29 +8,14 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use common::{DB, HOUR_NS, HOURS, START_NS, write_data};
+use common::{DB, HOUR_NS, START_NS, open_engine, write_data};
 use datafusion::arrow::array::{Array, Float64Array, RecordBatch, StringArray};
 use datafusion::arrow::compute::{cast, concat_batches};
 use datafusion::arrow::datatypes::DataType;
 use strata_query::QueryEngine;
-use strata_storage::{Engine, EngineOptions, ManualClock, WalSync};
 
 const AGGREGATES: [&str; 7] = ["avg", "min", "max", "sum", "count", "first", "last"];
-
-fn open(dir: &std::path::Path) -> Arc<Engine> {
-    let options = EngineOptions {
-        data_dirs: vec![dir.to_path_buf()],
-        shards: 3,
-        wal_sync: WalSync::None,
-        partition_duration: Duration::from_secs(3600),
-        background: false,
-        clock: Arc::new(ManualClock::new(START_NS + HOURS * HOUR_NS)),
-        ..EngineOptions::default()
-    };
-    Arc::new(Engine::open(options).unwrap().0)
-}
 
 /// Rows of a result as text tags and f64 numbers (`None` for NULL, and for a count of 0,
 /// which the downsample leaves out as it leaves out a field with no value).
@@ -108,7 +93,7 @@ async fn compare(sql: &QueryEngine, when: &str) {
 #[tokio::test]
 async fn a_downsample_equals_group_by_date_bin_over_its_source() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = open(dir.path());
+    let engine = open_engine(dir.path());
     let sql = QueryEngine::new(Arc::clone(&engine)).unwrap();
     write_data(&engine, 41, 12, 3);
     sql.sql(
@@ -157,7 +142,7 @@ async fn a_downsample_equals_group_by_date_bin_over_its_source() {
 
     let engine = Arc::into_inner(engine).unwrap();
     engine.close().unwrap();
-    let engine = open(dir.path());
+    let engine = open_engine(dir.path());
     let sql = QueryEngine::new(Arc::clone(&engine)).unwrap();
     write_data(&engine, 43, 12, 1);
     engine.flush().unwrap();

@@ -87,8 +87,8 @@ struct Acc<T: Num> {
 }
 
 impl<T: Num> Acc<T> {
-    /// The aggregates of a run of `count` values spanning `from..=to`.
-    #[allow(clippy::too_many_arguments)] // a pre-aggregate's fields, passed flat
+    /// The aggregates of a run of `count` values, its first and last value each with a
+    /// time that orders it against other rows of the series.
     fn of_run(
         count: u64,
         sum: T::Sum,
