@@ -245,8 +245,14 @@ impl Metrics {
         gauge(
             &mut out,
             "strata_series",
-            "Series over all shards.",
+            "Live series over all shards.",
             engine.series,
+        );
+        counter(
+            &mut out,
+            "strata_series_retired_total",
+            "Series that left the series index because every row of theirs was gone.",
+            engine.series_retired,
         );
         gauge(&mut out, "strata_parts", "Live part files.", engine.parts);
         gauge(

@@ -575,6 +575,7 @@ impl Engine {
         for (index, shard) in self.inner.shards.iter().enumerate() {
             delete::purge_shard(&self.inner, index, now, true)?;
             merges += shard.compact()?;
+            shard.retire_empty_series()?;
         }
         Ok(merges)
     }
@@ -600,6 +601,7 @@ impl Engine {
             stats.merges += s.merges.load(Ordering::Relaxed);
             stats.backpressure_waits += s.backpressure_waits.load(Ordering::Relaxed);
             stats.series += shard.series_count() as u64;
+            stats.series_retired += s.series_retired.load(Ordering::Relaxed);
             stats.memtable_bytes += shard.memtable_bytes() as u64;
             let parts = shard.parts();
             stats.parts += parts.len() as u64;
@@ -752,8 +754,10 @@ pub struct EngineStats {
     pub merges: u64,
     /// Times a writer waited for a flush (back-pressure).
     pub backpressure_waits: u64,
-    /// Series over all shards.
+    /// Live series over all shards.
     pub series: u64,
+    /// Series retired since open: every row of theirs was gone (deleted, expired, dropped).
+    pub series_retired: u64,
     /// Bytes in memtables.
     pub memtable_bytes: u64,
     /// Live parts.
@@ -826,5 +830,6 @@ fn maintain_shard(inner: &Inner, shard_index: usize) -> Result<(), StorageError>
             break;
         }
     }
+    shard.retire_empty_series()?;
     Ok(())
 }

@@ -164,6 +164,34 @@ impl Run {
         self.model.retain(|_, rows| !rows.is_empty());
     }
 
+    /// The series index holds every series of the model, and, once maintenance or a
+    /// compaction has purged every delete (`exact`), no other: a series whose every row is
+    /// gone has left it.
+    fn check_series(&self, engine: &Engine, step: &str, exact: bool) {
+        let mut live = 0;
+        for table in TABLES {
+            let Some(schema) = engine.table(DB, table) else {
+                continue;
+            };
+            let indexed: BTreeSet<Vec<(String, String)>> =
+                engine.series_tags(schema.id).into_iter().collect();
+            live += indexed.len();
+            let expected: BTreeSet<Vec<(String, String)>> = self
+                .model
+                .keys()
+                .filter(|(t, _)| t == table)
+                .map(|(_, tags)| tags.clone())
+                .collect();
+            if exact {
+                assert_eq!(indexed, expected, "{step}: series of {table}");
+            } else {
+                let missing: Vec<_> = expected.difference(&indexed).collect();
+                assert!(missing.is_empty(), "{step}: {table} lacks {missing:?}");
+            }
+        }
+        assert_eq!(engine.stats().series, live as u64, "{step}: live series");
+    }
+
     /// Scans, summaries and latest rows all agree with the model.
     fn check(&self, engine: &Engine, step: &str) {
         let actual = engine_contents(engine, DB);
@@ -259,7 +287,10 @@ fn run(seed: u64) {
             }
         };
         // Deleted rows never come back, even when a latest-row cache was built before.
-        run.check(&engine, &format!("seed {seed}, step {step} ({name})"));
+        let step = format!("seed {seed}, step {step} ({name})");
+        run.check(&engine, &step);
+        let purged = matches!(name, "compact" | "maintain after the purge delay");
+        run.check_series(&engine, &step, purged);
     }
     // With every tombstone retired, nothing hides rows: the files hold exactly the model.
     maintain_after_delay(&engine, &clock);
@@ -267,6 +298,11 @@ fn run(seed: u64) {
     engine.close().unwrap();
     let (engine, _) = Engine::open(options(dir.path(), &clock)).unwrap();
     run.check(&engine, &format!("seed {seed}, reopened after retiring"));
+    run.check_series(
+        &engine,
+        &format!("seed {seed}, reopened after retiring"),
+        true,
+    );
 }
 
 #[test]

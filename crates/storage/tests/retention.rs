@@ -238,3 +238,59 @@ fn the_server_default_applies_unless_a_database_has_its_own() {
         .expect_err("zero");
     assert!(err.to_string().contains("positive"), "{err}");
 }
+
+#[test]
+fn series_whose_rows_all_expired_leave_the_series_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(START_NS + DAYS * DAY_NS));
+    let (engine, _) = Engine::open(options(dir.path(), &clock, None)).unwrap();
+    // Hosts `a`..`c` write all ten days; host `old` only the first two.
+    let mut body = ten_days();
+    for i in 0..48 {
+        body.push_str(&format!(
+            "cpu,host=old usage={i} {}\n",
+            START_NS + i * STEP_NS
+        ));
+    }
+    engine
+        .write_lines("db", body.as_bytes(), Precision::Nanoseconds)
+        .unwrap();
+    engine.flush().unwrap();
+    let cpu = engine.table("db", "cpu").unwrap().id;
+    let hosts = |engine: &Engine| engine.tag_values(cpu, "host");
+    assert_eq!(hosts(&engine), ["a", "b", "c", "old"]);
+    assert_eq!(engine.stats().series, 5);
+
+    engine
+        .set_retention("db", Retention::Keep(Duration::from_secs(3 * 86_400)))
+        .unwrap();
+    engine.maintain().unwrap();
+    assert_eq!(hosts(&engine), ["a", "b", "c"], "`old` has no row left");
+    let stats = engine.stats();
+    assert_eq!((stats.series, stats.series_retired), (4, 1), "{stats:?}");
+
+    // The retirement survives a restart; a new row of `old` makes the series again.
+    engine.close().unwrap();
+    let (engine, _) = Engine::open(options(dir.path(), &clock, None)).unwrap();
+    assert_eq!(hosts(&engine), ["a", "b", "c"]);
+    let now = clock.now_ns();
+    engine
+        .write_lines(
+            "db",
+            format!("cpu,host=old usage=7 {now}").as_bytes(),
+            Precision::Nanoseconds,
+        )
+        .unwrap();
+    assert_eq!(hosts(&engine), ["a", "b", "c", "old"]);
+    let rows = engine_contents(&engine, "db");
+    let old: Vec<_> = rows
+        .iter()
+        .filter(|((_, tags), _)| tags.iter().any(|(_, v)| v == "old"))
+        .map(|(_, rows)| rows.keys().copied().collect::<Vec<_>>())
+        .collect();
+    assert_eq!(
+        old,
+        [vec![now]],
+        "only the new row: nothing of the retired series comes back"
+    );
+}

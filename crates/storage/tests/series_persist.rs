@@ -119,7 +119,7 @@ fn persist_and_reopen_round_trip() {
 fn log_bytes_are_as_documented() {
     let dir = tempfile::tempdir().unwrap();
     let mut index = SeriesIndex::open(dir.path()).unwrap();
-    let mut want = b"STRASER\0\x01\x00\x00\x00".to_vec();
+    let mut want = b"STRASER\0\x02\x00\x00\x00".to_vec();
     let crc = crc32fast::hash(&want);
     want.extend_from_slice(&crc.to_le_bytes());
     assert_eq!(fs::read(log_path(dir.path())).unwrap(), want);
@@ -322,7 +322,8 @@ fn bad_header_is_corrupt_at_offset_zero() {
     let good = fs::read(log_path(dir.path())).unwrap();
     for bytes in [
         good[..10].to_vec(),
-        [&good[..8], &[2, 0, 0, 0], &good[12..]].concat(),
+        [&good[..8], &[3, 0, 0, 0], &good[12..]].concat(),
+        [&good[..8], &[1, 0, 0, 0], &good[12..]].concat(),
         {
             let mut b = good.clone();
             b[13] ^= 1;

@@ -8,8 +8,8 @@
 //! The condition: time comparisons joined by `AND` (as in a `SELECT`), and tag comparisons
 //! (`=`, `!=`, `=~ /re/`, `!~ /re/`) joined by `AND`, `OR` and parentheses, where a series
 //! without the tag has the value `''`. A field anywhere in it is an error, as in InfluxDB.
-//! Strata's series index keeps the series whose rows are all gone (`SHOW SERIES` still
-//! lists them); InfluxDB drops them.
+//! A series whose rows are all gone leaves Strata's series index (and `SHOW SERIES`) at
+//! the maintenance round that purges its rows from disk; InfluxDB drops it at once.
 
 use std::sync::Arc;
 

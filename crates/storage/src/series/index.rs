@@ -5,10 +5,12 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::path::Path;
 
+use roaring::RoaringBitmap;
+
 use super::error::SeriesError;
 use super::intern::{Interner, StrId};
 use super::key::{Hash32, Hash128, KeyMap, Seeds, canonical_order, write_canonical};
-use super::log::{self, MAX_BODY_LEN, SeriesLog, TornTail};
+use super::log::{self, MAX_BODY_LEN, Record, SeriesLog, TornTail};
 use super::postings::TableIndex;
 use crate::model::{SeriesId, TableId};
 
@@ -25,7 +27,7 @@ const MAX_TAGS: usize = u16::MAX as usize;
 /// What [`SeriesIndex::open`] found in the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct OpenReport {
-    /// Series loaded.
+    /// Live series loaded (created and not retired).
     pub series: usize,
     /// The torn last record that was cut off, if there was one.
     pub torn_tail: Option<TornTail>,
@@ -55,13 +57,16 @@ pub struct SeriesIndex {
     /// Series id → aliases cached for it (≤ [`MAX_ALIASES_PER_SERIES`]).
     pub(super) alias_counts: Vec<u8>,
     pub(super) tables: KeyMap<TableId, TableIndex>,
+    /// Series whose every row is gone: out of the maps and postings, their slots (tags
+    /// still readable) kept so that ids stay dense and are never reused.
+    pub(super) retired: RoaringBitmap,
     /// Scratch: canonical tag order, canonical key, shape being built.
     order: Vec<u32>,
-    key_buf: Vec<u8>,
+    pub(super) key_buf: Vec<u8>,
     shape_buf: Vec<u32>,
-    log: Option<SeriesLog>,
+    pub(super) log: Option<SeriesLog>,
     /// Series with ids below this are in the log.
-    persisted: usize,
+    pub(super) persisted: usize,
     report: OpenReport,
 }
 
@@ -89,6 +94,7 @@ impl SeriesIndex {
             raw: KeyMap::default(),
             alias_counts: Vec::new(),
             tables: KeyMap::default(),
+            retired: RoaringBitmap::new(),
             order: Vec::new(),
             key_buf: Vec::new(),
             shape_buf: Vec::new(),
@@ -106,16 +112,18 @@ impl SeriesIndex {
         let mut index = Self::new();
         let (records, tags) = log::count(&data);
         index.reserve(records, tags);
-        let (valid_len, torn_tail) = log::replay(file.path(), &data, |id, table, tags| {
-            index.insert_loaded(id, table, tags)
-        })?;
+        let (valid_len, torn_tail) =
+            log::replay(file.path(), &data, file.version(), |record| match record {
+                Record::Series(id, table, tags) => index.insert_loaded(id, table, tags),
+                Record::Retire(ids) => index.retire_loaded(ids),
+            })?;
         drop(data);
         if torn_tail.is_some() {
             file.truncate(valid_len)?;
         }
         index.persisted = index.series_count();
         index.report = OpenReport {
-            series: index.series_count(),
+            series: index.live_series_count(),
             torn_tail,
         };
         index.log = Some(file);
@@ -249,6 +257,11 @@ impl SeriesIndex {
             return Err(Err("tags not sorted by key or not unique".to_owned()));
         }
         let next = self.series_count();
+        if !strict && self.retired.contains(id) && self.is_series(id, table, tags) {
+            // The WAL still holds the creation of a series retired since (its rows are in
+            // a segment not yet removed); the shard skips its rows.
+            return Ok(());
+        }
         match self.find_canonical(hash, table, tags) {
             Some(existing) if existing == id && !strict => Ok(()),
             Some(existing) => Err(Err(format!("its tag set is already series {existing}"))),
@@ -261,7 +274,7 @@ impl SeriesIndex {
     }
 
     /// Checks limits and fills `order` and `key_buf` with the canonical form; returns its hash.
-    fn canonicalize<K: AsRef<str>, V: AsRef<str>>(
+    pub(super) fn canonicalize<K: AsRef<str>, V: AsRef<str>>(
         &mut self,
         table: TableId,
         tags: &[(K, V)],
@@ -306,7 +319,22 @@ impl SeriesIndex {
         tags: &[(K, V)],
     ) -> Option<SeriesId> {
         let id = *self.canonical.get(&hash)?;
-        let same = self.table_of_unchecked(id) == table
+        if self.is_series(id, table, tags) {
+            Some(id)
+        } else {
+            self.canonical_overflow.get(&self.key_buf).copied()
+        }
+    }
+
+    /// Whether series `id` (which exists) is (`table`, `tags`), `tags` taken in the
+    /// canonical order left in `order` by [`SeriesIndex::canonicalize`].
+    fn is_series<K: AsRef<str>, V: AsRef<str>>(
+        &self,
+        id: SeriesId,
+        table: TableId,
+        tags: &[(K, V)],
+    ) -> bool {
+        self.table_of_unchecked(id) == table
             && self.tags_unchecked(id).len() == self.order.len()
             && self
                 .tags_unchecked(id)
@@ -314,12 +342,7 @@ impl SeriesIndex {
                 .all(|((k, v), &i)| {
                     let (tk, tv) = &tags[i as usize];
                     k == tk.as_ref() && v == tv.as_ref()
-                });
-        if same {
-            Some(id)
-        } else {
-            self.canonical_overflow.get(&self.key_buf).copied()
-        }
+                })
     }
 
     /// Creates the next series from the canonical form in `order`/`key_buf`.

@@ -1,5 +1,5 @@
 //! The series log `series.log`: its bytes (see the table in [`super`]), creation, loading
-//! with torn-tail recovery, and appends.
+//! with torn-tail recovery, and appends of series records and retire records.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -12,8 +12,19 @@ use crate::model::{SeriesId, TableId};
 pub const SERIES_LOG_FILE: &str = "series.log";
 /// First 8 bytes of the series log.
 pub const MAGIC: [u8; 8] = *b"STRASER\0";
-/// Format version written in the header; bump it when the bytes change.
-pub const VERSION: u32 = 1;
+/// Format version written in the header of a new log; bump it when the bytes change.
+/// Version 2 added retire records; a version 1 log is read as it is and its header is
+/// rewritten to version 2 before its first retire record is appended.
+pub const VERSION: u32 = 2;
+/// Oldest version still read.
+const OLDEST_VERSION: u32 = 1;
+/// Bit of a frame's length word that marks a retire record (version 2); the low 31 bits
+/// are the body length, which [`MAX_BODY_LEN`] keeps far below 2^31.
+const RETIRE_FLAG: u32 = 1 << 31;
+/// Retire body bytes before the ids: id count u32.
+const RETIRE_FIXED_LEN: usize = 4;
+/// Most ids one retire record holds (its body stays within [`MAX_BODY_LEN`]).
+pub(crate) const RETIRE_IDS_MAX: usize = (MAX_BODY_LEN - RETIRE_FIXED_LEN) / 4;
 /// Header bytes: magic, version, CRC32 of the 12 bytes before.
 pub const HEADER_LEN: usize = 16;
 /// Record frame bytes before the body: body length, CRC32 of the body.
@@ -41,6 +52,17 @@ pub(crate) struct SeriesLog {
     file: File,
     /// Length of the valid log; appends go here.
     len: u64,
+    /// Version in the file's header.
+    version: u32,
+}
+
+/// One record of the log, decoded.
+#[derive(Debug)]
+pub(crate) enum Record<'a> {
+    /// A new series: its id, table and canonical tags.
+    Series(SeriesId, TableId, &'a [(&'a str, &'a str)]),
+    /// Series whose every row is gone: they leave the index (their ids are never reused).
+    Retire(&'a [SeriesId]),
 }
 
 fn io<'p>(op: &'static str, path: &'p Path) -> impl FnOnce(std::io::Error) -> SeriesError + 'p {
@@ -51,10 +73,10 @@ fn io<'p>(op: &'static str, path: &'p Path) -> impl FnOnce(std::io::Error) -> Se
     }
 }
 
-fn header() -> [u8; HEADER_LEN] {
+fn header(version: u32) -> [u8; HEADER_LEN] {
     let mut h = [0u8; HEADER_LEN];
     h[..8].copy_from_slice(&MAGIC);
-    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h[8..12].copy_from_slice(&version.to_le_bytes());
     let crc = crc32fast::hash(&h[..12]);
     h[12..].copy_from_slice(&crc.to_le_bytes());
     h
@@ -70,7 +92,7 @@ impl SeriesLog {
             // log with a whole header, never a short one.
             let tmp = dir.join(format!("{SERIES_LOG_FILE}.tmp"));
             let mut f = File::create(&tmp).map_err(io("create", &tmp))?;
-            f.write_all(&header()).map_err(io("write", &tmp))?;
+            f.write_all(&header(VERSION)).map_err(io("write", &tmp))?;
             f.sync_all().map_err(io("sync", &tmp))?;
             fs::rename(&tmp, &path).map_err(io("rename into", &path))?;
             File::open(dir)
@@ -84,15 +106,32 @@ impl SeriesLog {
             .map_err(io("open", &path))?;
         let mut data = Vec::new();
         file.read_to_end(&mut data).map_err(io("read", &path))?;
-        if data.len() < HEADER_LEN || data[..HEADER_LEN] != header() {
+        let version = (OLDEST_VERSION..=VERSION)
+            .find(|&v| data.len() >= HEADER_LEN && data[..HEADER_LEN] == header(v));
+        let Some(version) = version else {
             return Err(SeriesError::Corrupt {
                 path,
                 offset: 0,
-                reason: format!("bad header (want magic STRASER\\0, version {VERSION}, valid CRC)"),
+                reason: format!(
+                    "bad header (want magic STRASER\\0, version {OLDEST_VERSION} to {VERSION}, valid CRC)"
+                ),
             });
-        }
+        };
         let len = data.len() as u64;
-        Ok((Self { path, file, len }, data))
+        Ok((
+            Self {
+                path,
+                file,
+                len,
+                version,
+            },
+            data,
+        ))
+    }
+
+    /// The version in the file's header.
+    pub(crate) fn version(&self) -> u32 {
+        self.version
     }
 
     /// The log's path.
@@ -106,6 +145,22 @@ impl SeriesLog {
         self.file.sync_all().map_err(io("sync", &self.path))?;
         self.len = len;
         Ok(())
+    }
+
+    /// Appends retire records (`bytes`, from [`encode_retire`]) and fsyncs, first
+    /// rewriting a version 1 header as version 2 (16 bytes in the first sector, fsynced on
+    /// their own: a crash leaves the old header or the new one, and either reads every
+    /// record before the retire records).
+    pub(crate) fn append_retire(&mut self, bytes: &[u8]) -> Result<(), SeriesError> {
+        if self.version < VERSION {
+            self.file
+                .seek(SeekFrom::Start(0))
+                .and_then(|_| self.file.write_all(&header(VERSION)))
+                .and_then(|()| self.file.sync_data())
+                .map_err(io("rewrite the header of", &self.path))?;
+            self.version = VERSION;
+        }
+        self.append(bytes)
     }
 
     /// Appends `bytes` (whole records) and fsyncs. On failure the file is cut back to its
@@ -153,6 +208,22 @@ pub(crate) fn encode_record<'a>(
     let (len, crc) = (body.len() as u32, crc32fast::hash(body));
     out[frame_at..frame_at + 4].copy_from_slice(&len.to_le_bytes());
     out[frame_at + 4..frame_at + 8].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Appends retire records for `ids` (ascending) to `out`, [`RETIRE_IDS_MAX`] ids a record.
+pub(crate) fn encode_retire(out: &mut Vec<u8>, ids: &[SeriesId]) {
+    for chunk in ids.chunks(RETIRE_IDS_MAX) {
+        let frame_at = out.len();
+        out.extend_from_slice(&[0u8; FRAME_LEN]);
+        out.extend_from_slice(&(chunk.len() as u32).to_le_bytes());
+        for id in chunk {
+            out.extend_from_slice(&id.to_le_bytes());
+        }
+        let body = &out[frame_at + FRAME_LEN..];
+        let (len, crc) = (body.len() as u32 | RETIRE_FLAG, crc32fast::hash(body));
+        out[frame_at..frame_at + 4].copy_from_slice(&len.to_le_bytes());
+        out[frame_at + 4..frame_at + 8].copy_from_slice(&crc.to_le_bytes());
+    }
 }
 
 /// Bytes of a record body holding tags of these lengths.
@@ -203,48 +274,82 @@ fn decode_body<'a>(
     Ok((id, table))
 }
 
-/// Records and tags in `data` (a whole log) as far as its frames lead, without checking
-/// CRCs: a sequential pass so that loading can size its tables once. Only frames that fit
-/// in `data` count, and a record counts at most the tags its length can hold, so garbage
-/// cannot make the caller reserve more than `data.len()` allows.
+/// Decodes a retire body into its ids (ascending, as written), `ids` cleared first.
+fn decode_retire(body: &[u8], ids: &mut Vec<SeriesId>) -> Result<(), String> {
+    ids.clear();
+    let count = u32_at(body, 0).ok_or("retire record body shorter than 4 bytes")? as usize;
+    if body.len() != RETIRE_FIXED_LEN + 4 * count {
+        return Err(format!(
+            "retire record of {count} ids has a body of {} bytes",
+            body.len()
+        ));
+    }
+    ids.extend(
+        body[RETIRE_FIXED_LEN..]
+            .chunks_exact(4)
+            .filter_map(|b| b.try_into().ok().map(u32::from_le_bytes)),
+    );
+    if ids.windows(2).any(|w| w[0] >= w[1]) {
+        return Err("retire record ids are not ascending".to_owned());
+    }
+    Ok(())
+}
+
+/// Series records and their tags in `data` (a whole log) as far as its frames lead,
+/// without checking CRCs: a sequential pass so that loading can size its tables once.
+/// Only frames that fit in `data` count, and a record counts at most the tags its length
+/// can hold, so garbage cannot make the caller reserve more than `data.len()` allows.
 pub(crate) fn count(data: &[u8]) -> (usize, usize) {
     let (mut records, mut tags, mut at) = (0, 0, HEADER_LEN);
-    while let Some(len) = u32_at(data, at) {
-        let len = len as usize;
-        let fits = at + FRAME_LEN + len <= data.len();
-        let Some(count) =
-            u16_at(data, at + FRAME_LEN + 8).filter(|_| fits && len >= BODY_FIXED_LEN)
-        else {
+    while let Some(word) = u32_at(data, at) {
+        let len = (word & !RETIRE_FLAG) as usize;
+        if at + FRAME_LEN + len > data.len() {
             break;
-        };
-        records += 1;
-        tags += usize::from(count).min((len - BODY_FIXED_LEN) / 4);
+        }
+        if word & RETIRE_FLAG == 0 {
+            let Some(count) = u16_at(data, at + FRAME_LEN + 8).filter(|_| len >= BODY_FIXED_LEN)
+            else {
+                break;
+            };
+            records += 1;
+            tags += usize::from(count).min((len - BODY_FIXED_LEN) / 4);
+        }
         at += FRAME_LEN + len;
     }
     (records, tags)
 }
 
-/// The body of the record framed at `at`, if the frame is whole and its CRC matches.
-fn frame_at(data: &[u8], at: usize) -> Option<&[u8]> {
-    let len = u32_at(data, at)? as usize;
+/// Whether the record framed at `at` retires series, and its body, if the frame is whole,
+/// of a kind `version` has, and its CRC matches.
+fn frame_at(data: &[u8], at: usize, version: u32) -> Option<(bool, &[u8])> {
+    let word = u32_at(data, at)?;
     let crc = u32_at(data, at + 4)?;
-    if !(BODY_FIXED_LEN..=MAX_BODY_LEN).contains(&len) {
+    let retire = word & RETIRE_FLAG != 0;
+    let len = (word & !RETIRE_FLAG) as usize;
+    let min = if retire {
+        RETIRE_FIXED_LEN
+    } else {
+        BODY_FIXED_LEN
+    };
+    if (retire && version < 2) || !(min..=MAX_BODY_LEN).contains(&len) {
         return None;
     }
     let body = data.get(at + FRAME_LEN..at + FRAME_LEN + len)?;
-    (crc32fast::hash(body) == crc).then_some(body)
+    (crc32fast::hash(body) == crc).then_some((retire, body))
 }
 
-/// Calls `apply` on every record of `data` (a whole log, header checked) in order.
+/// Calls `apply` on every record of `data` (a whole log, header checked, of `version`) in
+/// order.
 ///
 /// A record that is incomplete or fails its CRC ends the log if no valid record follows it
 /// (a torn append): the valid length and the [`TornTail`] are returned. If a valid record
-/// (CRC and body) with a later id does follow it, or a record with a good CRC does not
-/// decode, or `apply` refuses it, the log is [`SeriesError::Corrupt`].
+/// (CRC and body; a series record with a later id) does follow it, or a record with a good
+/// CRC does not decode, or `apply` refuses it, the log is [`SeriesError::Corrupt`].
 pub(crate) fn replay(
     path: &Path,
     data: &[u8],
-    mut apply: impl FnMut(SeriesId, TableId, &[(&str, &str)]) -> Result<(), String>,
+    version: u32,
+    mut apply: impl FnMut(Record<'_>) -> Result<(), String>,
 ) -> Result<(u64, Option<TornTail>), SeriesError> {
     let corrupt = |offset: usize, reason: String| SeriesError::Corrupt {
         path: path.to_path_buf(),
@@ -252,11 +357,12 @@ pub(crate) fn replay(
         reason,
     };
     let mut tags = Vec::new();
+    let mut ids = Vec::new();
     let mut at = HEADER_LEN;
     let mut last_id: Option<SeriesId> = None;
     while at < data.len() {
-        let Some(body) = frame_at(data, at) else {
-            if let Some(later) = valid_record_after(data, at + 1, last_id) {
+        let Some((retire, body)) = frame_at(data, at, version) else {
+            if let Some(later) = valid_record_after(data, at + 1, version, last_id) {
                 return Err(corrupt(
                     at,
                     format!(
@@ -273,21 +379,39 @@ pub(crate) fn replay(
                 }),
             ));
         };
-        let (id, table) = decode_body(body, &mut tags).map_err(|r| corrupt(at, r))?;
-        apply(id, table, &tags).map_err(|r| corrupt(at, r))?;
-        last_id = Some(id);
+        if retire {
+            decode_retire(body, &mut ids).map_err(|r| corrupt(at, r))?;
+            apply(Record::Retire(&ids)).map_err(|r| corrupt(at, r))?;
+        } else {
+            let (id, table) = decode_body(body, &mut tags).map_err(|r| corrupt(at, r))?;
+            apply(Record::Series(id, table, &tags)).map_err(|r| corrupt(at, r))?;
+            last_id = Some(id);
+        }
         at += FRAME_LEN + body.len();
     }
     Ok((at as u64, None))
 }
 
-/// Offset of the first valid record (good CRC, decodable body, id after `last_id`) at or
-/// after `from`. Only runs on a bad record, to tell a torn tail from damage in the middle.
-fn valid_record_after(data: &[u8], from: usize, last_id: Option<SeriesId>) -> Option<usize> {
+/// Offset of the first valid record at or after `from`: good CRC and decodable body, and
+/// for a series record an id after `last_id`, for a retire record ids up to `last_id`. Only
+/// runs on a bad record, to tell a torn tail from damage in the middle.
+fn valid_record_after(
+    data: &[u8],
+    from: usize,
+    version: u32,
+    last_id: Option<SeriesId>,
+) -> Option<usize> {
     let mut tags = Vec::new();
-    (from..data.len().saturating_sub(FRAME_LEN + BODY_FIXED_LEN - 1)).find(|&at| {
-        frame_at(data, at).is_some_and(|body| {
-            matches!(decode_body(body, &mut tags), Ok((id, _)) if last_id.is_none_or(|l| id > l))
+    let mut ids = Vec::new();
+    (from..data.len().saturating_sub(FRAME_LEN + RETIRE_FIXED_LEN - 1)).find(|&at| {
+        frame_at(data, at, version).is_some_and(|(retire, body)| {
+            if retire {
+                decode_retire(body, &mut ids).is_ok()
+                    && !ids.is_empty()
+                    && last_id.is_some_and(|l| ids.iter().all(|&id| id <= l))
+            } else {
+                matches!(decode_body(body, &mut tags), Ok((id, _)) if last_id.is_none_or(|l| id > l))
+            }
         })
     })
 }

@@ -32,31 +32,46 @@
 //!
 //! # File layout: `series.log`
 //!
-//! All integers little-endian. Header, then one record per series in id order:
+//! All integers little-endian. Header, then one record per series in id order, with
+//! retire records among them:
 //!
 //! | offset | size | field                                                   |
 //! |-------:|-----:|---------------------------------------------------------|
 //! | 0      | 8    | magic `b"STRASER\0"`                                    |
-//! | 8      | 4    | version, u32 = 1                                        |
+//! | 8      | 4    | version, u32 = 2 (1 is read too: it has no retire records) |
 //! | 12     | 4    | CRC32 (IEEE, crc32fast) of bytes 0..12, u32             |
 //! | 16     | …    | records                                                 |
 //!
-//! Record (`len` = body length, 10 ≤ `len` ≤ 4 MiB):
+//! Series record (`len` = body length, 10 ≤ `len` ≤ 4 MiB):
 //!
 //! | offset | size | field                                                   |
 //! |-------:|-----:|---------------------------------------------------------|
-//! | 0      | 4    | `len`, u32                                              |
+//! | 0      | 4    | `len`, u32 (bit 31 clear)                               |
 //! | 4      | 4    | CRC32 of the body, u32                                  |
-//! | 8      | 4    | body: series id, u32 (= previous record's id + 1; first 0) |
+//! | 8      | 4    | body: series id, u32 (= previous series record's id + 1; first 0) |
 //! | 12     | 4    | body: table id, u32                                     |
 //! | 16     | 2    | body: tag count `n`, u16                                |
 //! | 18     | …    | body: `n` × (key len u16, key UTF-8, value len u16, value UTF-8), keys sorted bytewise, unique |
+//!
+//! Retire record (version 2; 4 ≤ `len` ≤ 4 MiB): series whose every row is gone leave the
+//! index (see `retire.rs`); their ids are never given to another series.
+//!
+//! | offset | size | field                                                   |
+//! |-------:|-----:|---------------------------------------------------------|
+//! | 0      | 4    | `len` \| 0x8000_0000, u32 (bit 31 set marks the kind)   |
+//! | 4      | 4    | CRC32 of the body, u32                                  |
+//! | 8      | 4    | body: id count `c`, u32 (`len` = 4 + 4`c`)              |
+//! | 12     | 4`c` | body: `c` series ids, u32, ascending, each an earlier series record's, not retired before |
+//!
+//! A version 1 log gets its header rewritten as version 2 (in place, fsynced) just before
+//! its first retire record is appended.
 //!
 //! Limits: `n` ≤ 65535 and every key and value ≤ 65535 bytes (checked on create, never
 //! truncated). Loading: a last record that is incomplete or fails its CRC, with no valid
 //! record after it, is a torn append: the file is cut there and [`OpenReport::torn_tail`]
 //! says so. A bad record followed by a valid one, a record with a good CRC that does not
-//! decode, ids out of sequence or a duplicate tag set is [`SeriesError::Corrupt`].
+//! decode, ids out of sequence, a duplicate tag set (among series not retired) or a retire
+//! record naming a missing or retired series is [`SeriesError::Corrupt`].
 //! Known limit: if a crash persists a later page of one append before an earlier one, the
 //! result reads as damage in the middle (Corrupt), not as a torn tail.
 
@@ -67,6 +82,7 @@ mod key;
 mod log;
 mod postings;
 mod query;
+mod retire;
 #[cfg(test)]
 mod tests;
 

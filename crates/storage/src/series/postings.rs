@@ -92,6 +92,32 @@ impl TableIndex {
         }
     }
 
+    /// Removes series `id`, whose canonical tags are `tags`, from the series set and its
+    /// postings; a value left with no series is removed, and so is a key left with no value.
+    pub(crate) fn remove(&mut self, id: SeriesId, tags: impl Iterator<Item = (StrId, StrId)>) {
+        self.series.remove(id);
+        for (k, v) in tags {
+            let Some(values) = self.keys.get_mut(&k) else {
+                continue;
+            };
+            let emptied = match values.get(&v) {
+                Some(Posting::One(only)) => *only == id,
+                Some(Posting::Many(slot)) => {
+                    let bitmap = &mut self.bitmaps[*slot as usize];
+                    bitmap.remove(id);
+                    bitmap.is_empty()
+                }
+                None => false,
+            };
+            if emptied {
+                values.remove(&v);
+                if values.is_empty() {
+                    self.keys.remove(&k);
+                }
+            }
+        }
+    }
+
     /// Every series of the table.
     pub(crate) fn series(&self) -> &RoaringBitmap {
         &self.series

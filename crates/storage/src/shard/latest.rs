@@ -172,10 +172,11 @@ impl Shard {
             let ids: Vec<SeriesId> = (0..state.index.series_count())
                 .filter_map(|id| SeriesId::try_from(id).ok())
                 .filter(|id| {
-                    state
-                        .index
-                        .table_of(*id)
-                        .is_some_and(|t| !dropped.contains(t))
+                    !state.index.is_retired(*id)
+                        && state
+                            .index
+                            .table_of(*id)
+                            .is_some_and(|t| !dropped.contains(t))
                 })
                 .collect();
             state.latest.pending = Some(Vec::new());

@@ -92,6 +92,7 @@ impl Shard {
             .iter()
             .flat_map(|p| p.reader.series_ids().collect::<Vec<_>>())
             .collect();
+        let series_in_run = all_series.len();
         // Rows of dropped tables leave the parts: the latest-row cache must forget them.
         let removes_rows = all_series.iter().any(|(_, table)| dropped.contains(*table));
         let series: BTreeSet<(u32, u32)> = all_series
@@ -110,6 +111,12 @@ impl Shard {
         };
         let replaced: Vec<u64> = run.iter().map(|p| p.entry.id).collect();
         let emptied = new_part.is_none();
+        let kept_series = new_part
+            .as_ref()
+            .map_or(0, |p| p.reader.series_ids().count());
+        if kept_series < series_in_run {
+            self.series_may_be_empty();
+        }
         next.parts.retain(|p| !replaced.contains(&p.id));
         if let Some(part) = &new_part {
             next.parts.push(part.entry.clone());
@@ -241,6 +248,7 @@ impl Shard {
             // Some series' latest rows may have been in the dropped parts.
             state.latest.invalidate();
         }
+        self.series_may_be_empty();
         for entry in &dropped {
             let data_dir = &self.config.data_dirs[entry.dir];
             remove_part_file(data_dir, self.config.id, entry)?;

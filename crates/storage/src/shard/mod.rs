@@ -11,7 +11,8 @@
 //! `purge.rs` (rows of dropped tables out of parts), `delete.rs` (tombstones in reads,
 //! merges and purges), `read.rs` (scans and latest rows),
 //! `latest.rs` (the latest-row cache), `latest_view.rs` (reading it: visiting each series'
-//! latest row borrowed, or collecting owned rows), this file (open, replay, write).
+//! latest row borrowed, or collecting owned rows), `retire.rs` (series left with no row
+//! leave the index), this file (open, replay, write).
 
 mod changes;
 mod delete;
@@ -22,10 +23,11 @@ mod latest_view;
 mod merge;
 mod purge;
 mod read;
+mod retire;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 
@@ -119,6 +121,7 @@ pub(crate) struct ShardStats {
     pub merges: AtomicU64,
     pub parts_dropped: AtomicU64,
     pub backpressure_waits: AtomicU64,
+    pub series_retired: AtomicU64,
 }
 
 /// One shard.
@@ -142,6 +145,8 @@ pub(crate) struct Shard {
     pub deleted_generation: AtomicU64,
     /// Which hours of which tables each recent flush wrote (for downsamples).
     pub flush_log: Mutex<changes::FlushLog>,
+    /// Set when parts lost rows (and at open): series may be left with none (`retire.rs`).
+    pub series_sweep_due: AtomicBool,
 }
 
 /// What opening a shard found.
@@ -217,6 +222,8 @@ impl Shard {
             stats: ShardStats::default(),
             purged_generation: AtomicU64::new(u64::MAX),
             deleted_generation: AtomicU64::new(u64::MAX),
+            // A crash may have come between a purge and the retirement it allowed.
+            series_sweep_due: AtomicBool::new(true),
         };
         Ok((shard, report))
     }
@@ -345,9 +352,9 @@ impl Shard {
         self.work.notify_one();
     }
 
-    /// Series known to this shard.
+    /// Live series of this shard (created and not retired).
     pub fn series_count(&self) -> usize {
-        self.state.lock().index.series_count()
+        self.state.lock().index.live_series_count()
     }
 
     /// Bytes held by memtables (active and frozen).
@@ -419,6 +426,11 @@ impl BatchVisitor for Replayer<'_> {
         let Some(table) = self.index.table_of(series) else {
             return Err(format!("row of unknown series {series}"));
         };
+        if self.index.is_retired(series) {
+            // Flushed, then removed from the parts before the series was retired: the
+            // segment holding it outlived that (see `docs/format.md`, series log).
+            return Ok(());
+        }
         self.memtable.append(series, table, time, fields);
         self.rows += 1;
         Ok(())

@@ -1,0 +1,61 @@
+//! Retiring series whose every row is gone from the shard (see `series/retire.rs`): after
+//! a rewrite or drop removed rows, the next maintenance round looks for series that no
+//! part and no memtable holds.
+
+use std::sync::atomic::Ordering;
+
+use roaring::RoaringBitmap;
+
+use super::Shard;
+use crate::error::StorageError;
+
+impl Shard {
+    /// Notes that some part's rows were removed (a rewrite left series out, or parts were
+    /// dropped): the next [`Shard::retire_empty_series`] looks.
+    pub(super) fn series_may_be_empty(&self) {
+        self.series_sweep_due.store(true, Ordering::Release);
+    }
+
+    /// If rows were removed since the last look (or since open), retires the series that
+    /// no live part, no frozen memtable and the active memtable do not hold; returns how
+    /// many it retired.
+    pub fn retire_empty_series(&self) -> Result<usize, StorageError> {
+        if !self.series_sweep_due.swap(false, Ordering::AcqRel) {
+            return Ok(0);
+        }
+        let result = self.retire_unheld();
+        if result.is_err() {
+            self.series_may_be_empty();
+        }
+        result
+    }
+
+    fn retire_unheld(&self) -> Result<usize, StorageError> {
+        // The part set changes only under the manifest lock: held, no flush can publish a
+        // part between the look at the parts and the one at the memtables.
+        let _manifest = self.manifest.lock();
+        let mut held = RoaringBitmap::new();
+        for part in self.parts().iter() {
+            held.extend(part.reader.series_ids().map(|(series, _)| series));
+        }
+        // Under the shard lock no write can add rows of a series between this look and the
+        // retirement.
+        let mut state = self.state.lock();
+        let memtables =
+            std::iter::once(&state.active).chain(state.frozen.iter().map(|f| &f.memtable));
+        for memtable in memtables {
+            held.extend(memtable.series().into_iter().map(|(series, _)| series));
+        }
+        let mut empty = state.index.live_series();
+        empty -= &held;
+        if empty.is_empty() {
+            return Ok(0);
+        }
+        let retired = state.index.retire(&empty)?;
+        drop(state);
+        self.stats
+            .series_retired
+            .fetch_add(retired as u64, Ordering::Relaxed);
+        Ok(retired)
+    }
+}
