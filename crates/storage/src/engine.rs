@@ -806,7 +806,7 @@ fn maintenance_loop(inner: &Inner, shard_index: usize) {
         // An error here (disk full, I/O) must not kill the thread: the next round retries,
         // and writers see errors of their own from the WAL.
         if let Err(e) = maintain_shard(inner, shard_index) {
-            eprintln!("strata: shard {shard_index} maintenance failed: {e}");
+            tracing::error!("shard {shard_index} maintenance failed (retried next round): {e}");
             std::thread::sleep(MAINTENANCE_TICK);
         }
     }

@@ -109,14 +109,24 @@ pub(super) fn purge_shard(
     let due = force
         || tombstones.len() >= PURGE_PENDING_MAX
         || now.saturating_sub(oldest) >= PURGE_DELAY_NS;
-    if !due || inner.shards[shard_index].purge_deleted()?.is_none() {
-        // Nothing new was purged here: retiring is checked by the shard that purges.
+    if !due {
         return Ok(());
     }
+    let Some(rewritten) = inner.shards[shard_index].purge_deleted()? else {
+        // Nothing new was purged here: retiring is checked by the shard that purges.
+        return Ok(());
+    };
     let done: Vec<u64> = tombstones
         .iter()
         .filter(|t| !inner.shards.iter().any(|s| s.subject_to(t)))
         .map(|t| t.id)
         .collect();
+    if rewritten > 0 || !done.is_empty() {
+        tracing::info!(
+            "deletes: shard {shard_index} rewrote {rewritten} parts without deleted rows; {} of {} tombstones retired",
+            done.len(),
+            tombstones.len()
+        );
+    }
     inner.catalog.retire_tombstones(&done)
 }

@@ -430,8 +430,8 @@ fn write_target(inner: &Inner, d: &Downsample, body: &mut Vec<u8>) -> Result<(),
     if let Some(error) = report.errors.first() {
         // A user may have written rows of other types into the target; the lines that
         // clash are left out, and said so.
-        eprintln!(
-            "strata: downsample {}.{}: {} rows not written: {}",
+        tracing::warn!(
+            "downsample {}.{}: {} rows not written: {}",
             d.database,
             d.name,
             report.errors.len(),
@@ -465,7 +465,7 @@ pub(super) fn downsample_loop(inner: &Inner) {
             continue;
         }
         if let Err(e) = run_round(inner) {
-            eprintln!("strata: downsample round failed: {e}");
+            tracing::error!("downsample round failed (retried next round): {e}");
         }
     }
 }

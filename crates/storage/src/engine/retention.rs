@@ -195,6 +195,15 @@ pub(super) fn expire_shard(
             })
         };
         let report = inner.shards[shard_index].expire(&mut horizon_of, latest_horizon)?;
+        if report.parts_dropped + report.parts_rewritten > 0 {
+            tracing::info!(
+                "retention: shard {shard_index} dropped {} and rewrote {} parts, {} rows and {} bytes removed",
+                report.parts_dropped,
+                report.parts_rewritten,
+                report.rows,
+                report.bytes
+            );
+        }
         state
             .parts_dropped
             .fetch_add(report.parts_dropped, Ordering::Relaxed);

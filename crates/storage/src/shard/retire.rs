@@ -53,6 +53,12 @@ impl Shard {
         }
         let retired = state.index.retire(&empty)?;
         drop(state);
+        if retired > 0 {
+            tracing::info!(
+                "shard {}: {retired} series with no row left retired from the series index",
+                self.config.id
+            );
+        }
         self.stats
             .series_retired
             .fetch_add(retired as u64, Ordering::Relaxed);
