@@ -15,6 +15,7 @@ use strata_storage::options::available_cores;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 
 use crate::catalog::{CATALOG_NAME, StrataCatalog};
+use crate::coop::CooperativeJoins;
 use crate::direct;
 use crate::error::QueryError;
 use crate::functions;
@@ -149,6 +150,8 @@ impl QueryEngine {
         if options.pre_aggregate {
             builder = builder.with_physical_optimizer_rule(Arc::new(PreAggregateRule));
         }
+        // Last, so that no later rule sees (or moves) the yield points it adds.
+        let builder = builder.with_physical_optimizer_rule(Arc::new(CooperativeJoins));
         let state = builder.build();
         let context = SessionContext::new_with_state(state);
         context.register_catalog(

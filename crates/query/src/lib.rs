@@ -27,6 +27,7 @@
 //! semantics change, `pushdown.rs` (its exact/inexact rules).
 
 pub mod catalog;
+mod coop;
 mod direct;
 pub mod engine;
 pub mod error;

@@ -126,3 +126,40 @@ async fn a_sort_larger_than_the_memory_limit_fails_with_resources_exhausted() {
     assert_eq!(err.kind(), "resources_exhausted");
     assert!(err.to_string().contains("memory limit"), "{err}");
 }
+
+/// A join makes batch after batch out of one batch of each input, so DataFusion's yield
+/// points on the scans do not bound the work between two yields. This cross join (5,000 x
+/// 5,000 rows, a cosine and a logarithm per pair) must yield while it runs, so that on this
+/// one-thread runtime the timer below fires before it ends, and stop when its task is
+/// dropped (as the HTTP handler is when the client goes away). Before the yield points
+/// above joins, it ran to its end in a single poll: no timeout check, no cancel.
+#[tokio::test]
+async fn a_cross_join_yields_while_it_runs_and_stops_when_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = QueryOptions {
+        timeout: None,
+        ..QueryOptions::default()
+    };
+    let sql = QueryEngine::with_options(engine_with_rows(dir.path()), options).unwrap();
+    let sql = Arc::new(sql);
+    let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let task = tokio::spawn({
+        let (sql, finished) = (Arc::clone(&sql), Arc::clone(&finished));
+        async move {
+            let statement =
+                "SELECT sum(cos(a.v * b.v) * ln(a.v + b.v + 1)) FROM m a CROSS JOIN m b";
+            let answer = sql.sql("db", statement).await;
+            finished.store(true, std::sync::atomic::Ordering::SeqCst);
+            answer
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        !finished.load(std::sync::atomic::Ordering::SeqCst),
+        "the join ran to its end without yielding once"
+    );
+    task.abort();
+    let err = task.await.expect_err("aborted");
+    assert!(err.is_cancelled(), "{err:?}");
+    assert!(!finished.load(std::sync::atomic::Ordering::SeqCst));
+}

@@ -1,5 +1,6 @@
 //! End to end: the guard rails of `/sql` on the real `strata serve` — the statement
-//! timeout (before and after the result began) and the concurrency limit.
+//! timeout (before and after the result began), the concurrency limit, and the cancel of a
+//! statement whose client went away.
 
 #![allow(clippy::unwrap_used)]
 
@@ -10,7 +11,7 @@ use std::io::{BufReader, Read};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use common::{Server, data_dir, metric, read_head};
+use common::{Server, data_dir, eventually, metric, read_head};
 use sql_common::{Answer, dechunk, many_rows, post_sql, read_answer, write_request, write_rows};
 
 #[test]
@@ -29,6 +30,41 @@ fn a_statement_past_its_timeout_is_504() {
     assert!(error["error"].as_str().unwrap().contains("1ms"), "{error}");
     let metrics = server.metrics();
     assert!(metric(&metrics, "strata_queries_total{status=\"error\"}") >= 1.0);
+    assert!(server.stop().success());
+}
+
+/// A client that goes away cancels its statement: the handler polling the statement is
+/// dropped with it, and the server's CPU goes quiet. Before the yield points above joins,
+/// this cross join (20,000 x 20,000 rows) ran on in one poll of the handler, minutes
+/// after its client had gone and past its timeout.
+#[test]
+fn a_client_that_disconnects_cancels_its_statement() {
+    let dir = data_dir();
+    let server = Server::start(dir.path(), &["--query-timeout", "none"]);
+    write_rows(&server, "metrics", &many_rows(20, 1000));
+    let mut stream = TcpStream::connect(server.http).unwrap();
+    let statement = "SELECT sum(cos(a.usage * b.usage) * ln(a.usage + b.usage + 1)) \
+                     FROM cpu a CROSS JOIN cpu b";
+    write_request(
+        &mut stream,
+        server.http,
+        "POST",
+        "/sql?db=metrics",
+        &[],
+        statement.as_bytes(),
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    drop(stream);
+    eventually("the dropped statement to be counted", || {
+        metric(&server.metrics(), "strata_queries_total{status=\"error\"}") == 1.0
+    });
+    let before = server.cpu_ticks();
+    std::thread::sleep(Duration::from_secs(1));
+    let spent = server.cpu_ticks() - before;
+    assert!(
+        spent < 30,
+        "the server used {spent} ticks of CPU in the second after its client left"
+    );
     assert!(server.stop().success());
 }
 

@@ -163,6 +163,17 @@ impl Server {
     }
 
     /// `GET /metrics` (no auth) as text.
+    /// CPU time the server process has used so far (user + system), in clock ticks
+    /// (`/proc/<pid>/stat`, fields 14 and 15; 100 a second on Linux).
+    pub fn cpu_ticks(&self) -> u64 {
+        let pid = self.child.as_ref().map(Child::id).expect("running");
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        // The command name (field 2) is in parentheses and may hold spaces: count after it.
+        let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+    }
+
     pub fn metrics(&self) -> String {
         let response = self.request("GET", "/metrics", &[], b"");
         assert_eq!(response.status, 200, "{}", response.text());
