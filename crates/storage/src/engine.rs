@@ -792,6 +792,7 @@ pub struct EngineStats {
 
 fn maintenance_loop(inner: &Inner, shard_index: usize) {
     let shard = &inner.shards[shard_index];
+    let mut failures = 0u32;
     while !inner.stop.load(Ordering::SeqCst) {
         {
             let mut requested = shard.work_requested.lock();
@@ -803,12 +804,53 @@ fn maintenance_loop(inner: &Inner, shard_index: usize) {
         if inner.stop.load(Ordering::SeqCst) {
             break;
         }
-        // An error here (disk full, I/O) must not kill the thread: the next round retries,
-        // and writers see errors of their own from the WAL.
-        if let Err(e) = maintain_shard(inner, shard_index) {
-            tracing::error!("shard {shard_index} maintenance failed (retried next round): {e}");
-            std::thread::sleep(MAINTENANCE_TICK);
+        // An error here (disk full, I/O) must not kill the thread: later rounds retry, less
+        // and less often while it lasts, and writers see errors of their own from the WAL.
+        match maintain_shard(inner, shard_index) {
+            Ok(()) if failures > 0 => {
+                tracing::info!(
+                    "shard {shard_index} maintenance works again after {failures} failed rounds"
+                );
+                failures = 0;
+            }
+            Ok(()) => {}
+            Err(e) => {
+                failures += 1;
+                let delay = retry_delay(failures);
+                if failures.is_power_of_two() {
+                    tracing::error!(
+                        "shard {shard_index} maintenance failed ({failures} rounds in a row; \
+                         next try in {delay:?}): {e}"
+                    );
+                }
+                pause(inner, delay);
+            }
         }
+    }
+}
+
+/// Longest wait between two tries of a failing maintenance round.
+const RETRY_DELAY_MAX: Duration = Duration::from_secs(10);
+
+/// How long to wait after the `failures`-th failed round in a row: one tick, doubling up to
+/// [`RETRY_DELAY_MAX`], so that a lasting failure (a full disk) is neither retried nor
+/// logged ten times a second.
+fn retry_delay(failures: u32) -> Duration {
+    let doublings = failures.saturating_sub(1).min(16);
+    MAINTENANCE_TICK
+        .saturating_mul(1 << doublings)
+        .min(RETRY_DELAY_MAX)
+}
+
+/// Sleeps `delay`, a tick at a time, returning early when the engine stops.
+fn pause(inner: &Inner, delay: Duration) {
+    let end = Instant::now() + delay;
+    while !inner.stop.load(Ordering::SeqCst) {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(MAINTENANCE_TICK));
     }
 }
 
@@ -832,4 +874,20 @@ fn maintain_shard(inner: &Inner, shard_index: usize) -> Result<(), StorageError>
     }
     shard.retire_empty_series()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MAINTENANCE_TICK, RETRY_DELAY_MAX, retry_delay};
+
+    #[test]
+    fn failing_rounds_are_retried_less_and_less_often_up_to_a_cap() {
+        assert_eq!(retry_delay(1), MAINTENANCE_TICK);
+        assert_eq!(retry_delay(2), MAINTENANCE_TICK * 2);
+        assert_eq!(retry_delay(4), MAINTENANCE_TICK * 8);
+        let delays: Vec<_> = (1..200).map(retry_delay).collect();
+        assert!(delays.windows(2).all(|w| w[0] <= w[1]), "{delays:?}");
+        assert_eq!(delays.last(), Some(&RETRY_DELAY_MAX));
+        assert_eq!(retry_delay(u32::MAX), RETRY_DELAY_MAX);
+    }
 }
