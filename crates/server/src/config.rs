@@ -41,6 +41,14 @@ pub const DEFAULT_MAX_INFLIGHT_WRITE_BYTES: usize = 256 << 20;
 /// `strata_lineproto::DEFAULT_MAX_LINE_BYTES` for why).
 pub const DEFAULT_MAX_LINE_BYTES: usize = strata_lineproto::DEFAULT_MAX_LINE_BYTES;
 
+/// Default cap on open HTTP connections: each costs a file descriptor and a few KiB, and
+/// clients past this many are far more likely a leak or an attack than a fleet of agents.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+
+/// Default time a client has to send a request's head (hyper's own default; a client that
+/// trickles its headers would otherwise hold a connection for ever).
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Everything [`crate::run`] needs. Every field has a default; see [`Default`].
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -85,6 +93,13 @@ pub struct ServerConfig {
     /// How `/sql` statements run: timeout, memory limit, concurrency. Default
     /// [`QueryOptions::default`] (60 s, a quarter of RAM, twice the cores).
     pub query: QueryOptions,
+    /// Most HTTP connections open at once; one more is closed as soon as it is accepted
+    /// (and counted). Default [`DEFAULT_MAX_CONNECTIONS`].
+    pub max_connections: usize,
+    /// Longest a client may take to send a request's head (line and headers), on a new
+    /// connection or between requests of a kept-alive one; past it the connection is
+    /// closed. Default [`DEFAULT_HEADER_TIMEOUT`].
+    pub header_timeout: Duration,
 }
 
 impl Default for ServerConfig {
@@ -105,6 +120,8 @@ impl Default for ServerConfig {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_inflight_write_bytes: DEFAULT_MAX_INFLIGHT_WRITE_BYTES,
             query: QueryOptions::default(),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
         }
     }
 }
@@ -130,6 +147,8 @@ impl Default for ServerConfig {
 /// query_timeout = "60s"       # a duration, or none
 /// query_memory_limit = "4G"   # bytes with an optional K, M or G suffix, or none
 /// query_concurrency = 16
+/// max_connections = 4096
+/// header_timeout = "30s"
 /// log = "info"
 /// ```
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -169,6 +188,10 @@ pub struct FileConfig {
     pub query_memory_limit: Option<String>,
     /// Statements running at once.
     pub query_concurrency: Option<usize>,
+    /// HTTP connections open at once.
+    pub max_connections: Option<usize>,
+    /// Time to send a request head (a duration).
+    pub header_timeout: Option<String>,
     /// Log filter (`RUST_LOG` syntax).
     pub log: Option<String>,
 }
@@ -216,6 +239,19 @@ pub fn parse_retention(text: &str) -> Result<Option<Duration>, ServerError> {
             "retention {text:?}: the server's retention is the default; give a duration such as 30d, or 0 for forever"
         ))),
         Err(e) => Err(ServerError::Config(e)),
+    }
+}
+
+/// Parses the header timeout: a positive duration.
+pub fn parse_header_timeout(text: &str) -> Result<Duration, ServerError> {
+    match humantime::parse_duration(text) {
+        Ok(limit) if !limit.is_zero() => Ok(limit),
+        Ok(_) => Err(ServerError::Config(format!(
+            "header timeout {text:?}: must be positive"
+        ))),
+        Err(e) => Err(ServerError::Config(format!(
+            "header timeout {text:?}: expected a duration such as 30s ({e})"
+        ))),
     }
 }
 

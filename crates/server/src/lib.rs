@@ -32,6 +32,7 @@ pub mod metrics;
 mod auth;
 mod backup;
 mod http;
+mod http_serve;
 mod influxql;
 mod sql;
 mod sql_cells;
@@ -194,9 +195,9 @@ pub async fn serve(
         auth = config.auth_token.is_some(),
         "listening for HTTP on {scheme}://{http_addr}"
     );
-    let mut http_stop = stop_rx.clone();
-    let stopped = async move {
-        tcp::stopped(&mut http_stop).await;
+    let limits = http_serve::ConnectionLimits {
+        max_connections: config.max_connections,
+        header_timeout: config.header_timeout,
     };
     let http_task = match tls {
         Some((http_acceptor, _)) => {
@@ -207,25 +208,27 @@ pub async fn serve(
                         source,
                     }
                 })?;
-            tokio::spawn(async move {
-                axum::serve(listener, router)
-                    .with_graceful_shutdown(stopped)
-                    .await
-            })
+            tokio::spawn(http_serve::serve(
+                listener,
+                router,
+                limits,
+                Arc::clone(&metrics),
+                stop_rx.clone(),
+            ))
         }
-        None => tokio::spawn(async move {
-            axum::serve(without_nagle(http_listener), router)
-                .with_graceful_shutdown(stopped)
-                .await
-        }),
+        None => tokio::spawn(http_serve::serve(
+            without_nagle(http_listener),
+            router,
+            limits,
+            Arc::clone(&metrics),
+            stop_rx.clone(),
+        )),
     };
 
     shutdown.await;
     let _ = stop_tx.send(true);
-    match http_task.await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => tracing::error!("HTTP server failed: {e}"),
-        Err(e) => tracing::error!("HTTP server task failed: {e}"),
+    if let Err(e) = http_task.await {
+        tracing::error!("HTTP server task failed: {e}");
     }
     if let Some(task) = tcp_task
         && let Err(e) = task.await

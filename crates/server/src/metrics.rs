@@ -34,6 +34,12 @@ pub struct Metrics {
     pub tcp_rows: AtomicU64,
     /// TCP connections accepted.
     pub tcp_connections: AtomicU64,
+    /// HTTP connections accepted (and served).
+    pub http_connections: AtomicU64,
+    /// HTTP connections open now.
+    pub http_connections_open: AtomicU64,
+    /// HTTP connections closed at once because `max_connections` were open.
+    pub http_connections_refused: AtomicU64,
     /// TCP connections closed because their first line was not `auth <auth token>`.
     pub tcp_auth_failures: AtomicU64,
     /// Backups taken through `/api/v1/backup`.
@@ -205,6 +211,24 @@ impl Metrics {
             out,
             "strata_query_duration_seconds_count {}",
             queries_ok + queries_error
+        );
+        counter(
+            &mut out,
+            "strata_http_connections_total",
+            "HTTP connections accepted and served.",
+            load(&self.http_connections),
+        );
+        gauge(
+            &mut out,
+            "strata_http_connections_open",
+            "HTTP connections open now.",
+            load(&self.http_connections_open),
+        );
+        counter(
+            &mut out,
+            "strata_http_connections_refused_total",
+            "HTTP connections closed at once because --max-connections were open.",
+            load(&self.http_connections_refused),
         );
         counter(
             &mut out,

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 use strata_server::config::{
-    self, parse_addr, parse_memory_limit, parse_query_timeout, parse_retention, parse_wal_sync,
+    self, parse_addr, parse_header_timeout, parse_memory_limit, parse_query_timeout,
+    parse_retention, parse_wal_sync,
 };
 use strata_server::{FileConfig, ServerConfig};
 
@@ -99,6 +100,14 @@ pub struct ServeArgs {
     /// four times as many wait, new ones get 503 with Retry-After [default: twice the cores]
     #[arg(long, env = "STRATA_QUERY_CONCURRENCY", value_name = "N")]
     query_concurrency: Option<usize>,
+    /// HTTP connections open at once; one more is closed as soon as it is accepted and
+    /// counted in strata_http_connections_refused_total [default: 4096]
+    #[arg(long, env = "STRATA_MAX_CONNECTIONS", value_name = "N")]
+    max_connections: Option<usize>,
+    /// Longest a client may take to send a request's line and headers (slow clients that
+    /// trickle them are disconnected) [default: 30s]
+    #[arg(long, env = "STRATA_HEADER_TIMEOUT", value_name = "DURATION")]
+    header_timeout: Option<String>,
     /// Log filter in RUST_LOG syntax, e.g. info or strata_server=debug [default: info]
     #[arg(long, env = "RUST_LOG", value_name = "FILTER")]
     log: Option<String>,
@@ -191,7 +200,20 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
             .or(file.max_inflight_write_bytes)
             .unwrap_or(defaults.max_inflight_write_bytes),
         query,
+        max_connections: args
+            .max_connections
+            .or(file.max_connections)
+            .unwrap_or(defaults.max_connections),
+        header_timeout: match args.header_timeout.or(file.header_timeout) {
+            Some(text) => parse_header_timeout(&text)?,
+            None => defaults.header_timeout,
+        },
     };
+    if config.max_connections == 0 {
+        return Err(strata_server::ServerError::Config(
+            "max connections must be positive".into(),
+        ));
+    }
     if config.read_only_token.is_some() && config.auth_token.is_none() {
         return Err(strata_server::ServerError::Config(
             "a read-only token needs an auth token (--auth-token): without one, anyone may write"

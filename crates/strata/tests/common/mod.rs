@@ -162,7 +162,6 @@ impl Server {
         self.request("POST", path, &[], body.as_bytes())
     }
 
-    /// `GET /metrics` (no auth) as text.
     /// CPU time the server process has used so far (user + system), in clock ticks
     /// (`/proc/<pid>/stat`, fields 14 and 15; 100 a second on Linux).
     pub fn cpu_ticks(&self) -> u64 {
@@ -174,6 +173,7 @@ impl Server {
         fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
     }
 
+    /// `GET /metrics` (no auth) as text.
     pub fn metrics(&self) -> String {
         let response = self.request("GET", "/metrics", &[], b"");
         assert_eq!(response.status, 200, "{}", response.text());
