@@ -45,9 +45,10 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = strata_lineproto::DEFAULT_MAX_LINE_BYT
 /// clients past this many are far more likely a leak or an attack than a fleet of agents.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 
-/// Default time a client has to send a request's head (hyper's own default; a client that
-/// trickles its headers would otherwise hold a connection for ever).
-pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time a client has to send a request's head, and most a request body may pause:
+/// hyper's own header timeout. A client that trickles its request would otherwise hold a
+/// connection (and, for a write, its in-flight bytes) for ever.
+pub const DEFAULT_CLIENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Everything [`crate::run`] needs. Every field has a default; see [`Default`].
 #[derive(Debug, Clone)]
@@ -97,9 +98,10 @@ pub struct ServerConfig {
     /// (and counted). Default [`DEFAULT_MAX_CONNECTIONS`].
     pub max_connections: usize,
     /// Longest a client may take to send a request's head (line and headers), on a new
-    /// connection or between requests of a kept-alive one; past it the connection is
-    /// closed. Default [`DEFAULT_HEADER_TIMEOUT`].
-    pub header_timeout: Duration,
+    /// connection or between requests of a kept-alive one (past it the connection is
+    /// closed), and longest a request body may pause (past it the request is answered
+    /// 408). Default [`DEFAULT_CLIENT_TIMEOUT`].
+    pub client_timeout: Duration,
 }
 
 impl Default for ServerConfig {
@@ -121,7 +123,7 @@ impl Default for ServerConfig {
             max_inflight_write_bytes: DEFAULT_MAX_INFLIGHT_WRITE_BYTES,
             query: QueryOptions::default(),
             max_connections: DEFAULT_MAX_CONNECTIONS,
-            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            client_timeout: DEFAULT_CLIENT_TIMEOUT,
         }
     }
 }
@@ -148,7 +150,7 @@ impl Default for ServerConfig {
 /// query_memory_limit = "4G"   # bytes with an optional K, M or G suffix, or none
 /// query_concurrency = 16
 /// max_connections = 4096
-/// header_timeout = "30s"
+/// client_timeout = "30s"
 /// log = "info"
 /// ```
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -190,8 +192,8 @@ pub struct FileConfig {
     pub query_concurrency: Option<usize>,
     /// HTTP connections open at once.
     pub max_connections: Option<usize>,
-    /// Time to send a request head (a duration).
-    pub header_timeout: Option<String>,
+    /// Time to send a request head, and most a body may pause (a duration).
+    pub client_timeout: Option<String>,
     /// Log filter (`RUST_LOG` syntax).
     pub log: Option<String>,
 }
@@ -243,14 +245,14 @@ pub fn parse_retention(text: &str) -> Result<Option<Duration>, ServerError> {
 }
 
 /// Parses the header timeout: a positive duration.
-pub fn parse_header_timeout(text: &str) -> Result<Duration, ServerError> {
+pub fn parse_client_timeout(text: &str) -> Result<Duration, ServerError> {
     match humantime::parse_duration(text) {
         Ok(limit) if !limit.is_zero() => Ok(limit),
         Ok(_) => Err(ServerError::Config(format!(
-            "header timeout {text:?}: must be positive"
+            "client timeout {text:?}: must be positive"
         ))),
         Err(e) => Err(ServerError::Config(format!(
-            "header timeout {text:?}: expected a duration such as 30s ({e})"
+            "client timeout {text:?}: expected a duration such as 30s ({e})"
         ))),
     }
 }

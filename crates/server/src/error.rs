@@ -45,6 +45,9 @@ pub enum ApiError {
     /// Endpoint exists, method does not.
     #[error("{0}")]
     MethodNotAllowed(String),
+    /// The client paused its request body for longer than the client timeout.
+    #[error("{0}")]
+    RequestTimeout(String),
     /// Body (or decompressed body) over the cap.
     #[error("{0}")]
     PayloadTooLarge(String),
@@ -69,6 +72,7 @@ impl ApiError {
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,

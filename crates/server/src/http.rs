@@ -9,15 +9,16 @@ use std::io::Read;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::{Body, HttpBody};
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{DefaultBodyLimit, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use hyper::body::Frame;
 use strata_lineproto::{DEFAULT_MAX_LINE_BYTES, Precision};
 use strata_query::QueryEngine;
 use strata_storage::ingest::LineError;
@@ -213,7 +214,7 @@ async fn write(
         }
         inflight.reserve(length)?;
     }
-    let raw = read_body(body, max_body, &mut inflight).await?;
+    let raw = read_body(body, max_body, state.config.client_timeout, &mut inflight).await?;
     let max_line_bytes = state.config.max_line_bytes;
     let engine = Arc::clone(&state.engine);
     let metrics = Arc::clone(&state.metrics);
@@ -278,23 +279,40 @@ async fn write(
     ))
 }
 
+/// The next frame of a request body (`None` at its end), waiting at most `stall` for it: a
+/// client that pauses longer is answered 408 rather than holding the request for ever.
+pub(crate) async fn next_frame(
+    body: &mut Body,
+    stall: Duration,
+) -> Result<Option<Frame<Bytes>>, ApiError> {
+    let frame = std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx));
+    match tokio::time::timeout(stall, frame).await {
+        Err(_) => Err(ApiError::RequestTimeout(format!(
+            "the request body paused for more than {stall:?} (client timeout); send it without pauses"
+        ))),
+        Ok(None) => Ok(None),
+        Ok(Some(frame)) => frame
+            .map(Some)
+            .map_err(|e| ApiError::BadRequest(format!("cannot read request body: {e}"))),
+    }
+}
+
 fn too_large(max_body: usize) -> ApiError {
     ApiError::PayloadTooLarge(format!(
         "request body is over the limit of {max_body} bytes (max body bytes); send smaller batches"
     ))
 }
 
-/// Collects the body, refusing it past `max_body` bytes and counting what arrives beyond
-/// the declared length as in flight.
+/// Collects the body, refusing it past `max_body` bytes or when it pauses for `stall`, and
+/// counting what arrives beyond the declared length as in flight.
 async fn read_body(
     mut body: Body,
     max_body: usize,
+    stall: Duration,
     inflight: &mut Inflight,
 ) -> Result<Vec<u8>, ApiError> {
     let mut out = Vec::with_capacity(inflight.bytes.min(max_body));
-    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
-        let frame =
-            frame.map_err(|e| ApiError::BadRequest(format!("cannot read request body: {e}")))?;
+    while let Some(frame) = next_frame(&mut body, stall).await? {
         let Ok(data) = frame.into_data() else {
             continue; // trailers
         };

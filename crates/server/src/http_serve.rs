@@ -1,6 +1,6 @@
 //! The HTTP accept loop, in place of `axum::serve`: each connection is served by hyper's
 //! HTTP/1 connection with a timer, so that a client must send each request's head within
-//! `header_timeout` (axum's loop sets no timer, which leaves hyper's header timeout off and
+//! `client_timeout` (axum's loop sets no timer, which leaves hyper's header timeout off and
 //! lets a client that trickles its headers hold a connection for ever), and at most
 //! `max_connections` are open at once (one more is closed as soon as it is accepted).
 //! Shutdown: the loop stops accepting, each connection finishes the request it is serving
@@ -30,7 +30,7 @@ pub(crate) struct ConnectionLimits {
     /// Most connections open at once.
     pub max_connections: usize,
     /// Longest a client may take to send a request's head.
-    pub header_timeout: Duration,
+    pub client_timeout: Duration,
 }
 
 /// Serves `router` on the connections `listener` accepts until `stop` says so.
@@ -73,7 +73,7 @@ pub(crate) async fn serve<L>(
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder
                 .timer(TokioTimer::new())
-                .header_read_timeout(limits.header_timeout);
+                .header_read_timeout(limits.client_timeout);
             let connection = builder.serve_connection(TokioIo::new(io), service);
             tokio::pin!(connection);
             let served = tokio::select! {

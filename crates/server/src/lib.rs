@@ -197,7 +197,7 @@ pub async fn serve(
     );
     let limits = http_serve::ConnectionLimits {
         max_connections: config.max_connections,
-        header_timeout: config.header_timeout,
+        client_timeout: config.client_timeout,
     };
     let http_task = match tls {
         Some((http_acceptor, _)) => {

@@ -6,11 +6,10 @@
 //! but the batch being encoded is held, so `SELECT *` over a whole table streams out.
 
 use std::collections::HashMap;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::body::{Body, HttpBody};
+use axum::body::Body;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -20,7 +19,7 @@ use strata_query::{QueryError, QueryStream};
 use strata_storage::StorageError;
 
 use crate::auth;
-use crate::config::DEFAULT_SQL_DATABASE;
+use crate::config::{DEFAULT_SQL_DATABASE, ServerConfig};
 use crate::error::{ApiError, json_response};
 use crate::http::{Params, Shared};
 use crate::metrics::Metrics;
@@ -116,7 +115,7 @@ pub(crate) async fn sql_post(
 ) -> Result<Response, SqlError> {
     let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let access = auth::check(&state.config, &headers, &params)?;
-    let bytes = read_statement(body, state.config.max_body_bytes).await?;
+    let bytes = read_statement(body, &state.config).await?;
     let is_json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -153,12 +152,15 @@ fn require_access(access: auth::Access, statement: &str) -> Result<(), ApiError>
     )
 }
 
-/// The request body, refused past `limit` bytes.
-pub(crate) async fn read_statement(mut body: Body, limit: usize) -> Result<Vec<u8>, ApiError> {
+/// The request body, refused past the max body bytes or when it pauses past the client
+/// timeout.
+pub(crate) async fn read_statement(
+    mut body: Body,
+    config: &ServerConfig,
+) -> Result<Vec<u8>, ApiError> {
+    let limit = config.max_body_bytes;
     let mut out = Vec::new();
-    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
-        let frame =
-            frame.map_err(|e| ApiError::BadRequest(format!("cannot read request body: {e}")))?;
+    while let Some(frame) = crate::http::next_frame(&mut body, config.client_timeout).await? {
         let Ok(data) = frame.into_data() else {
             continue; // trailers
         };

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use strata_server::config::{
-    self, parse_addr, parse_header_timeout, parse_memory_limit, parse_query_timeout,
+    self, parse_addr, parse_client_timeout, parse_memory_limit, parse_query_timeout,
     parse_retention, parse_wal_sync,
 };
 use strata_server::{FileConfig, ServerConfig};
@@ -104,10 +104,11 @@ pub struct ServeArgs {
     /// counted in strata_http_connections_refused_total [default: 4096]
     #[arg(long, env = "STRATA_MAX_CONNECTIONS", value_name = "N")]
     max_connections: Option<usize>,
-    /// Longest a client may take to send a request's line and headers (slow clients that
-    /// trickle them are disconnected) [default: 30s]
-    #[arg(long, env = "STRATA_HEADER_TIMEOUT", value_name = "DURATION")]
-    header_timeout: Option<String>,
+    /// Longest a client may take to send a request's line and headers (past it the
+    /// connection is closed), and longest a request body may pause (past it: 408)
+    /// [default: 30s]
+    #[arg(long, env = "STRATA_CLIENT_TIMEOUT", value_name = "DURATION")]
+    client_timeout: Option<String>,
     /// Log filter in RUST_LOG syntax, e.g. info or strata_server=debug [default: info]
     #[arg(long, env = "RUST_LOG", value_name = "FILTER")]
     log: Option<String>,
@@ -204,9 +205,9 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
             .max_connections
             .or(file.max_connections)
             .unwrap_or(defaults.max_connections),
-        header_timeout: match args.header_timeout.or(file.header_timeout) {
-            Some(text) => parse_header_timeout(&text)?,
-            None => defaults.header_timeout,
+        client_timeout: match args.client_timeout.or(file.client_timeout) {
+            Some(text) => parse_client_timeout(&text)?,
+            None => defaults.client_timeout,
         },
     };
     if config.max_connections == 0 {

@@ -1,6 +1,7 @@
 //! End to end: hostile HTTP clients on the real `strata serve` — one that trickles its
-//! request head is disconnected at `--header-timeout`, and connections past
-//! `--max-connections` are closed at once and counted, while the server goes on serving.
+//! request head is disconnected at `--client-timeout`, one that pauses its body longer is
+//! answered 408 with nothing stored, and connections past `--max-connections` are closed
+//! at once and counted, while the server goes on serving.
 
 #![allow(clippy::unwrap_used)]
 
@@ -30,7 +31,7 @@ fn closed_by_server(stream: &mut TcpStream, within: Duration) -> Duration {
 #[test]
 fn a_client_that_trickles_its_request_head_is_disconnected() {
     let dir = data_dir();
-    let server = Server::start(dir.path(), &["--header-timeout", "1s"]);
+    let server = Server::start(dir.path(), &["--client-timeout", "1s"]);
     let mut slow = TcpStream::connect(server.http).unwrap();
     slow.write_all(b"POST /write?db=x HTTP/1.1\r\nHost: strata\r\n")
         .unwrap();
@@ -42,6 +43,35 @@ fn a_client_that_trickles_its_request_head_is_disconnected() {
     // A client that sends its request at once is served as ever.
     let ok = server.post("/write?db=x", "m v=1 1700000000000000000\n");
     assert_eq!(ok.status, 204, "{}", ok.text());
+    assert!(server.stop().success());
+}
+
+#[test]
+fn a_write_whose_body_pauses_past_the_client_timeout_is_408_and_stores_nothing() {
+    let dir = data_dir();
+    let server = Server::start(dir.path(), &["--client-timeout", "1s"]);
+    let lines = "m v=1 1700000000000000000\nm v=2 1700000000000000001\n";
+    for path in ["/write?db=x", "/sql?db=x"] {
+        let mut slow = TcpStream::connect(server.http).unwrap();
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: strata\r\nContent-Length: {}\r\n\r\n",
+            lines.len()
+        );
+        slow.write_all(head.as_bytes()).unwrap();
+        // The first line, then nothing: the body stalls.
+        slow.write_all(&lines.as_bytes()[..26]).unwrap();
+        slow.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let response = common::read_response(&mut slow, false);
+        assert_eq!(response.status, 408, "{path}: {}", response.text());
+        assert!(response.text().contains("paused"), "{}", response.text());
+    }
+    let metrics = server.metrics();
+    assert_eq!(
+        metric(&metrics, "strata_rows_written_total"),
+        0.0,
+        "nothing stored"
+    );
     assert!(server.stop().success());
 }
 
@@ -77,7 +107,7 @@ fn connections_past_the_limit_are_closed_and_counted() {
 #[test]
 fn limits_must_be_positive() {
     let dir = data_dir();
-    for (flag, value) in [("--max-connections", "0"), ("--header-timeout", "0s")] {
+    for (flag, value) in [("--max-connections", "0"), ("--client-timeout", "0s")] {
         let out = common::strata(&[
             "serve",
             "--data-dir",

@@ -58,7 +58,7 @@ pub(crate) async fn query_post(
         Ok(Query(params)) => params,
         Err(e) => return error_response(StatusCode::BAD_REQUEST, &e.body_text()),
     };
-    let bytes = match crate::sql::read_statement(body, state.config.max_body_bytes).await {
+    let bytes = match crate::sql::read_statement(body, &state.config).await {
         Ok(bytes) => bytes,
         Err(e) => return e.into_response(),
     };
