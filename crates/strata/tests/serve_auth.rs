@@ -1,5 +1,5 @@
-//! End-to-end: token auth on writes and `/metrics` — every form InfluxDB clients send —
-//! and no auth by default.
+//! End-to-end: token auth on writes and `/metrics` — every form InfluxDB clients send —,
+//! on every other endpoint but `/ping` and `/health`, and no auth by default.
 
 #![allow(clippy::unwrap_used)]
 
@@ -233,4 +233,67 @@ fn the_read_only_token_reads_and_is_refused_writes() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// With auth on, no endpoint that reads or changes data answers without the token: every
+/// route and method of the router, unauthenticated and with a wrong token, is 401 and
+/// changes nothing. `/ping` and `/health` stay open (InfluxDB's clients and load balancers
+/// probe them without credentials) and say nothing about the data.
+#[test]
+fn every_endpoint_but_ping_and_health_needs_the_token() {
+    let dir = data_dir();
+    let backups = data_dir();
+    let server = Server::start(dir.path(), &["--auth-token", TOKEN]);
+    let backup_path = format!(
+        "/api/v1/backup?to={}",
+        backups.path().join("b").to_str().unwrap()
+    );
+    let guarded: [(&str, &str, &[u8]); 12] = [
+        ("POST", "/write?db=guard", b"m v=1 1\n"),
+        ("POST", "/api/v2/write?bucket=guard", b"m v=1 1\n"),
+        ("GET", "/sql?db=guard&q=SHOW%20TABLES", b""),
+        ("POST", "/sql?db=guard", b"CREATE DATABASE made"),
+        ("GET", "/query?q=SHOW%20DATABASES", b""),
+        ("POST", "/query?q=CREATE%20DATABASE%20made", b""),
+        ("POST", "/query", b"q=DROP%20DATABASE%20guard"),
+        ("GET", "/metrics", b""),
+        ("POST", &backup_path, b""),
+        ("POST", "/api/v1/backup", b""),
+        ("GET", "/query?q=SELECT%20*%20FROM%20m&db=guard", b""),
+        ("POST", "/sql?db=guard", b"DELETE FROM m WHERE time > 0"),
+    ];
+    for (method, path, body) in guarded {
+        for headers in [vec![], vec![("Authorization", "Token wrong".to_owned())]] {
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let answer = server.request(method, path, &headers, body);
+            assert_eq!(
+                answer.status,
+                401,
+                "{method} {path} {headers:?}: {}",
+                answer.text()
+            );
+        }
+    }
+    assert!(!backups.path().join("b").exists(), "no backup was written");
+    for (method, path) in [("GET", "/ping"), ("HEAD", "/ping"), ("GET", "/health")] {
+        let answer = server.request(method, path, &[], b"");
+        assert!(
+            answer.status == 200 || answer.status == 204,
+            "{method} {path}: {}",
+            answer.status
+        );
+    }
+    // Nothing the refused requests asked for happened.
+    let token = format!("Token {TOKEN}");
+    let databases = server.request(
+        "GET",
+        "/query?q=SHOW%20DATABASES",
+        &[("Authorization", token.as_str())],
+        b"",
+    );
+    assert_eq!(databases.status, 200, "{}", databases.text());
+    assert!(!databases.text().contains("made"), "{}", databases.text());
+    assert!(!databases.text().contains("guard"), "{}", databases.text());
+    assert!(server.stop().success());
 }
