@@ -19,8 +19,9 @@ fn tags(i: u32) -> Vec<(String, String)> {
     ]
 }
 
-fn fill(index: &mut SeriesIndex, n: u32) {
-    for i in 0..n {
+/// Creates series `range` (each new, in order).
+fn fill(index: &mut SeriesIndex, range: std::ops::Range<u32>) {
+    for i in range {
         let raw = format!("m,host=h{i},region=r{}", i % 3);
         assert_eq!(
             index
@@ -29,6 +30,14 @@ fn fill(index: &mut SeriesIndex, n: u32) {
             (i, true)
         );
     }
+}
+
+/// An index on `dir` holding series 0..`n`, every one in the log.
+fn persisted(dir: &Path, n: u32) -> SeriesIndex {
+    let mut index = SeriesIndex::open(dir).unwrap();
+    fill(&mut index, 0..n);
+    index.persist().unwrap();
+    index
 }
 
 fn log_path(dir: &Path) -> std::path::PathBuf {
@@ -86,9 +95,7 @@ fn expected(
 #[test]
 fn retired_series_leave_every_answer_and_stay_retired_after_reopen() {
     let dir = tempfile::tempdir().unwrap();
-    let mut index = SeriesIndex::open(dir.path()).unwrap();
-    fill(&mut index, 300);
-    index.persist().unwrap();
+    let mut index = persisted(dir.path(), 300);
     // Every 7th series, and all of region r1 in table 1 (so that tag value leaves table 1).
     let gone: RoaringBitmap = (0..300u32)
         .filter(|i| i % 7 == 0 || (i % 2 == 1 && i % 3 == 1))
@@ -144,9 +151,7 @@ fn retired_series_leave_every_answer_and_stay_retired_after_reopen() {
 #[test]
 fn only_persisted_series_can_be_retired() {
     let dir = tempfile::tempdir().unwrap();
-    let mut index = SeriesIndex::open(dir.path()).unwrap();
-    fill(&mut index, 4);
-    index.persist().unwrap();
+    let mut index = persisted(dir.path(), 4);
     index
         .get_or_create(0, b"late", &[("host", "late")])
         .unwrap();
@@ -169,9 +174,7 @@ fn only_persisted_series_can_be_retired() {
 #[test]
 fn retire_record_bytes_are_as_documented() {
     let dir = tempfile::tempdir().unwrap();
-    let mut index = SeriesIndex::open(dir.path()).unwrap();
-    fill(&mut index, 3);
-    index.persist().unwrap();
+    let mut index = persisted(dir.path(), 3);
     let before = fs::read(log_path(dir.path())).unwrap();
     index.retire(&[0u32, 2].into_iter().collect()).unwrap();
     let body = [
@@ -199,15 +202,12 @@ fn make_version_1(dir: &Path) {
 #[test]
 fn a_version_1_log_is_read_and_upgraded_at_its_first_retirement() {
     let dir = tempfile::tempdir().unwrap();
-    let mut index = SeriesIndex::open(dir.path()).unwrap();
-    fill(&mut index, 10);
-    index.persist().unwrap();
-    drop(index);
+    drop(persisted(dir.path(), 10));
     make_version_1(dir.path());
 
     let mut index = SeriesIndex::open(dir.path()).unwrap();
     assert_eq!(index.live_series_count(), 10);
-    fill_more(&mut index, 10..12);
+    fill(&mut index, 10..12);
     index.persist().unwrap();
     assert_eq!(
         &fs::read(log_path(dir.path())).unwrap()[8..12],
@@ -225,21 +225,10 @@ fn a_version_1_log_is_read_and_upgraded_at_its_first_retirement() {
     assert!(reopened.is_retired(3));
 }
 
-fn fill_more(index: &mut SeriesIndex, range: std::ops::Range<u32>) {
-    for i in range {
-        assert_eq!(
-            index.get_or_create(i % 2, b"more", &tags(i)).unwrap(),
-            (i, true)
-        );
-    }
-}
-
 #[test]
 fn a_retire_record_in_a_version_1_log_is_not_a_record() {
     let dir = tempfile::tempdir().unwrap();
-    let mut index = SeriesIndex::open(dir.path()).unwrap();
-    fill(&mut index, 3);
-    index.persist().unwrap();
+    let mut index = persisted(dir.path(), 3);
     index.retire(&[1u32].into_iter().collect()).unwrap();
     drop(index);
     make_version_1(dir.path());
@@ -252,9 +241,7 @@ fn a_retire_record_in_a_version_1_log_is_not_a_record() {
 #[test]
 fn a_torn_retire_record_is_cut_and_the_series_stay() {
     let dir = tempfile::tempdir().unwrap();
-    let mut index = SeriesIndex::open(dir.path()).unwrap();
-    fill(&mut index, 5);
-    index.persist().unwrap();
+    let mut index = persisted(dir.path(), 5);
     let start = fs::metadata(log_path(dir.path())).unwrap().len() as usize;
     index.retire(&[1u32, 4].into_iter().collect()).unwrap();
     drop(index);
@@ -294,10 +281,7 @@ fn retire_record(ids: &[u32]) -> Vec<u8> {
 #[test]
 fn retire_records_naming_no_live_series_are_corrupt() {
     let dir = tempfile::tempdir().unwrap();
-    let mut index = SeriesIndex::open(dir.path()).unwrap();
-    fill(&mut index, 3);
-    index.persist().unwrap();
-    drop(index);
+    drop(persisted(dir.path(), 3));
     let reason = corrupt_reason(dir.path(), &retire_record(&[5]));
     assert!(reason.contains("series 5"), "{reason}");
     let twice = [retire_record(&[1]), retire_record(&[1])].concat();
@@ -314,9 +298,7 @@ fn retire_records_naming_no_live_series_are_corrupt() {
 #[test]
 fn wal_replay_accepts_a_retired_series_with_its_own_tags_only() {
     let dir = tempfile::tempdir().unwrap();
-    let mut index = SeriesIndex::open(dir.path()).unwrap();
-    fill(&mut index, 3);
-    index.persist().unwrap();
+    let mut index = persisted(dir.path(), 3);
     index.retire(&[1u32].into_iter().collect()).unwrap();
     let own: Vec<(&str, &str)> = vec![("host", "h1"), ("region", "r1")];
     index.insert_replayed(1, 1, &own).unwrap();
