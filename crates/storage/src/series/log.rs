@@ -204,10 +204,7 @@ pub(crate) fn encode_record<'a>(
         out.extend_from_slice(&(v.len() as u16).to_le_bytes());
         out.extend_from_slice(v.as_bytes());
     }
-    let body = &out[frame_at + FRAME_LEN..];
-    let (len, crc) = (body.len() as u32, crc32fast::hash(body));
-    out[frame_at..frame_at + 4].copy_from_slice(&len.to_le_bytes());
-    out[frame_at + 4..frame_at + 8].copy_from_slice(&crc.to_le_bytes());
+    seal_frame(out, frame_at, 0);
 }
 
 /// Appends retire records for `ids` (ascending) to `out`, [`RETIRE_IDS_MAX`] ids a record.
@@ -219,11 +216,17 @@ pub(crate) fn encode_retire(out: &mut Vec<u8>, ids: &[SeriesId]) {
         for id in chunk {
             out.extend_from_slice(&id.to_le_bytes());
         }
-        let body = &out[frame_at + FRAME_LEN..];
-        let (len, crc) = (body.len() as u32 | RETIRE_FLAG, crc32fast::hash(body));
-        out[frame_at..frame_at + 4].copy_from_slice(&len.to_le_bytes());
-        out[frame_at + 4..frame_at + 8].copy_from_slice(&crc.to_le_bytes());
+        seal_frame(out, frame_at, RETIRE_FLAG);
     }
+}
+
+/// Fills in the frame reserved at `frame_at` for the body that follows it to the end of
+/// `out`: the body length with `kind` (0, or [`RETIRE_FLAG`]) in its top bit, and its CRC.
+fn seal_frame(out: &mut [u8], frame_at: usize, kind: u32) {
+    let body = &out[frame_at + FRAME_LEN..];
+    let (len, crc) = (body.len() as u32 | kind, crc32fast::hash(body));
+    out[frame_at..frame_at + 4].copy_from_slice(&len.to_le_bytes());
+    out[frame_at + 4..frame_at + 8].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Bytes of a record body holding tags of these lengths.
