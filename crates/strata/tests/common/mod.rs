@@ -15,9 +15,17 @@ use std::time::{Duration, Instant};
 use strata_storage::column::SeriesData;
 use strata_storage::{Engine, EngineOptions, ReadRequest};
 
+/// The `strata` binary under test: the one Cargo built with the tests, or the one named by
+/// `STRATA_TEST_BINARY` (e.g. a release build, for long runs of the crash torture test).
+pub fn strata_binary() -> PathBuf {
+    std::env::var_os("STRATA_TEST_BINARY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_strata")))
+}
+
 /// Runs the `strata` binary with `args` and waits for it.
 pub fn strata(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_strata"))
+    Command::new(strata_binary())
         .args(args)
         .output()
         .expect("run strata")
@@ -65,7 +73,7 @@ impl Server {
 
     /// As [`Server::start`], with environment variables set.
     pub fn start_with_env(data_dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_strata"));
+        let mut command = Command::new(strata_binary());
         command
             .args(["serve", "--data-dir"])
             .arg(data_dir)
