@@ -37,12 +37,14 @@ const ENGINE_KIND: &str = "engine";
 const ENGINE_VERSION: u32 = 1;
 
 mod backup;
+mod check;
 mod delete;
 mod downsample;
 mod downsample_fold;
 mod retention;
 
 pub use backup::{BACKUP_FILE, BackupReport, restore};
+pub use check::{CheckReport, check};
 pub use delete::{DeleteRequest, PURGE_DELAY_NS};
 pub use downsample::{DownsampleInfo, DownsampleSpec};
 /// How often a maintenance thread wakes when nothing asks it to: bounds the delay of WAL

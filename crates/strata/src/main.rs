@@ -9,6 +9,8 @@
 //! - `lp check`: parse a line-protocol file and report every bad line with line and column.
 //! - `serve`: the server (HTTP and TCP writes, SQL, metrics); see `strata serve --help`.
 //! - `sql`: SQL against a server: a shell, one statement, or a script on stdin.
+//! - `backup`, `restore`: a running server's backup, and a new data directory from one.
+//! - `check`: verify every file of a stopped server's data directories.
 //!
 //! Flags are parsed here and only here; library crates take typed options.
 
@@ -20,6 +22,7 @@ mod backup;
 mod bench_query;
 mod bench_scale;
 mod bench_write;
+mod check;
 mod generate;
 mod lp_check;
 mod serve;
@@ -54,6 +57,9 @@ enum Command {
     Backup(backup::BackupArgs),
     /// Restore a backup into a new data directory (no server may run on it).
     Restore(backup::RestoreArgs),
+    /// Verify every file of a stopped server's data directories, every part block included
+    /// (exit status 1 when one is damaged).
+    Check(check::CheckArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -89,6 +95,7 @@ fn main() -> ExitCode {
         Command::Sql(args) => sql_shell::run(&args),
         Command::Backup(args) => backup::backup(&args).map(|()| true),
         Command::Restore(args) => backup::restore(&args).map(|()| true),
+        Command::Check(args) => check::run(&args),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -110,13 +110,7 @@ impl SeriesIndex {
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, SeriesError> {
         let (mut file, data) = SeriesLog::open(dir.as_ref())?;
         let mut index = Self::new();
-        let (records, tags) = log::count(&data);
-        index.reserve(records, tags);
-        let (valid_len, torn_tail) =
-            log::replay(file.path(), &data, file.version(), |record| match record {
-                Record::Series(id, table, tags) => index.insert_loaded(id, table, tags),
-                Record::Retire(ids) => index.retire_loaded(ids),
-            })?;
+        let (valid_len, torn_tail) = index.load(file.path(), &data, file.version())?;
         drop(data);
         if torn_tail.is_some() {
             file.truncate(valid_len)?;
@@ -128,6 +122,34 @@ impl SeriesIndex {
         };
         index.log = Some(file);
         Ok(index)
+    }
+
+    /// Loads the log in `dir` as [`SeriesIndex::open`] does (every record's checksum, body
+    /// and id order), changing nothing: a torn tail is reported, not cut. For `strata check`.
+    pub fn inspect(dir: impl AsRef<Path>) -> Result<OpenReport, SeriesError> {
+        let path = dir.as_ref().join(log::SERIES_LOG_FILE);
+        let (data, version) = SeriesLog::read(&path)?;
+        let mut index = Self::new();
+        let (_, torn_tail) = index.load(&path, &data, version)?;
+        Ok(OpenReport {
+            series: index.live_series_count(),
+            torn_tail,
+        })
+    }
+
+    /// Replays a log's bytes into this (new) index: the valid length and any torn tail.
+    fn load(
+        &mut self,
+        path: &Path,
+        data: &[u8],
+        version: u32,
+    ) -> Result<(u64, Option<TornTail>), SeriesError> {
+        let (records, tags) = log::count(data);
+        self.reserve(records, tags);
+        log::replay(path, data, version, |record| match record {
+            Record::Series(id, table, tags) => self.insert_loaded(id, table, tags),
+            Record::Retire(ids) => self.retire_loaded(ids),
+        })
     }
 
     /// Makes room for `series` more series with `tags` tags in all, so that loading a log

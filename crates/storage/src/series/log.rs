@@ -82,6 +82,19 @@ fn header(version: u32) -> [u8; HEADER_LEN] {
     h
 }
 
+/// The version of a log whose bytes start with a valid header of a version still read.
+fn header_version(path: &Path, data: &[u8]) -> Result<u32, SeriesError> {
+    (OLDEST_VERSION..=VERSION)
+        .find(|&v| data.len() >= HEADER_LEN && data[..HEADER_LEN] == header(v))
+        .ok_or_else(|| SeriesError::Corrupt {
+            path: path.to_path_buf(),
+            offset: 0,
+            reason: format!(
+                "bad header (want magic STRASER\\0, version {OLDEST_VERSION} to {VERSION}, valid CRC)"
+            ),
+        })
+}
+
 impl SeriesLog {
     /// Opens (or creates, with just a header) `dir/series.log` and reads it whole.
     pub(crate) fn open(dir: &Path) -> Result<(Self, Vec<u8>), SeriesError> {
@@ -106,17 +119,7 @@ impl SeriesLog {
             .map_err(io("open", &path))?;
         let mut data = Vec::new();
         file.read_to_end(&mut data).map_err(io("read", &path))?;
-        let version = (OLDEST_VERSION..=VERSION)
-            .find(|&v| data.len() >= HEADER_LEN && data[..HEADER_LEN] == header(v));
-        let Some(version) = version else {
-            return Err(SeriesError::Corrupt {
-                path,
-                offset: 0,
-                reason: format!(
-                    "bad header (want magic STRASER\\0, version {OLDEST_VERSION} to {VERSION}, valid CRC)"
-                ),
-            });
-        };
+        let version = header_version(&path, &data)?;
         let len = data.len() as u64;
         Ok((
             Self {
@@ -127,6 +130,14 @@ impl SeriesLog {
             },
             data,
         ))
+    }
+
+    /// Reads the log at `path` whole without opening it for writing: its bytes and the
+    /// version in its header. For `strata check`.
+    pub(crate) fn read(path: &Path) -> Result<(Vec<u8>, u32), SeriesError> {
+        let data = fs::read(path).map_err(io("read", path))?;
+        let version = header_version(path, &data)?;
+        Ok((data, version))
     }
 
     /// The version in the file's header.

@@ -9,7 +9,7 @@ use super::format::{
     SEGMENT_TMP_SUFFIX, encode_segment_header, parse_segment_file_name, segment_path,
     segment_tmp_path,
 };
-use super::replay::{Replay, replay_segment};
+use super::replay::{Replay, ReplayMode, replay_segment};
 
 /// Recovers the WAL in `dir`: creates the directory if needed, checks that the segment ids
 /// have no gap, replays every segment oldest first (cutting a torn tail of the last one),
@@ -25,16 +25,7 @@ where
 {
     fs::create_dir_all(dir).map_err(|e| WalError::io("create WAL directory", dir, e))?;
     let mut ids = list_segments(dir)?;
-    if let Some(pair) = ids.windows(2).find(|w| w[1] != w[0] + 1) {
-        return Err(WalError::Corrupt {
-            path: segment_path(dir, pair[0] + 1),
-            offset: 0,
-            reason: format!(
-                "segment is missing: segments {} and {} exist, nothing in between",
-                pair[0], pair[1]
-            ),
-        });
-    }
+    check_no_gap(dir, &ids)?;
     let mut replay = Replay {
         segments: ids.clone(),
         records: 0,
@@ -44,7 +35,13 @@ where
     };
     for (i, &id) in ids.iter().enumerate() {
         let is_last = i + 1 == ids.len();
-        let seg = replay_segment(&segment_path(dir, id), id, is_last, on_record)?;
+        let seg = replay_segment(
+            &segment_path(dir, id),
+            id,
+            is_last,
+            ReplayMode::Repair,
+            on_record,
+        )?;
         replay.records += seg.records;
         replay.payload_bytes += seg.payload_bytes;
         replay.torn_tail = seg.torn_tail;
@@ -60,6 +57,54 @@ where
     replay.active_segment = active;
 
     Ok((replay, file, ids))
+}
+
+/// Reads the WAL in `dir` as opening it would, changing nothing: every segment's header and
+/// record checksums, no gap between segment ids. A torn tail of the last segment is reported
+/// (opening would cut it); other damage is [`WalError::Corrupt`]. For `strata check`.
+pub fn inspect(dir: &Path) -> Result<Replay, WalError> {
+    let entries = fs::read_dir(dir).map_err(|e| WalError::io("list WAL directory", dir, e))?;
+    let mut ids = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| WalError::io("list WAL directory", dir, e))?;
+        if let Some(id) = entry.file_name().to_str().and_then(parse_segment_file_name) {
+            ids.push(id);
+        }
+    }
+    ids.sort_unstable();
+    check_no_gap(dir, &ids)?;
+    let mut replay = Replay {
+        segments: ids.clone(),
+        records: 0,
+        payload_bytes: 0,
+        torn_tail: None,
+        active_segment: 0,
+    };
+    let mut count = |_: u64, _: &[u8]| Ok::<(), WalError>(());
+    for (i, &id) in ids.iter().enumerate() {
+        let is_last = i + 1 == ids.len();
+        let path = segment_path(dir, id);
+        let seg = replay_segment(&path, id, is_last, ReplayMode::Inspect, &mut count)?;
+        replay.records += seg.records;
+        replay.payload_bytes += seg.payload_bytes;
+        replay.torn_tail = seg.torn_tail;
+    }
+    Ok(replay)
+}
+
+/// A missing segment between two others is damage: its records are lost.
+fn check_no_gap(dir: &Path, ids: &[u64]) -> Result<(), WalError> {
+    match ids.windows(2).find(|w| w[1] != w[0] + 1) {
+        Some(pair) => Err(WalError::Corrupt {
+            path: segment_path(dir, pair[0] + 1),
+            offset: 0,
+            reason: format!(
+                "segment is missing: segments {} and {} exist, nothing in between",
+                pair[0], pair[1]
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Lists the segment ids in `dir`, sorted, after deleting leftovers of interrupted segment

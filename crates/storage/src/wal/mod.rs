@@ -87,7 +87,10 @@ mod writer;
 use std::time::Duration;
 
 pub use error::WalError;
-pub use format::{FORMAT_VERSION, RECORD_BYTES_MAX, SEGMENT_HEADER_LEN, SEGMENT_MAGIC};
+pub use files::inspect;
+pub use format::{
+    FORMAT_VERSION, RECORD_BYTES_MAX, SEGMENT_HEADER_LEN, SEGMENT_MAGIC, segment_path,
+};
 pub use replay::{Replay, TailDamage, TornTail};
 pub use writer::Wal;
 

@@ -77,17 +77,28 @@ pub(crate) struct SegmentReplay {
     pub torn_tail: Option<TornTail>,
 }
 
+/// What a replay may change on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReplayMode {
+    /// Opening the WAL: a torn tail is cut and the last segment fsynced.
+    Repair,
+    /// `strata check`: the files are only read; a torn tail is reported, not cut.
+    Inspect,
+}
+
 /// Replays segment `id` at `path`, handing each valid record to `on_record`.
 ///
 /// In the last segment (`is_last`), a bad frame followed by nothing that parses as a valid
-/// frame is a torn tail: the file is truncated to the end of the last good record and
-/// fsynced. Anywhere else a bad frame is [`WalError::Corrupt`]. The last segment is fsynced
-/// even when it is whole, because a crash of the process (not the machine) leaves its tail
-/// in the page cache only, and a new segment is about to be started after it.
+/// frame is a torn tail: with [`ReplayMode::Repair`] the file is truncated to the end of the
+/// last good record and fsynced. Anywhere else a bad frame is [`WalError::Corrupt`]. The last
+/// segment is fsynced even when it is whole, because a crash of the process (not the
+/// machine) leaves its tail in the page cache only, and a new segment is about to be started
+/// after it.
 pub(crate) fn replay_segment<F, E>(
     path: &Path,
     id: u64,
     is_last: bool,
+    mode: ReplayMode,
     on_record: &mut F,
 ) -> Result<SegmentReplay, WalError>
 where
@@ -102,7 +113,7 @@ where
     };
     let mut file = OpenOptions::new()
         .read(true)
-        .write(is_last)
+        .write(is_last && mode == ReplayMode::Repair)
         .open(path)
         .map_err(|e| WalError::io("open WAL segment", path, e))?;
     let file_len = file.metadata().map_err(read_err)?.len();
@@ -174,8 +185,10 @@ where
                 format!("{what}, followed by a valid record at offset {next}, so not a torn tail"),
             ));
         }
-        file.set_len(offset)
-            .map_err(|e| WalError::io("truncate torn tail of WAL segment", path, e))?;
+        if mode == ReplayMode::Repair {
+            file.set_len(offset)
+                .map_err(|e| WalError::io("truncate torn tail of WAL segment", path, e))?;
+        }
         out.torn_tail = Some(TornTail {
             path: path.to_path_buf(),
             offset,
@@ -183,7 +196,7 @@ where
             damage,
         });
     }
-    if is_last {
+    if is_last && mode == ReplayMode::Repair {
         file.sync_data()
             .map_err(|e| WalError::io("sync WAL segment", path, e))?;
     }

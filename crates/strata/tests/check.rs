@@ -1,0 +1,221 @@
+//! `strata check`: a clean data directory passes, a running server's is refused, a flipped
+//! byte in any kind of file is found and the file named (exit status 1), and the traces a
+//! crash leaves (torn tails, a leftover part) are notes that change nothing on disk.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::{Server, data_dir, strata, text};
+use strata_storage::series::{FRAME_LEN, HEADER_LEN};
+use strata_storage::wal::SEGMENT_HEADER_LEN;
+
+/// Rows of two series, a varied value each, spread over three hours.
+fn rows(from: usize, n: usize) -> String {
+    (from..from + n)
+        .map(|i| {
+            let t = 1_767_225_600_000_000_000i64 + i as i64 * 1_000_000_000;
+            format!(
+                "m,host=h{} v={}.25,n={}i {t}\n",
+                i % 2,
+                (i * 37) % 1000,
+                i * 3
+            )
+        })
+        .collect()
+}
+
+/// A data directory with parts (written, then a graceful stop) and WAL records in several
+/// requests (written, then SIGKILL).
+fn populated() -> tempfile::TempDir {
+    let dir = data_dir();
+    let server = Server::start(dir.path(), &[]);
+    assert_eq!(server.post("/write?db=c", &rows(0, 6_000)).status, 204);
+    assert_eq!(server.stop().code(), Some(0));
+    let server = Server::start(dir.path(), &[]);
+    for batch in 0..5 {
+        let body = rows(6_000 + batch * 40, 40);
+        assert_eq!(server.post("/write?db=c", &body).status, 204);
+    }
+    server.kill9();
+    dir
+}
+
+fn check(dir: &Path) -> Output {
+    strata(&["check", "--data-dir", dir.to_str().unwrap()])
+}
+
+/// Every file under `dir` whose name satisfies `wanted`, sorted.
+fn files(dir: &Path, wanted: &dyn Fn(&str) -> bool) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files(&path, wanted));
+        } else if wanted(&entry.file_name().to_string_lossy()) {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The longest of `paths`: the shard's series log or WAL segment that holds records.
+fn longest(paths: Vec<PathBuf>) -> PathBuf {
+    paths
+        .into_iter()
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn flip(path: &Path, offset: usize) {
+    let mut bytes = std::fs::read(path).unwrap();
+    assert!(offset < bytes.len(), "{} is too short", path.display());
+    bytes[offset] ^= 0x5A;
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn a_clean_directory_passes_and_a_running_servers_is_refused() {
+    let dir = populated();
+    let out = check(dir.path());
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("no damage found"), "{stdout}");
+    assert!(!stdout.contains("damaged:"), "{stdout}");
+    // 6,000 rows in parts, 200 in the WAL, two series.
+    assert!(stdout.contains("holding 6000 rows"), "{stdout}");
+    assert!(stdout.contains("2 series, 5 WAL records"), "{stdout}");
+
+    let server = Server::start(dir.path(), &[]);
+    let out = check(dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("in use by another Strata process"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(server.stop().code(), Some(0));
+}
+
+#[test]
+fn a_flipped_byte_in_any_file_is_found_and_the_file_named() {
+    let dir = populated();
+    let root = dir.path();
+    let named = |name: &'static str| move |n: &str| n == name;
+    let part = files(root, &|n| n.ends_with(".part"))[0].clone();
+    let wal = longest(files(root, &|n| n.ends_with(".wal")));
+    let cases: Vec<(&str, PathBuf, usize)> = vec![
+        ("engine meta", root.join("ENGINE"), 40),
+        ("catalog", root.join("catalog.json"), 70),
+        ("manifest", files(root, &named("MANIFEST"))[0].clone(), 70),
+        // The first data block (the header is 16 bytes).
+        ("part block", part.clone(), 20),
+        // The footer's row count.
+        (
+            "part footer",
+            part.clone(),
+            std::fs::metadata(&part).unwrap().len() as usize - 40,
+        ),
+        // The first record's body: records follow, so it is not a torn tail.
+        (
+            "series log",
+            longest(files(root, &named("series.log"))),
+            HEADER_LEN + FRAME_LEN + 2,
+        ),
+        ("WAL", wal.clone(), SEGMENT_HEADER_LEN + 8 + 2),
+    ];
+    for (what, original, offset) in cases {
+        let copy = data_dir();
+        copy_dir(root, copy.path());
+        let damaged = copy.path().join(original.strip_prefix(root).unwrap());
+        flip(&damaged, offset);
+        let out = check(copy.path());
+        let stdout = text(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{what}: {stdout}{}",
+            text(&out.stderr)
+        );
+        let reported = stdout
+            .lines()
+            .find(|l| l.starts_with("damaged: "))
+            .unwrap_or_else(|| panic!("{what}: nothing reported:\n{stdout}"));
+        // The WAL names its segment; everything else its own file.
+        assert!(
+            reported.contains(&damaged.display().to_string()),
+            "{what}: {reported}"
+        );
+        assert!(stdout.contains("1 damaged file"), "{what}: {stdout}");
+    }
+}
+
+#[test]
+fn torn_tails_and_a_leftover_part_are_notes_and_check_changes_nothing() {
+    let dir = populated();
+    let root = dir.path();
+    let wal = files(root, &|n| n.ends_with(".wal"));
+    let last_wal = wal.last().unwrap();
+    let series_log = files(root, &|n| n == "series.log")[0].clone();
+    for path in [last_wal, &series_log] {
+        let mut bytes = std::fs::read(path).unwrap();
+        bytes.extend_from_slice(&[7, 0, 0]);
+        std::fs::write(path, bytes).unwrap();
+    }
+    let part = files(root, &|n| n.ends_with(".part"))[0].clone();
+    let leftover = part.with_file_name("0000000000009999.part");
+    std::fs::copy(&part, &leftover).unwrap();
+    let sizes = |paths: &[&PathBuf]| -> Vec<u64> {
+        paths
+            .iter()
+            .map(|p| std::fs::metadata(p).unwrap().len())
+            .collect()
+    };
+    let watched = [last_wal, &series_log, &leftover];
+    let before = sizes(&watched);
+
+    let out = check(root);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("no damage found"), "{stdout}");
+    let notes: Vec<&str> = stdout.lines().filter(|l| l.starts_with("note: ")).collect();
+    assert_eq!(notes.len(), 3, "{stdout}");
+    for (path, says) in [
+        (last_wal, "torn tail of 3 bytes"),
+        (&series_log, "torn tail of 3 bytes"),
+        (&leftover, "not in the manifest"),
+    ] {
+        let path = path.display().to_string();
+        assert!(
+            notes.iter().any(|n| n.contains(&path) && n.contains(says)),
+            "{path}: {says}:\n{stdout}"
+        );
+    }
+    assert_eq!(sizes(&watched), before, "check changed a file");
+
+    // The server starts on it: the tails are cut, the leftover removed, nothing lost.
+    let server = Server::start(root, &[]);
+    assert_eq!(server.stop().code(), Some(0));
+    assert!(!leftover.exists());
+    let out = check(root);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(!stdout.contains("note:"), "{stdout}");
+    assert!(stdout.contains("holding 6200 rows"), "{stdout}");
+}
