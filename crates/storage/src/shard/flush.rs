@@ -19,14 +19,14 @@ impl Shard {
             .active_since_ns
             .is_some_and(|since| now_ns.saturating_sub(since) >= max_age_ns);
         if old {
-            Self::freeze_locked(&mut state);
+            self.freeze_locked(&mut state);
         }
         old
     }
 
     /// Freezes whatever the active memtable holds, then flushes every frozen memtable.
     pub fn flush_all(&self) -> Result<(), StorageError> {
-        Self::freeze_locked(&mut self.state.lock());
+        self.freeze_locked(&mut self.state.lock());
         while self.flush_one()? {}
         Ok(())
     }
@@ -40,9 +40,9 @@ impl Shard {
         let Some(frozen) = self.state.lock().frozen.first().cloned() else {
             return Ok(false);
         };
-        // New writes go to a fresh segment, so the segments this memtable covered become
-        // removable once it is in parts.
-        self.wal.rotate()?;
+        // Its freeze ended the WAL segment after its records: once that end is written,
+        // the segments it covered hold nothing later and are removed once it is in parts.
+        self.wal.write_pending()?;
         // Series ids in the new parts must be in the series log before the manifest names
         // the parts.
         self.state.lock().index.persist()?;

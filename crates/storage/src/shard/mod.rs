@@ -318,7 +318,7 @@ impl Shard {
             state.active_since_ns.get_or_insert(now_ns);
             let freeze = state.active.bytes() >= self.config.memtable_bytes_max;
             if freeze {
-                Self::freeze_locked(&mut state);
+                self.freeze_locked(&mut state);
             }
             (seq, freeze)
         };
@@ -333,11 +333,13 @@ impl Shard {
         Ok(true)
     }
 
-    /// Moves the active memtable to the frozen list (no I/O).
-    pub fn freeze_locked(state: &mut ShardState) {
+    /// Moves the active memtable to the frozen list, and ends the WAL segment after its
+    /// records (no I/O; see [`Wal::end_segment`]). `state` is this shard's, locked.
+    pub fn freeze_locked(&self, state: &mut ShardState) {
         if state.active.is_empty() {
             return;
         }
+        self.wal.end_segment();
         let memtable = std::mem::take(&mut state.active);
         state.frozen.push(Arc::new(Frozen {
             memtable,

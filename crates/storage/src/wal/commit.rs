@@ -35,6 +35,9 @@ pub(super) struct State {
     pub(super) last_timed_sync: Option<Instant>,
     /// Set by the first I/O error on the write path; every later write fails with it.
     pub(super) failed: Option<Failure>,
+    /// Where [`Wal::end_segment`] asked the active segment to end: byte offsets into `buf`
+    /// with the sequence number of the record before each, in order.
+    pub(super) cuts: Vec<(usize, u64)>,
 }
 
 pub(super) struct IoState {
@@ -82,11 +85,12 @@ impl Wal {
         state.busy = true;
         let mut batch = mem::take(&mut state.spare);
         mem::swap(&mut batch, &mut state.buf);
+        let cuts = mem::take(&mut state.cuts);
         let last_seq = state.next_seq - 1;
         let unsynced = state.synced_seq < last_seq;
         drop(state);
 
-        let result = self.write_batch(&mut self.io.lock(), &batch, lead, unsynced);
+        let result = self.write_batch(&mut self.io.lock(), &batch, &cuts, lead, unsynced);
 
         let mut state = self.state.lock();
         state.busy = false;
@@ -116,16 +120,25 @@ impl Wal {
         &self,
         io: &mut IoState,
         batch: &[u8],
+        cuts: &[(usize, u64)],
         lead: Lead,
         unsynced: bool,
     ) -> Result<bool, WalError> {
-        if !batch.is_empty() {
+        let mut from = 0;
+        for &(at, last_seq) in cuts {
+            self.write_bytes(io, &batch[from..at])?;
+            from = at;
+            // The closed segment's records are durable before later ones go elsewhere, as
+            // `rotate` does.
             io.file
-                .write_all(batch)
-                .map_err(|e| WalError::io("write WAL segment", &io.path, e))?;
-            self.bytes_written
-                .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                .sync_data()
+                .map_err(|e| WalError::io("sync WAL segment", &io.path, e))?;
+            self.syncs.fetch_add(1, Ordering::Relaxed);
+            let closed = io.segment_id;
+            self.start_next_segment(io)?;
+            self.closed.lock().push((closed, last_seq));
         }
+        self.write_bytes(io, &batch[from..])?;
         let sync = lead != Lead::Write && unsynced;
         if sync {
             io.file
@@ -137,6 +150,17 @@ impl Wal {
             self.start_next_segment(io)?;
         }
         Ok(sync)
+    }
+
+    fn write_bytes(&self, io: &mut IoState, bytes: &[u8]) -> Result<(), WalError> {
+        if !bytes.is_empty() {
+            io.file
+                .write_all(bytes)
+                .map_err(|e| WalError::io("write WAL segment", &io.path, e))?;
+            self.bytes_written
+                .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     /// Creates segment id + 1 and makes it the active one.

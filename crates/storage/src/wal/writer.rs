@@ -87,6 +87,7 @@ impl Wal {
                 busy: false,
                 last_timed_sync: None,
                 failed: None,
+                cuts: Vec::new(),
             }),
             leader_done: Condvar::new(),
             io: Mutex::new(IoState {
@@ -145,6 +146,31 @@ impl Wal {
         let seq = state.next_seq;
         state.next_seq += 1;
         Ok(seq)
+    }
+
+    /// Ends the active segment after the records enqueued so far, without I/O: the next
+    /// write (or [`Wal::write_pending`]) writes them, fsyncs and closes the segment, and
+    /// puts later records in a new one. A shard calls it inside its critical section when
+    /// it freezes a memtable, so that a closed segment holds only records of memtables
+    /// frozen by then, and [`Wal::remove_segments_covered`] drops it once they are flushed.
+    /// (A segment that also held later records would be kept, and a crash would replay
+    /// rows already in parts, even rows deleted since.)
+    pub fn end_segment(&self) {
+        let mut state = self.state.lock();
+        let at = (state.buf.len(), state.next_seq - 1);
+        if state.cuts.last() != Some(&at) {
+            state.cuts.push(at);
+        }
+    }
+
+    /// Writes every pending record, ending segments where [`Wal::end_segment`] asked;
+    /// fsyncs only what those ends need.
+    pub fn write_pending(&self) -> Result<(), WalError> {
+        let state = self.wait_for_leadership()?;
+        if state.buf.is_empty() && state.cuts.is_empty() {
+            return Ok(());
+        }
+        self.lead(state, Lead::Write).map(|_| ())
     }
 
     /// The second half of [`Wal::append`]: returns once record `seq` is written (and
