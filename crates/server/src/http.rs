@@ -105,14 +105,39 @@ async fn ping() -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
-async fn health() -> Response {
+/// `GET /health` (InfluxDB 2.x's shape): `pass`, or `warn` with a check per damaged part
+/// set aside (still 200: the server answers, from the other parts).
+async fn health(State(state): State<Shared>) -> Response {
+    let quarantined = state.engine.quarantined();
+    let (status, message) = if quarantined.is_empty() {
+        ("pass", "ready for queries and writes".to_string())
+    } else {
+        (
+            "warn",
+            format!(
+                "ready for queries and writes; {} damaged part(s) set aside, their rows are \
+                 not queried (see the checks, and strata check)",
+                quarantined.len()
+            ),
+        )
+    };
+    let checks: Vec<serde_json::Value> = quarantined
+        .iter()
+        .map(|part| {
+            serde_json::json!({
+                "name": format!("shard-{}/p{}/{:016}.part", part.shard, part.partition, part.id),
+                "status": "warn",
+                "message": part.to_string(),
+            })
+        })
+        .collect();
     json_response(
         StatusCode::OK,
         &serde_json::json!({
             "name": "strata",
-            "message": "ready for queries and writes",
-            "status": "pass",
-            "checks": [],
+            "message": message,
+            "status": status,
+            "checks": checks,
             "version": env!("CARGO_PKG_VERSION"),
         }),
     )

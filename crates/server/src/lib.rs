@@ -122,6 +122,9 @@ pub async fn serve(
     for tail in &report.torn_wal_tails {
         tracing::warn!("torn WAL tail cut: {tail}");
     }
+    for part in &report.quarantined {
+        tracing::error!("damaged part set aside, its rows are not queried: {part}");
+    }
     if let Some(note) = &report.shard_count_note {
         tracing::warn!("{note}");
     }

@@ -281,6 +281,12 @@ impl Metrics {
         gauge(&mut out, "strata_parts", "Live part files.", engine.parts);
         gauge(
             &mut out,
+            "strata_parts_quarantined",
+            "Damaged parts set aside since start (their rows are not queried; see /health).",
+            engine.parts_quarantined,
+        );
+        gauge(
+            &mut out,
             "strata_part_bytes",
             "Bytes of live part files.",
             engine.part_bytes,

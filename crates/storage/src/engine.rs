@@ -29,7 +29,8 @@ use crate::series::TagPredicate;
 use retention::RetentionState;
 
 use crate::shard::{
-    LatestView, SeriesRows, SeriesSummary, Shard, ShardConfig, ShardOpenReport, ShardReadRequest,
+    LatestView, QuarantinedPart, SeriesRows, SeriesSummary, Shard, ShardConfig, ShardOpenReport,
+    ShardReadRequest,
 };
 
 /// Engine meta file kind/version.
@@ -85,6 +86,8 @@ pub struct OpenReport {
     pub orphan_parts_removed: usize,
     /// Set when the options asked for another shard count than the data directory has.
     pub shard_count_note: Option<String>,
+    /// Damaged parts set aside at open: the engine answers from the others.
+    pub quarantined: Vec<QuarantinedPart>,
 }
 
 /// A read of one table.
@@ -139,6 +142,8 @@ struct Inner {
     retention: RetentionState,
     /// The downsample thread's state (`engine/downsample.rs`).
     downsample: downsample::DownsampleState,
+    /// Damaged parts set aside since open (`shard/quarantine.rs`).
+    quarantined: parking_lot::Mutex<Vec<QuarantinedPart>>,
 }
 
 /// The storage engine.
@@ -321,6 +326,7 @@ impl Engine {
             report.replayed_rows += shard_report.replayed_rows;
             report.orphan_parts_removed += shard_report.orphan_parts_removed;
             report.torn_wal_tails.extend(shard_report.torn_wal_tail);
+            report.quarantined.extend(shard_report.quarantined);
             shards.push(shard);
         }
         report.shards = shard_count;
@@ -332,6 +338,7 @@ impl Engine {
             next_start: AtomicUsize::new(0),
             retention: RetentionState::new(shard_count),
             downsample: downsample::DownsampleState::new(),
+            quarantined: parking_lot::Mutex::new(report.quarantined.clone()),
         });
         let mut threads = Vec::new();
         if inner.options.background {
@@ -613,8 +620,14 @@ impl Engine {
         }
         self.inner.retention.add_to(&mut stats);
         stats.tombstones_pending = self.pending_tombstones() as u64;
+        stats.parts_quarantined = self.inner.quarantined.lock().len() as u64;
         downsample::add_to(&self.inner, &mut stats);
         stats
+    }
+
+    /// Damaged parts set aside since open, for `/health` and the logs.
+    pub fn quarantined(&self) -> Vec<QuarantinedPart> {
+        self.inner.quarantined.lock().clone()
     }
 
     /// Stops the maintenance threads, flushes pending WAL bytes and fsyncs them. Memtables
@@ -746,6 +759,8 @@ impl Drop for Engine {
 /// Engine-wide counters.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct EngineStats {
+    /// Damaged parts set aside since open.
+    pub parts_quarantined: u64,
     /// Rows written since open.
     pub rows_written: u64,
     /// Field values written since open.

@@ -8,6 +8,7 @@
 //! <data_dirs[k % n]>/shard-<k>/wal/           WAL segments of shard k
 //! <data_dirs[k % n]>/shard-<k>/series/        series index log of shard k
 //! <data_dirs[d]>/shard-<k>/p<partition>/<id>.part   parts; d = (k + partition) mod n
+//! <data_dirs[d]>/quarantine/shard-<k>/p<partition>-<id>.part   damaged parts set aside
 //! ```
 //!
 //! A shard's WAL, series log and manifest live on its "home" directory; its partitions are
@@ -48,6 +49,15 @@ pub fn partition_dir(data_dir: &Path, shard: usize, partition: i64) -> PathBuf {
 /// A part file.
 pub fn part_path(data_dir: &Path, shard: usize, partition: i64, id: u64) -> PathBuf {
     partition_dir(data_dir, shard, partition).join(format!("{id:016}.{PART_SUFFIX}"))
+}
+
+/// Where a damaged part is moved: beside its data directory's shards, on the same file
+/// system (a rename), out of every directory the engine lists.
+pub fn quarantine_path(data_dir: &Path, shard: usize, partition: i64, id: u64) -> PathBuf {
+    data_dir
+        .join("quarantine")
+        .join(format!("shard-{shard}"))
+        .join(format!("p{partition}-{id:016}.{PART_SUFFIX}"))
 }
 
 /// Parses `<id>.part`.

@@ -51,4 +51,4 @@ pub use engine::{
 };
 pub use error::StorageError;
 pub use options::{Clock, EngineOptions, ManualClock, SystemClock, WalSync};
-pub use shard::{LatestView, SeriesRows, SeriesSummary, TagStr};
+pub use shard::{LatestView, QuarantinedPart, SeriesRows, SeriesSummary, TagStr};

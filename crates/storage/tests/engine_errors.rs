@@ -106,8 +106,11 @@ fn truncated_manifest_is_a_typed_error_naming_the_file() {
     }
 }
 
+/// A flipped byte in a part is found, never read as wrong data: damage to the header, index
+/// or footer sets the part aside at open (the engine opens without it); damage to a block
+/// is an error naming the part when a read decodes it.
 #[test]
-fn flipped_part_bytes_are_errors_naming_the_part_never_wrong_data() {
+fn flipped_part_bytes_are_quarantined_or_errors_naming_the_part_never_wrong_data() {
     let dir = tempfile::tempdir().unwrap();
     {
         let (engine, _) = Engine::open(EngineOptions {
@@ -126,6 +129,9 @@ fn flipped_part_bytes_are_errors_naming_the_part_never_wrong_data() {
     }
     let part = find_part(dir.path()).unwrap();
     let good = std::fs::read(&part).unwrap();
+    let manifest = dir.path().join("shard-0").join("MANIFEST");
+    let good_manifest = std::fs::read(&manifest).unwrap();
+    let quarantine = dir.path().join("quarantine");
     let expected = {
         let (engine, _) = Engine::open(EngineOptions {
             shards: 1,
@@ -135,20 +141,42 @@ fn flipped_part_bytes_are_errors_naming_the_part_never_wrong_data() {
         let table = engine.catalog().table_id("db", "m").unwrap();
         engine.read(&ReadRequest::all(table)).unwrap()
     };
+    let (mut set_aside, mut read_errors) = (0, 0);
     for position in (0..good.len()).step_by(good.len() / 97 + 1) {
         let mut bad = good.clone();
         bad[position] ^= 0x5A;
+        let _ = std::fs::remove_dir_all(&quarantine);
+        std::fs::write(&manifest, &good_manifest).unwrap();
         std::fs::write(&part, &bad).unwrap();
-        let outcome = Engine::open(EngineOptions {
+        let (engine, report) = Engine::open(EngineOptions {
             shards: 1,
             ..options(dir.path())
         })
-        .and_then(|(engine, _)| {
-            let table = engine.catalog().table_id("db", "m").unwrap();
-            engine.read(&ReadRequest::all(table))
-        });
-        match outcome {
-            Err(StorageError::Corrupt { path, .. }) => assert_eq!(path, part, "byte {position}"),
+        .unwrap_or_else(|e| panic!("byte {position}: the engine does not open: {e}"));
+        let table = engine.catalog().table_id("db", "m").unwrap();
+        let read = engine.read(&ReadRequest::all(table));
+        if let [quarantined] = report.quarantined.as_slice() {
+            set_aside += 1;
+            let moved = quarantined.moved_to.as_ref().expect("moved");
+            assert!(
+                moved.starts_with(&quarantine),
+                "byte {position}: {quarantined}"
+            );
+            assert_eq!(std::fs::read(moved).unwrap(), bad, "byte {position}");
+            assert!(!part.exists(), "byte {position}: still in place");
+            assert_eq!(engine.stats().parts_quarantined, 1);
+            assert!(
+                read.unwrap().is_empty(),
+                "byte {position}: rows without the part"
+            );
+            continue;
+        }
+        assert!(report.quarantined.is_empty(), "byte {position}");
+        match read {
+            Err(StorageError::Corrupt { path, .. }) => {
+                read_errors += 1;
+                assert_eq!(path, part, "byte {position}");
+            }
             Err(other) => panic!("byte {position}: expected Corrupt, got {other}"),
             Ok(rows) => assert_eq!(
                 rows, expected,
@@ -156,6 +184,10 @@ fn flipped_part_bytes_are_errors_naming_the_part_never_wrong_data() {
             ),
         }
     }
+    assert!(
+        set_aside > 0 && read_errors > 0,
+        "{set_aside} {read_errors}"
+    );
     std::fs::write(&part, &good).unwrap();
 }
 

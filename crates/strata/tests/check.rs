@@ -83,6 +83,23 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A statement on `/sql` as CSV, over HTTP/1.0 (no chunking to undo).
+fn sql_csv(addr: std::net::SocketAddr, statement: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "POST /sql?db=c&format=csv HTTP/1.0\r\nContent-Length: {}\r\n\r\n{statement}",
+        statement.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.0 200"), "{answer}");
+    body.to_owned()
+}
+
 fn flip(path: &Path, offset: usize) {
     let mut bytes = std::fs::read(path).unwrap();
     assert!(offset < bytes.len(), "{} is too short", path.display());
@@ -218,4 +235,54 @@ fn torn_tails_and_a_leftover_part_are_notes_and_check_changes_nothing() {
     assert!(out.status.success(), "{stdout}");
     assert!(!stdout.contains("note:"), "{stdout}");
     assert!(stdout.contains("holding 6200 rows"), "{stdout}");
+}
+
+/// A part whose footer is damaged is set aside when the server starts: it starts anyway,
+/// logs the part, answers from the rest (here the WAL's rows), says so on `/health` and in
+/// `/metrics`, and `strata check` lists the set-aside file afterwards.
+#[test]
+fn a_damaged_part_is_set_aside_and_the_server_answers_from_the_rest() {
+    let dir = populated();
+    let part = files(dir.path(), &|n| n.ends_with(".part"))[0].clone();
+    flip(&part, std::fs::metadata(&part).unwrap().len() as usize - 40);
+
+    let server = Server::start(dir.path(), &[]);
+    assert!(
+        server
+            .stderr()
+            .contains("damaged part set aside, its rows are not queried"),
+        "{}",
+        server.stderr()
+    );
+    let health = server.request("GET", "/health", &[], b"");
+    assert_eq!(health.status, 200);
+    let health = health.json();
+    assert_eq!(health["status"], "warn", "{health}");
+    let part_check = &health["checks"][0];
+    assert_eq!(part_check["status"], "warn", "{health}");
+    assert!(
+        part_check["message"]
+            .as_str()
+            .unwrap()
+            .contains("6000 rows"),
+        "{health}"
+    );
+    assert_eq!(
+        common::metric(&server.metrics(), "strata_parts_quarantined"),
+        1.0
+    );
+    assert_eq!(
+        sql_csv(server.http, "SELECT count(*) AS n FROM m"),
+        "n\n200\n"
+    );
+    assert_eq!(server.stop().code(), Some(0));
+
+    assert!(!part.exists());
+    let out = check(dir.path());
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("a damaged part the server set aside"),
+        "{stdout}"
+    );
 }

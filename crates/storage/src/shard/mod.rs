@@ -22,6 +22,7 @@ mod latest;
 mod latest_view;
 mod merge;
 mod purge;
+mod quarantine;
 mod read;
 mod retire;
 
@@ -44,6 +45,7 @@ use crate::wal::{Wal, WalOptions, WalSync};
 use crate::wal_record::{BatchEncoder, BatchVisitor, decode_batch};
 
 pub use latest_view::{LatestView, TagStr};
+pub use quarantine::QuarantinedPart;
 pub(crate) use read::ShardReadRequest;
 pub use read::{SeriesRows, SeriesSummary};
 
@@ -156,6 +158,8 @@ pub(crate) struct ShardOpenReport {
     pub replayed_rows: u64,
     pub torn_wal_tail: Option<String>,
     pub orphan_parts_removed: usize,
+    /// Damaged parts set aside (see `quarantine`).
+    pub quarantined: Vec<QuarantinedPart>,
 }
 
 impl Shard {
@@ -165,7 +169,7 @@ impl Shard {
         std::fs::create_dir_all(&home)
             .map_err(|e| StorageError::io("cannot create shard directory", &home, e))?;
         let manifest_path = home.join(layout::MANIFEST_FILE);
-        let manifest = Manifest::load(&manifest_path)?;
+        let mut manifest = Manifest::load(&manifest_path)?;
         let mut report = ShardOpenReport {
             orphan_parts_removed: flush::remove_orphan_parts(&config, &manifest)?,
             ..ShardOpenReport::default()
@@ -178,11 +182,26 @@ impl Shard {
                 entry.partition,
                 entry.id,
             );
-            let reader = PartReader::open(&path)?;
-            parts.push(LivePart {
-                entry: entry.clone(),
-                reader: Arc::new(reader),
+            match PartReader::open(&path) {
+                Ok(reader) => parts.push(LivePart {
+                    entry: entry.clone(),
+                    reader: Arc::new(reader),
+                }),
+                Err(e) if quarantine::is_damage(&e) => {
+                    let set_aside = quarantine::set_aside(&config, entry, &path, &e)?;
+                    report.quarantined.push(set_aside);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if !report.quarantined.is_empty() {
+            manifest.parts.retain(|entry| {
+                !report
+                    .quarantined
+                    .iter()
+                    .any(|q| q.id == entry.id && q.partition == entry.partition)
             });
+            manifest.store(&manifest_path)?;
         }
         let mut index = SeriesIndex::open(home.join("series"))?;
         let mut active = Memtable::new();
