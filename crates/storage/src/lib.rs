@@ -31,6 +31,8 @@ mod dir_lock;
 mod engine;
 pub mod error;
 mod fsutil;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod ingest;
 mod layout;
 pub mod manifest;
