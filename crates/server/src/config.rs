@@ -70,6 +70,9 @@ pub struct ServerConfig {
     /// RETENTION`, `ALTER DATABASE … SET RETENTION`); `None` (the default) keeps rows
     /// forever.
     pub retention: Option<Duration>,
+    /// Most live series a database may hold; a row that would create one more is refused
+    /// (named in the write's 400 answer). `None` (the default): no limit.
+    pub max_series: Option<u64>,
     /// Token required on writes and `/metrics`; `None` (the default) means no auth.
     pub auth_token: Option<String>,
     /// TLS certificate chain (PEM, leaf first) for the HTTP and TCP listeners; with
@@ -114,6 +117,7 @@ impl Default for ServerConfig {
             shards: 0,
             wal_sync: WalSync::Interval(Duration::from_secs(1)),
             retention: None,
+            max_series: None,
             auth_token: None,
             read_only_token: None,
             tls_cert: None,
@@ -139,6 +143,7 @@ impl Default for ServerConfig {
 /// shards = 8
 /// wal_sync = "500ms"          # always | none | a duration
 /// retention = "30d"           # default retention of databases; 0 keeps rows forever
+/// max_series = "1000000"      # live series per database, or none
 /// auth_token = "secret"
 /// read_only_token = "dashboards"
 /// tls_cert = "/etc/strata/cert.pem"
@@ -170,6 +175,8 @@ pub struct FileConfig {
     pub wal_sync: Option<String>,
     /// Default retention (a duration such as `30d`, or `0` for forever).
     pub retention: Option<String>,
+    /// Live series per database (a number, or `none`).
+    pub max_series: Option<String>,
     /// Auth token.
     pub auth_token: Option<String>,
     /// Read-only token.
@@ -228,6 +235,21 @@ pub fn parse_wal_sync(text: &str) -> Result<WalSync, ServerError> {
                     "wal sync {other:?}: expected always, none or a duration such as 1s ({e})"
                 ))
             }),
+    }
+}
+
+/// Parses the per-database series limit: a positive number, or `none` for no limit.
+pub fn parse_max_series(text: &str) -> Result<Option<u64>, ServerError> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    match text.replace('_', "").parse::<u64>() {
+        Ok(n) if n > 0 => Ok(Some(n)),
+        _ => Err(ServerError::Config(format!(
+            "max series {text:?}: give the most live series a database may hold (a positive \
+             number), or none for no limit"
+        ))),
     }
 }
 

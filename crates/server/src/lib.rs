@@ -105,6 +105,7 @@ pub async fn serve(
         shards: config.shards,
         wal_sync: config.wal_sync,
         retention: config.retention,
+        max_series_per_database: config.max_series,
         ..EngineOptions::default()
     };
     let started = Instant::now();

@@ -25,7 +25,7 @@ use crate::ingest::{LineError, ShardBatch, group_lines};
 use crate::layout;
 use crate::model::{FieldId, TableId, Timestamp};
 use crate::options::{EngineOptions, available_cores};
-use crate::series::TagPredicate;
+use crate::series::{SeriesLimit, TagPredicate};
 use retention::RetentionState;
 
 use crate::shard::{
@@ -144,6 +144,8 @@ struct Inner {
     downsample: downsample::DownsampleState,
     /// Damaged parts set aside since open (`shard/quarantine.rs`).
     quarantined: parking_lot::Mutex<Vec<QuarantinedPart>>,
+    /// The per-database series limit, when set (`series/limit.rs`).
+    series_limit: Option<Arc<SeriesLimit>>,
 }
 
 /// The storage engine.
@@ -197,7 +199,27 @@ impl Inner {
         // New tables, tags or fields must be durable before rows that use them are.
         self.catalog.persist()?;
         let mut shard_errors = Vec::new();
-        self.apply_batches(&batches, now, &mut shard_errors)?;
+        let mut database_tables: Option<Vec<TableId>> = None;
+        let mut admit = |table: TableId| -> Result<(), String> {
+            let Some(limit) = &self.series_limit else {
+                return Ok(());
+            };
+            // The database's tables, once per request: new tables of this request are
+            // in the catalog already.
+            let tables = database_tables.get_or_insert_with(|| {
+                self.catalog.tables(database).iter().map(|t| t.id).collect()
+            });
+            if limit.admit(table, tables) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "database \"{database}\" has reached its limit of {} series \
+                     (--max-series): the series was not created",
+                    limit.max()
+                ))
+            }
+        };
+        self.apply_batches(&batches, now, &mut shard_errors, &mut admit)?;
         let rejected_by_shards = shard_errors.len() as u64;
         errors.extend(shard_errors);
         errors.sort_by_key(|e| e.line);
@@ -222,6 +244,7 @@ impl Inner {
         batches: &[ShardBatch<'_>],
         now: Timestamp,
         errors: &mut Vec<LineError>,
+        admit: &mut dyn FnMut(TableId) -> Result<(), String>,
     ) -> Result<(), StorageError> {
         let count = batches.len();
         let start = self.next_start.fetch_add(1, Ordering::Relaxed) % count.max(1);
@@ -234,7 +257,7 @@ impl Inner {
             let mut progressed = false;
             while index < pending.len() {
                 let shard = pending[index];
-                if self.shards[shard].write(&batches[shard], now, errors, false)? {
+                if self.shards[shard].write(&batches[shard], now, errors, false, admit)? {
                     pending.remove(index);
                     progressed = true;
                 } else {
@@ -242,7 +265,7 @@ impl Inner {
                 }
             }
             if !progressed {
-                self.shards[first].write(&batches[first], now, errors, true)?;
+                self.shards[first].write(&batches[first], now, errors, true, admit)?;
                 pending.retain(|shard| *shard != first);
             }
         }
@@ -305,6 +328,9 @@ impl Engine {
             }
         };
         let catalog = Catalog::open(&first)?;
+        let series_limit = options
+            .max_series_per_database
+            .map(|max| Arc::new(SeriesLimit::new(max)));
         let data_dirs: Arc<Vec<PathBuf>> = Arc::new(options.data_dirs.clone());
         let partition_ns = i64::try_from(options.partition_duration.as_nanos()).unwrap_or(i64::MAX);
         let mut shards = Vec::with_capacity(shard_count);
@@ -320,8 +346,12 @@ impl Engine {
                 background: options.background,
                 dropped: Arc::clone(catalog.dropped_tables()),
                 tombstones: Arc::clone(catalog.tombstones()),
+                series_limit: series_limit.clone(),
             };
             let (shard, shard_report): (Shard, ShardOpenReport) = Shard::open(config)?;
+            if let Some(limit) = &series_limit {
+                shard.count_live_series(limit);
+            }
             report.replayed_records += shard_report.replayed_records;
             report.replayed_rows += shard_report.replayed_rows;
             report.orphan_parts_removed += shard_report.orphan_parts_removed;
@@ -339,6 +369,7 @@ impl Engine {
             retention: RetentionState::new(shard_count),
             downsample: downsample::DownsampleState::new(),
             quarantined: parking_lot::Mutex::new(report.quarantined.clone()),
+            series_limit,
         });
         let mut threads = Vec::new();
         if inner.options.background {

@@ -93,6 +93,10 @@ pub struct EngineOptions {
     /// Run flushes, merges, WAL syncs and retention on background threads. Tests turn it off
     /// and call [`crate::Engine::maintain`] themselves. Default true.
     pub background: bool,
+    /// Most live series a database may hold (`strata serve --max-series`); a row that
+    /// would create one more is refused with an error naming the database and the limit.
+    /// `None` (the default): no limit.
+    pub max_series_per_database: Option<u64>,
     /// Time source for rows without a timestamp, retention and flush age.
     pub clock: Arc<dyn Clock>,
 }
@@ -110,6 +114,7 @@ impl Default for EngineOptions {
             retention: None,
             merge_min_parts: 4,
             background: true,
+            max_series_per_database: None,
             clock: Arc::new(SystemClock),
         }
     }

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 use strata_server::config::{
-    self, parse_addr, parse_client_timeout, parse_memory_limit, parse_query_timeout,
-    parse_retention, parse_wal_sync,
+    self, parse_addr, parse_client_timeout, parse_max_series, parse_memory_limit,
+    parse_query_timeout, parse_retention, parse_wal_sync,
 };
 use strata_server::{FileConfig, ServerConfig};
 
@@ -50,6 +50,11 @@ pub struct ServeArgs {
     /// duration such as 30d or 12h, or 0 to keep rows forever [default: 0]
     #[arg(long, env = "STRATA_RETENTION", value_name = "DURATION|0")]
     retention: Option<String>,
+    /// Most live series a database may hold: a row that would create one more is refused
+    /// with an error naming the database and the limit (the rest of the write is kept).
+    /// A number, or none [default: none]
+    #[arg(long, env = "STRATA_MAX_SERIES", value_name = "N|none")]
+    max_series: Option<String>,
     /// Token required on writes and /metrics (Authorization: Token/Bearer/Basic, or 1.x
     /// p=); no auth unless set [default: none]
     #[arg(
@@ -155,6 +160,10 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
         Some(text) => parse_retention(&text)?,
         None => defaults.retention,
     };
+    let max_series = match args.max_series.or(file.max_series) {
+        Some(text) => parse_max_series(&text)?,
+        None => defaults.max_series,
+    };
     let mut query = defaults.query.clone();
     if let Some(text) = args.query_timeout.or(file.query_timeout) {
         query.timeout = parse_query_timeout(&text)?;
@@ -178,6 +187,7 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
         shards: args.shards.or(file.shards).unwrap_or(defaults.shards),
         wal_sync,
         retention,
+        max_series,
         auth_token: args
             .auth_token
             .or(file.auth_token)

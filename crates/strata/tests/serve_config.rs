@@ -31,6 +31,7 @@ fn help_documents_every_flag_with_its_default_and_env_var() {
         ("--shards", "STRATA_SHARDS", "0"),
         ("--wal-sync", "STRATA_WAL_SYNC", "1s"),
         ("--retention", "STRATA_RETENTION", "0"),
+        ("--max-series", "STRATA_MAX_SERIES", "none"),
         ("--auth-token", "STRATA_AUTH_TOKEN", "none"),
         ("--read-only-token", "STRATA_READ_ONLY_TOKEN", "none"),
         ("--tls-cert", "STRATA_TLS_CERT", "none"),
@@ -104,11 +105,12 @@ fn bad_settings_are_refused_by_name() {
     std::fs::write(&config, "http = \"127.0.0.1:0\"\nmax_body_byte = 5\n").unwrap();
     let data = dir.path().join("data");
     let data = data.to_str().unwrap();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (
             &["--retention", "3 fortnights"],
             "retention \"3 fortnights\"",
         ),
+        (&["--max-series", "0"], "max series \"0\""),
         (&["--max-line-bytes", "2000000"], "max line bytes 2000000"),
         (&["--config", config.to_str().unwrap()], "max_body_byte"),
         (&["--wal-sync", "sometimes"], "sometimes"),

@@ -170,6 +170,35 @@ fn partial_writes_store_good_lines_and_name_bad_ones() {
     );
 }
 
+/// `--max-series`: a write that would take a database past its limit stores the rows of
+/// existing series and of the series that fit, and names each refused line in its 400.
+#[test]
+fn rows_past_the_series_limit_are_refused_by_line() {
+    let dir = data_dir();
+    let server = Server::start(dir.path(), &["--max-series", "2"]);
+    let body = format!(
+        "t,k=a v=1 {NANOS}\nt,k=b v=2 {NANOS}\nt,k=c v=3 {NANOS}\nt,k=a v=4 {}\n",
+        NANOS + 1
+    );
+    let response = server.post("/write?db=lim", &body);
+    assert_eq!(response.status, 400, "{}", response.text());
+    let json = response.json();
+    assert_eq!(json["written"], 3, "{json}");
+    assert_eq!(json["rejected"], 1, "{json}");
+    assert_eq!(json["lines"][0]["line"], 3, "{json}");
+    assert!(
+        json["lines"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("database \"lim\" has reached its limit of 2 series (--max-series)"),
+        "{json}"
+    );
+    // Another database counts its own series.
+    assert_eq!(server.post("/write?db=lim2", &body).json()["written"], 3);
+    assert!(server.stop().success());
+    assert_eq!(stored_rows(dir.path(), "lim", "t").len(), 3);
+}
+
 #[test]
 fn a_missing_database_or_bucket_is_400_like_influxdb() {
     let dir = data_dir();

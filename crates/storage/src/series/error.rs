@@ -47,6 +47,10 @@ pub enum SeriesError {
         /// The limit.
         max: usize,
     },
+    /// A new series was refused by its admission check (the per-database series limit);
+    /// the reason says which limit.
+    #[error("{0}")]
+    Refused(String),
     /// The index is full: no series id, interned string offset or record size is left.
     #[error("series index full: {0}")]
     Full(&'static str),

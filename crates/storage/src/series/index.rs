@@ -216,6 +216,19 @@ impl SeriesIndex {
         raw_key: &[u8],
         tags: &[(K, V)],
     ) -> Result<(SeriesId, bool), SeriesError> {
+        self.get_or_create_admitted(table, raw_key, tags, &mut |_| Ok(()))
+    }
+
+    /// [`SeriesIndex::get_or_create`], asking `admit` before creating a series: its
+    /// `Err(reason)` refuses the new series ([`SeriesError::Refused`]); existing series
+    /// are found without asking.
+    pub fn get_or_create_admitted<K: AsRef<str>, V: AsRef<str>>(
+        &mut self,
+        table: TableId,
+        raw_key: &[u8],
+        tags: &[(K, V)],
+        admit: &mut dyn FnMut(TableId) -> Result<(), String>,
+    ) -> Result<(SeriesId, bool), SeriesError> {
         let raw_hash = self.seeds.raw(table, raw_key);
         if let Some(&id) = self.raw.get(&raw_hash) {
             return Ok((id, false));
@@ -223,7 +236,10 @@ impl SeriesIndex {
         let hash = self.canonicalize(table, tags)?;
         let (id, created) = match self.find_canonical(hash, table, tags) {
             Some(id) => (id, false),
-            None => (self.create(hash, table, tags)?, true),
+            None => {
+                admit(table).map_err(SeriesError::Refused)?;
+                (self.create(hash, table, tags)?, true)
+            }
         };
         let count = &mut self.alias_counts[id as usize];
         if *count < MAX_ALIASES_PER_SERIES {

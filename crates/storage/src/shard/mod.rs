@@ -40,7 +40,7 @@ use crate::manifest::{Manifest, PartEntry};
 use crate::memtable::Memtable;
 use crate::model::{FieldId, SeriesId, TableId, Timestamp, Value};
 use crate::part::PartReader;
-use crate::series::SeriesIndex;
+use crate::series::{SeriesIndex, SeriesLimit};
 use crate::wal::{Wal, WalOptions, WalSync};
 use crate::wal_record::{BatchEncoder, BatchVisitor, decode_batch};
 
@@ -65,6 +65,8 @@ pub(crate) struct ShardConfig {
     pub dropped: Arc<DroppedTables>,
     /// Deletes in force: reads, merges and purges leave their rows out.
     pub tombstones: Arc<Tombstones>,
+    /// The per-database series limit, if set: retired series are given back to it.
+    pub series_limit: Option<Arc<SeriesLimit>>,
 }
 
 impl ShardConfig {
@@ -252,13 +254,16 @@ impl Shard {
     /// `errors` by line and skipped.
     ///
     /// With `wait == false` it returns `Ok(false)` at once, doing nothing, if another writer
-    /// holds the shard: the caller can serve another shard first and come back.
+    /// holds the shard: the caller can serve another shard first and come back. `admit` is
+    /// asked before each new series is created (the series limit); its `Err(reason)`
+    /// refuses the row like any other index error.
     pub fn write(
         &self,
         batch: &ShardBatch<'_>,
         now_ns: i64,
         errors: &mut Vec<LineError>,
         wait: bool,
+        admit: &mut dyn FnMut(TableId) -> Result<(), String>,
     ) -> Result<bool, StorageError> {
         if batch.is_empty() {
             return Ok(true);
@@ -289,10 +294,12 @@ impl Shard {
                 let id = match state.index.lookup_raw(row.table, row.raw_key) {
                     Some(id) => id,
                     None => {
-                        match state
-                            .index
-                            .get_or_create(row.table, row.raw_key, batch.tags_of(row))
-                        {
+                        match state.index.get_or_create_admitted(
+                            row.table,
+                            row.raw_key,
+                            batch.tags_of(row),
+                            admit,
+                        ) {
                             Ok((id, created)) => {
                                 if created {
                                     tags_buf.clear();

@@ -8,12 +8,28 @@ use roaring::RoaringBitmap;
 
 use super::Shard;
 use crate::error::StorageError;
+use crate::series::SeriesLimit;
 
 impl Shard {
     /// Notes that some part's rows were removed (a rewrite left series out, or parts were
     /// dropped): the next [`Shard::retire_empty_series`] looks.
     pub(super) fn series_may_be_empty(&self) {
         self.series_sweep_due.store(true, Ordering::Release);
+    }
+
+    /// Counts this shard's live series, per table, into `limit` (at open).
+    pub fn count_live_series(&self, limit: &SeriesLimit) {
+        let state = self.state.lock();
+        let mut per_table: std::collections::HashMap<crate::model::TableId, u64> =
+            std::collections::HashMap::new();
+        for id in &state.index.live_series() {
+            if let Some(table) = state.index.table_of(id) {
+                *per_table.entry(table).or_default() += 1;
+            }
+        }
+        for (table, n) in per_table {
+            limit.count(table, n);
+        }
     }
 
     /// If rows were removed since the last look (or since open), retires the series that
@@ -51,8 +67,24 @@ impl Shard {
         if empty.is_empty() {
             return Ok(0);
         }
+        let mut per_table: Vec<(crate::model::TableId, u64)> = Vec::new();
+        if self.config.series_limit.is_some() {
+            for id in &empty {
+                if let Some(table) = state.index.table_of(id) {
+                    match per_table.iter_mut().find(|(t, _)| *t == table) {
+                        Some((_, n)) => *n += 1,
+                        None => per_table.push((table, 1)),
+                    }
+                }
+            }
+        }
         let retired = state.index.retire(&empty)?;
         drop(state);
+        if let Some(limit) = &self.config.series_limit {
+            for (table, n) in per_table {
+                limit.release(table, n);
+            }
+        }
         if retired > 0 {
             tracing::info!(
                 "shard {}: {retired} series with no row left retired from the series index",
