@@ -70,6 +70,10 @@ pub struct ServerConfig {
     /// RETENTION`, `ALTER DATABASE … SET RETENTION`); `None` (the default) keeps rows
     /// forever.
     pub retention: Option<Duration>,
+    /// At start-up, step over damage in the middle of the WAL (losing the damaged records
+    /// and rows that depend on them, each logged) instead of refusing to start
+    /// (`--wal-recovery skip-damaged`). Default false (`strict`).
+    pub wal_skip_damaged: bool,
     /// Most live series a database may hold; a row that would create one more is refused
     /// (named in the write's 400 answer). `None` (the default): no limit.
     pub max_series: Option<u64>,
@@ -118,6 +122,7 @@ impl Default for ServerConfig {
             wal_sync: WalSync::Interval(Duration::from_secs(1)),
             retention: None,
             max_series: None,
+            wal_skip_damaged: false,
             auth_token: None,
             read_only_token: None,
             tls_cert: None,
@@ -142,6 +147,7 @@ impl Default for ServerConfig {
 /// tcp_db = "telegraf"
 /// shards = 8
 /// wal_sync = "500ms"          # always | none | a duration
+/// wal_recovery = "strict"     # strict | skip-damaged
 /// retention = "30d"           # default retention of databases; 0 keeps rows forever
 /// max_series = "1000000"      # live series per database, or none
 /// auth_token = "secret"
@@ -173,6 +179,8 @@ pub struct FileConfig {
     pub shards: Option<usize>,
     /// WAL durability (`always`, `none` or a duration such as `1s`).
     pub wal_sync: Option<String>,
+    /// What start-up does with damage in the middle of the WAL (`strict`, `skip-damaged`).
+    pub wal_recovery: Option<String>,
     /// Default retention (a duration such as `30d`, or `0` for forever).
     pub retention: Option<String>,
     /// Live series per database (a number, or `none`).
@@ -235,6 +243,19 @@ pub fn parse_wal_sync(text: &str) -> Result<WalSync, ServerError> {
                     "wal sync {other:?}: expected always, none or a duration such as 1s ({e})"
                 ))
             }),
+    }
+}
+
+/// Parses `--wal-recovery`: `strict` (damage stops the start) or `skip-damaged`; returns
+/// whether to skip.
+pub fn parse_wal_recovery(text: &str) -> Result<bool, ServerError> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "strict" => Ok(false),
+        "skip-damaged" => Ok(true),
+        _ => Err(ServerError::Config(format!(
+            "wal recovery {text:?}: give strict (damage in the WAL stops the start) or \
+             skip-damaged (start anyway, losing the damaged records)"
+        ))),
     }
 }
 

@@ -25,6 +25,9 @@ pub enum ServerError {
     /// The storage engine failed to open, flush or close.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// Damage that stops the start, with what the operator can do about it.
+    #[error("{0}")]
+    Damaged(String),
 }
 
 /// A failed HTTP request: the status comes from the variant, the JSON body from the text.

@@ -47,7 +47,8 @@ use std::time::{Duration, Instant};
 use axum::http::HeaderValue;
 use axum::serve::ListenerExt;
 use strata_query::QueryEngine;
-use strata_storage::{Engine, EngineOptions};
+use strata_storage::wal::WalError;
+use strata_storage::{Engine, EngineOptions, StorageError};
 use tokio::sync::watch;
 
 pub use config::{FileConfig, ServerConfig};
@@ -106,12 +107,14 @@ pub async fn serve(
         wal_sync: config.wal_sync,
         retention: config.retention,
         max_series_per_database: config.max_series,
+        wal_skip_damaged: config.wal_skip_damaged,
         ..EngineOptions::default()
     };
     let started = Instant::now();
     let (engine, report) = tokio::task::spawn_blocking(move || Engine::open(options))
         .await
-        .map_err(|e| ServerError::Runtime(std::io::Error::other(e)))??;
+        .map_err(|e| ServerError::Runtime(std::io::Error::other(e)))?
+        .map_err(with_wal_recovery_hint)?;
     tracing::info!(
         data_dirs = ?config.data_dirs,
         shards = report.shards,
@@ -122,6 +125,9 @@ pub async fn serve(
     );
     for tail in &report.torn_wal_tails {
         tracing::warn!("torn WAL tail cut: {tail}");
+    }
+    for skipped in &report.wal_damage_skipped {
+        tracing::error!("damaged WAL skipped (--wal-recovery skip-damaged): {skipped}");
     }
     for part in &report.quarantined {
         tracing::error!("damaged part set aside, its rows are not queried: {part}");
@@ -246,6 +252,20 @@ pub async fn serve(
 /// `listener` with TCP_NODELAY set on every connection it accepts. With Nagle's algorithm a
 /// response whose last segment is small (a streamed body's final chunk) waits for the
 /// client's delayed ACK: 40 ms on Linux, which was the p99 of TSBS high-cpu over HTTP.
+/// Damage in the middle of a WAL stops the start; the message says how to start anyway.
+fn with_wal_recovery_hint(error: StorageError) -> ServerError {
+    match error {
+        StorageError::Wal(wal @ (WalError::Corrupt { .. } | WalError::Replay { .. })) => {
+            ServerError::Damaged(format!(
+                "{wal}; the WAL holds acknowledged writes, so Strata does not start past \
+                 damage. To start anyway, losing the damaged records (and rows that depend on \
+                 them), run with --wal-recovery skip-damaged"
+            ))
+        }
+        other => ServerError::Storage(other),
+    }
+}
+
 fn without_nagle(
     listener: tokio::net::TcpListener,
 ) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = std::net::SocketAddr> {

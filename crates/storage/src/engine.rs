@@ -88,6 +88,8 @@ pub struct OpenReport {
     pub shard_count_note: Option<String>,
     /// Damaged parts set aside at open: the engine answers from the others.
     pub quarantined: Vec<QuarantinedPart>,
+    /// WAL damage stepped over at open (`EngineOptions::wal_skip_damaged`).
+    pub wal_damage_skipped: Vec<String>,
 }
 
 /// A read of one table.
@@ -346,6 +348,7 @@ impl Engine {
                 dropped: Arc::clone(catalog.dropped_tables()),
                 tombstones: Arc::clone(catalog.tombstones()),
                 series_limit: series_limit.clone(),
+                wal_skip_damaged: options.wal_skip_damaged,
             })
             .collect();
         let mut shards = Vec::with_capacity(shard_count);
@@ -359,6 +362,9 @@ impl Engine {
             report.orphan_parts_removed += shard_report.orphan_parts_removed;
             report.torn_wal_tails.extend(shard_report.torn_wal_tail);
             report.quarantined.extend(shard_report.quarantined);
+            report
+                .wal_damage_skipped
+                .extend(shard_report.wal_damage_skipped);
             shards.push(shard);
         }
         report.shards = shard_count;

@@ -93,6 +93,10 @@ pub struct EngineOptions {
     /// Run flushes, merges, WAL syncs and retention on background threads. Tests turn it off
     /// and call [`crate::Engine::maintain`] themselves. Default true.
     pub background: bool,
+    /// At open, step over damage in the middle of a WAL (`strata serve --wal-recovery
+    /// skip-damaged`) instead of refusing to open: the damaged records, and rows that
+    /// depend on them, are lost and listed in the open report. Default false.
+    pub wal_skip_damaged: bool,
     /// Most live series a database may hold (`strata serve --max-series`); a row that
     /// would create one more is refused with an error naming the database and the limit.
     /// `None` (the default): no limit.
@@ -114,6 +118,7 @@ impl Default for EngineOptions {
             retention: None,
             merge_min_parts: 4,
             background: true,
+            wal_skip_damaged: false,
             max_series_per_database: None,
             clock: Arc::new(SystemClock),
         }

@@ -29,6 +29,7 @@ fn replay_summary(segments: Vec<u64>, records: &[Record], active_segment: u64) -
         records: records.len() as u64,
         payload_bytes: records.iter().map(|(_, p)| p.len() as u64).sum(),
         torn_tail: None,
+        skipped: Vec::new(),
         active_segment,
     }
 }
@@ -518,7 +519,8 @@ fn wal_is_send_and_sync_and_options_default_to_one_second_interval() {
     assert_eq!(
         WalOptions::default(),
         WalOptions {
-            sync: WalSync::Interval(Duration::from_secs(1))
+            sync: WalSync::Interval(Duration::from_secs(1)),
+            skip_damaged: false,
         }
     );
 }

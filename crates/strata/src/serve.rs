@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use strata_server::config::{
     self, parse_addr, parse_client_timeout, parse_max_series, parse_memory_limit,
-    parse_query_timeout, parse_retention, parse_wal_sync,
+    parse_query_timeout, parse_retention, parse_wal_recovery, parse_wal_sync,
 };
 use strata_server::{FileConfig, ServerConfig};
 
@@ -45,6 +45,11 @@ pub struct ServeArgs {
     /// as 1s or 500ms [default: 1s]
     #[arg(long, env = "STRATA_WAL_SYNC", value_name = "always|DURATION|none")]
     wal_sync: Option<String>,
+    /// Damage in the middle of the WAL at start-up: strict refuses to start (naming the
+    /// file and offset); skip-damaged starts anyway, losing the damaged records and rows
+    /// that depend on them, each logged [default: strict]
+    #[arg(long, env = "STRATA_WAL_RECOVERY", value_name = "strict|skip-damaged")]
+    wal_recovery: Option<String>,
     /// Default retention of every database that has none of its own: rows older than now
     /// minus this are hidden from queries, refused by writes and removed from disk. A
     /// duration such as 30d or 12h, or 0 to keep rows forever [default: 0]
@@ -160,6 +165,10 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
         Some(text) => parse_retention(&text)?,
         None => defaults.retention,
     };
+    let wal_skip_damaged = match args.wal_recovery.or(file.wal_recovery) {
+        Some(text) => parse_wal_recovery(&text)?,
+        None => defaults.wal_skip_damaged,
+    };
     let max_series = match args.max_series.or(file.max_series) {
         Some(text) => parse_max_series(&text)?,
         None => defaults.max_series,
@@ -188,6 +197,7 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
         wal_sync,
         retention,
         max_series,
+        wal_skip_damaged,
         auth_token: args
             .auth_token
             .or(file.auth_token)

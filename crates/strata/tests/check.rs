@@ -1,6 +1,8 @@
-//! `strata check`: a clean data directory passes, a running server's is refused, a flipped
-//! byte in any kind of file is found and the file named (exit status 1), and the traces a
-//! crash leaves (torn tails, a leftover part) are notes that change nothing on disk.
+//! Damaged files: `strata check` passes a clean data directory and refuses a running
+//! server's; a flipped byte in any kind of file is found and the file named (exit status
+//! 1); the traces a crash leaves (torn tails, a leftover part) are notes that change
+//! nothing on disk; a damaged part is set aside at start-up; damage in the middle of the
+//! WAL stops the start unless `--wal-recovery skip-damaged` is given.
 
 #![allow(clippy::unwrap_used)]
 
@@ -285,4 +287,42 @@ fn a_damaged_part_is_set_aside_and_the_server_answers_from_the_rest() {
         stdout.contains("a damaged part the server set aside"),
         "{stdout}"
     );
+}
+
+/// Damage in the middle of the WAL stops the start with a message naming the file and the
+/// way out; `--wal-recovery skip-damaged` starts anyway, losing only the damaged record.
+#[test]
+fn wal_damage_stops_the_start_unless_skip_damaged_is_given() {
+    let dir = populated();
+    let wal = longest(files(dir.path(), &|n| n.ends_with(".wal")));
+    flip(&wal, SEGMENT_HEADER_LEN + 8 + 2);
+
+    let out = strata(&[
+        "serve",
+        "--data-dir",
+        dir.path().to_str().unwrap(),
+        "--http",
+        "127.0.0.1:0",
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&wal.display().to_string()), "{stderr}");
+    assert!(
+        stderr.contains("run with --wal-recovery skip-damaged"),
+        "{stderr}"
+    );
+
+    let server = Server::start(dir.path(), &["--wal-recovery", "skip-damaged"]);
+    let log = server.stderr();
+    assert_eq!(
+        log.matches("damaged WAL skipped (--wal-recovery skip-damaged)")
+            .count(),
+        1,
+        "{log}"
+    );
+    let count = sql_csv(server.http, "SELECT count(*) AS n FROM m");
+    let n: u64 = count.lines().nth(1).unwrap().parse().unwrap();
+    // One request's record (its rows of this shard: 20 or 40) is lost; the rest is there.
+    assert!((6_160..6_200).contains(&n), "{count}");
+    assert_eq!(server.stop().code(), Some(0));
 }

@@ -32,6 +32,7 @@ fn help_documents_every_flag_with_its_default_and_env_var() {
         ("--wal-sync", "STRATA_WAL_SYNC", "1s"),
         ("--retention", "STRATA_RETENTION", "0"),
         ("--max-series", "STRATA_MAX_SERIES", "none"),
+        ("--wal-recovery", "STRATA_WAL_RECOVERY", "strict"),
         ("--auth-token", "STRATA_AUTH_TOKEN", "none"),
         ("--read-only-token", "STRATA_READ_ONLY_TOKEN", "none"),
         ("--tls-cert", "STRATA_TLS_CERT", "none"),
@@ -105,7 +106,8 @@ fn bad_settings_are_refused_by_name() {
     std::fs::write(&config, "http = \"127.0.0.1:0\"\nmax_body_byte = 5\n").unwrap();
     let data = dir.path().join("data");
     let data = data.to_str().unwrap();
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 8] = [
+        (&["--wal-recovery", "lenient"], "wal recovery \"lenient\""),
         (
             &["--retention", "3 fortnights"],
             "retention \"3 fortnights\"",

@@ -67,6 +67,8 @@ pub(crate) struct ShardConfig {
     pub tombstones: Arc<Tombstones>,
     /// The per-database series limit, if set: retired series are given back to it.
     pub series_limit: Option<Arc<SeriesLimit>>,
+    /// Step over damage in the middle of the WAL at open (see `WalOptions::skip_damaged`).
+    pub wal_skip_damaged: bool,
 }
 
 impl ShardConfig {
@@ -162,6 +164,8 @@ pub(crate) struct ShardOpenReport {
     pub orphan_parts_removed: usize,
     /// Damaged parts set aside (see `quarantine`).
     pub quarantined: Vec<QuarantinedPart>,
+    /// WAL damage stepped over (`wal_skip_damaged`), one description each.
+    pub wal_damage_skipped: Vec<String>,
 }
 
 impl Shard {
@@ -214,12 +218,16 @@ impl Shard {
         };
         let (wal, wal_report) = Wal::open(
             &home.join("wal"),
-            WalOptions::with_sync(config.wal_sync),
+            WalOptions {
+                sync: config.wal_sync,
+                skip_damaged: config.wal_skip_damaged,
+            },
             |_segment, payload| decode_batch(payload, &mut replay),
         )?;
         report.replayed_records = wal_report.records;
         report.replayed_rows = replay.rows;
         report.torn_wal_tail = wal_report.torn_tail.as_ref().map(|t| format!("{t:?}"));
+        report.wal_damage_skipped = wal_report.skipped.iter().map(|s| s.to_string()).collect();
         // Replayed records have sequence numbers 1..=records; rows in `active` are covered by
         // them, so the flush of `active` may drop the replayed segments.
         let replayed_seq = wal_report.records;

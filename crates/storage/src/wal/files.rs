@@ -17,6 +17,7 @@ use super::replay::{Replay, ReplayMode, replay_segment};
 /// (positioned after its header) and the ids of all segments, the new one last.
 pub(crate) fn open_dir<F, E>(
     dir: &Path,
+    mode: ReplayMode,
     on_record: &mut F,
 ) -> Result<(Replay, File, Vec<u64>), WalError>
 where
@@ -31,20 +32,16 @@ where
         records: 0,
         payload_bytes: 0,
         torn_tail: None,
+        skipped: Vec::new(),
         active_segment: 0,
     };
     for (i, &id) in ids.iter().enumerate() {
         let is_last = i + 1 == ids.len();
-        let seg = replay_segment(
-            &segment_path(dir, id),
-            id,
-            is_last,
-            ReplayMode::Repair,
-            on_record,
-        )?;
+        let seg = replay_segment(&segment_path(dir, id), id, is_last, mode, on_record)?;
         replay.records += seg.records;
         replay.payload_bytes += seg.payload_bytes;
         replay.torn_tail = seg.torn_tail;
+        replay.skipped.extend(seg.skipped);
     }
     let last = ids.last().copied().unwrap_or(0);
     let active = last.checked_add(1).ok_or_else(|| WalError::Corrupt {
@@ -78,6 +75,7 @@ pub fn inspect(dir: &Path) -> Result<Replay, WalError> {
         records: 0,
         payload_bytes: 0,
         torn_tail: None,
+        skipped: Vec::new(),
         active_segment: 0,
     };
     let mut count = |_: u64, _: &[u8]| Ok::<(), WalError>(());
@@ -88,6 +86,7 @@ pub fn inspect(dir: &Path) -> Result<Replay, WalError> {
         replay.records += seg.records;
         replay.payload_bytes += seg.payload_bytes;
         replay.torn_tail = seg.torn_tail;
+        replay.skipped.extend(seg.skipped);
     }
     Ok(replay)
 }

@@ -91,7 +91,7 @@ pub use files::inspect;
 pub use format::{
     FORMAT_VERSION, RECORD_BYTES_MAX, SEGMENT_HEADER_LEN, SEGMENT_MAGIC, segment_path,
 };
-pub use replay::{Replay, TailDamage, TornTail};
+pub use replay::{Replay, SkippedDamage, TailDamage, TornTail};
 pub use writer::Wal;
 
 /// When appended records are fsynced. Durability is a choice of three, never a bool.
@@ -119,11 +119,18 @@ impl Default for WalSync {
 pub struct WalOptions {
     /// When records are fsynced; default `Interval(1 s)`.
     pub sync: WalSync,
+    /// At open, step over damage in the middle of the WAL (a bad frame up to the next valid
+    /// one, a record the replay callback rejects) instead of failing, reporting each skip in
+    /// [`Replay::skipped`]. Default false: damage stops the open.
+    pub skip_damaged: bool,
 }
 
 impl WalOptions {
     /// Options with the given durability.
     pub fn with_sync(sync: WalSync) -> Self {
-        WalOptions { sync }
+        WalOptions {
+            sync,
+            skip_damaged: false,
+        }
     }
 }

@@ -23,6 +23,8 @@ pub struct Replay {
     pub payload_bytes: u64,
     /// The torn tail cut from the last segment, if there was one.
     pub torn_tail: Option<TornTail>,
+    /// Damage stepped over ([`ReplayMode::SkipDamaged`] only).
+    pub skipped: Vec<SkippedDamage>,
     /// Id of the new, empty segment that appends go to.
     pub active_segment: u64,
 }
@@ -75,15 +77,61 @@ pub(crate) struct SegmentReplay {
     pub records: u64,
     pub payload_bytes: u64,
     pub torn_tail: Option<TornTail>,
+    pub skipped: Vec<SkippedDamage>,
 }
 
-/// What a replay may change on disk.
+/// What a replay may change on disk, and what it does with damage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReplayMode {
-    /// Opening the WAL: a torn tail is cut and the last segment fsynced.
+    /// Opening the WAL: a torn tail is cut and the last segment fsynced; other damage stops
+    /// the replay ([`WalError::Corrupt`], [`WalError::Replay`]).
     Repair,
+    /// As `Repair`, but damage in the middle is skipped (`--wal-recovery skip-damaged`): a
+    /// bad frame up to the next valid one (or the end of its segment), a record the caller
+    /// rejects whole; each skip is reported in [`Replay::skipped`].
+    SkipDamaged,
     /// `strata check`: the files are only read; a torn tail is reported, not cut.
     Inspect,
+}
+
+impl ReplayMode {
+    fn repairs(self) -> bool {
+        self != ReplayMode::Inspect
+    }
+}
+
+/// Damage that [`ReplayMode::SkipDamaged`] stepped over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedDamage {
+    /// The segment file.
+    pub path: PathBuf,
+    /// Where the skipped bytes start.
+    pub offset: u64,
+    /// How many bytes were skipped.
+    pub bytes: u64,
+    /// What was wrong there.
+    pub what: String,
+}
+
+impl std::fmt::Display for SkippedDamage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} bytes skipped at offset {} of {}: {}",
+            self.bytes,
+            self.offset,
+            self.path.display(),
+            self.what
+        )
+    }
+}
+
+/// Why replay stopped reading records in a row.
+enum Bad {
+    /// A frame that is not a valid record.
+    Frame(TailDamage, u64),
+    /// A valid record the caller rejected: its frame length and the reason.
+    Record(u64, String),
 }
 
 /// Replays segment `id` at `path`, handing each valid record to `on_record`.
@@ -113,7 +161,7 @@ where
     };
     let mut file = OpenOptions::new()
         .read(true)
-        .write(is_last && mode == ReplayMode::Repair)
+        .write(is_last && mode.repairs())
         .open(path)
         .map_err(|e| WalError::io("open WAL segment", path, e))?;
     let file_len = file.metadata().map_err(read_err)?.len();
@@ -125,67 +173,82 @@ where
             ),
         ));
     }
-    let mut reader = BufReader::with_capacity(1 << 20, &mut file);
     let mut header = [0u8; SEGMENT_HEADER_LEN];
-    reader.read_exact(&mut header).map_err(read_err)?;
+    file.read_exact(&mut header).map_err(read_err)?;
     check_segment_header(&header, id).map_err(|reason| corrupt(0, reason))?;
 
     let mut out = SegmentReplay {
         records: 0,
         payload_bytes: 0,
         torn_tail: None,
+        skipped: Vec::new(),
     };
     let mut offset = SEGMENT_HEADER_LEN as u64;
     let mut payload = Vec::new();
-    let damage = loop {
-        let left = file_len - offset;
-        if left == 0 {
-            break None;
-        }
-        if left < FRAME_HEADER_LEN as u64 {
-            break Some((TailDamage::ShortHeader, 0));
-        }
-        let mut frame = [0u8; FRAME_HEADER_LEN];
-        reader.read_exact(&mut frame).map_err(read_err)?;
-        let len = u64::from(read_u32(&frame, 0));
-        if len > RECORD_BYTES_MAX as u64 {
-            break Some((TailDamage::LengthOverLimit, len));
-        }
-        if len > left - FRAME_HEADER_LEN as u64 {
-            break Some((TailDamage::ShortPayload, len));
-        }
-        payload.resize(len as usize, 0);
-        reader.read_exact(&mut payload).map_err(read_err)?;
-        let len_bytes = [frame[0], frame[1], frame[2], frame[3]];
-        if frame_crc(len_bytes, &payload) != read_u32(&frame, 4) {
-            break Some((TailDamage::ChecksumMismatch, len));
-        }
-        on_record(id, &payload).map_err(|e| WalError::Replay {
-            path: path.to_path_buf(),
-            offset,
-            source: e.into(),
-        })?;
-        out.records += 1;
-        out.payload_bytes += len;
-        offset += FRAME_HEADER_LEN as u64 + len;
-    };
-    drop(reader);
-
-    if let Some((damage, len)) = damage {
+    loop {
+        let bad = {
+            let mut reader = BufReader::with_capacity(1 << 20, &mut file);
+            reader.seek(SeekFrom::Start(offset)).map_err(read_err)?;
+            read_records(
+                &mut reader,
+                file_len,
+                &mut offset,
+                &mut payload,
+                &mut out,
+                |p| on_record(id, p).map_err(|e| e.into().to_string()),
+            )
+            .map_err(read_err)?
+        };
+        let skip = |out: &mut SegmentReplay, bytes: u64, what: String| {
+            out.skipped.push(SkippedDamage {
+                path: path.to_path_buf(),
+                offset,
+                bytes,
+                what,
+            });
+        };
+        let (damage, len) = match bad {
+            None => break,
+            Some(Bad::Record(len, reason)) => {
+                if mode != ReplayMode::SkipDamaged {
+                    return Err(WalError::Replay {
+                        path: path.to_path_buf(),
+                        offset,
+                        source: reason.into(),
+                    });
+                }
+                let frame = FRAME_HEADER_LEN as u64 + len;
+                skip(
+                    &mut out,
+                    frame,
+                    format!("a record that cannot be replayed: {reason}"),
+                );
+                offset += frame;
+                continue;
+            }
+            Some(Bad::Frame(damage, len)) => (damage, len),
+        };
         let what = damage.describe(len);
+        let next = find_valid_frame(&mut file, offset + 1, file_len).map_err(read_err)?;
+        if mode == ReplayMode::SkipDamaged && (next.is_some() || !is_last) {
+            let resume = next.unwrap_or(file_len);
+            skip(&mut out, resume - offset, what);
+            offset = resume;
+            continue;
+        }
         if !is_last {
             return Err(corrupt(
                 offset,
                 format!("{what} in a segment that is not the last"),
             ));
         }
-        if let Some(next) = find_valid_frame(&mut file, offset + 1, file_len).map_err(read_err)? {
+        if let Some(next) = next {
             return Err(corrupt(
                 offset,
                 format!("{what}, followed by a valid record at offset {next}, so not a torn tail"),
             ));
         }
-        if mode == ReplayMode::Repair {
+        if mode.repairs() {
             file.set_len(offset)
                 .map_err(|e| WalError::io("truncate torn tail of WAL segment", path, e))?;
         }
@@ -195,12 +258,55 @@ where
             bytes_cut: file_len - offset,
             damage,
         });
+        break;
     }
-    if is_last && mode == ReplayMode::Repair {
+    if is_last && mode.repairs() {
         file.sync_data()
             .map_err(|e| WalError::io("sync WAL segment", path, e))?;
     }
     Ok(out)
+}
+
+/// Reads records from `offset` (where `reader` stands) to the end of the file or the first
+/// bad frame or rejected record, handing each to `replay`; `offset` ends at the bad one.
+fn read_records(
+    reader: &mut impl Read,
+    file_len: u64,
+    offset: &mut u64,
+    payload: &mut Vec<u8>,
+    out: &mut SegmentReplay,
+    mut replay: impl FnMut(&[u8]) -> Result<(), String>,
+) -> io::Result<Option<Bad>> {
+    loop {
+        let left = file_len - *offset;
+        if left == 0 {
+            return Ok(None);
+        }
+        if left < FRAME_HEADER_LEN as u64 {
+            return Ok(Some(Bad::Frame(TailDamage::ShortHeader, 0)));
+        }
+        let mut frame = [0u8; FRAME_HEADER_LEN];
+        reader.read_exact(&mut frame)?;
+        let len = u64::from(read_u32(&frame, 0));
+        if len > RECORD_BYTES_MAX as u64 {
+            return Ok(Some(Bad::Frame(TailDamage::LengthOverLimit, len)));
+        }
+        if len > left - FRAME_HEADER_LEN as u64 {
+            return Ok(Some(Bad::Frame(TailDamage::ShortPayload, len)));
+        }
+        payload.resize(len as usize, 0);
+        reader.read_exact(payload)?;
+        let len_bytes = [frame[0], frame[1], frame[2], frame[3]];
+        if frame_crc(len_bytes, payload) != read_u32(&frame, 4) {
+            return Ok(Some(Bad::Frame(TailDamage::ChecksumMismatch, len)));
+        }
+        if let Err(reason) = replay(payload) {
+            return Ok(Some(Bad::Record(len, reason)));
+        }
+        out.records += 1;
+        out.payload_bytes += len;
+        *offset += FRAME_HEADER_LEN as u64 + len;
+    }
 }
 
 /// Looks for the first offset in `from..end` where a complete frame with a matching CRC

@@ -10,7 +10,7 @@ use parking_lot::{Condvar, Mutex};
 use super::commit::{IoState, Lead, State};
 use super::files::{open_dir, sync_dir};
 use super::format::{RECORD_BYTES_MAX, encode_frame_header, segment_path};
-use super::replay::Replay;
+use super::replay::{Replay, ReplayMode};
 use super::{WalError, WalOptions, WalSync};
 
 /// A shard's write-ahead log. See the [module documentation](super) for the file layout
@@ -67,7 +67,12 @@ impl Wal {
         F: FnMut(u64, &[u8]) -> Result<(), E>,
         E: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let (replay, file, ids) = open_dir(dir, &mut on_record)?;
+        let mode = if options.skip_damaged {
+            ReplayMode::SkipDamaged
+        } else {
+            ReplayMode::Repair
+        };
+        let (replay, file, ids) = open_dir(dir, mode, &mut on_record)?;
         let active = replay.active_segment;
         // Every replayed segment holds records numbered at most `replay.records`.
         let closed = ids
