@@ -168,6 +168,40 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Inner {
+    /// A read (or a merge) of shard `shard` failed with `error`: if it names a live part
+    /// that is damaged, that part is set aside (`shard/quarantine.rs`), logged and listed,
+    /// and the error says so; later reads answer without it. Other errors pass unchanged.
+    fn after_read_error(&self, shard: usize, error: StorageError) -> StorageError {
+        let StorageError::Corrupt {
+            path,
+            offset,
+            reason,
+        } = &error
+        else {
+            return error;
+        };
+        match self.shards[shard].set_aside_live_part(path, &error) {
+            Ok(Some(part)) => {
+                tracing::error!("damaged part set aside, its rows are not queried: {part}");
+                let rows = part.rows;
+                self.quarantined.lock().push(part);
+                StorageError::Corrupt {
+                    path: path.clone(),
+                    offset: *offset,
+                    reason: format!(
+                        "{reason}; the part was set aside (quarantine/): later queries answer \
+                         without its {rows} rows"
+                    ),
+                }
+            }
+            Ok(None) => error,
+            Err(e) => {
+                tracing::error!("cannot set aside the damaged part {}: {e}", path.display());
+                error
+            }
+        }
+    }
+
     /// [`Engine::write_lines`], for the engine's own threads too (downsamples).
     fn write_lines(
         &self,
@@ -434,8 +468,9 @@ impl Engine {
     /// Rows of a table (see [`ReadRequest`]), one entry per series with rows, over all shards.
     pub fn read(&self, request: &ReadRequest) -> Result<Vec<SeriesRows>, StorageError> {
         let mut out = Vec::new();
-        for shard in &self.inner.shards {
-            out.extend(shard.read(&self.shard_request(request))?);
+        for (index, shard) in self.inner.shards.iter().enumerate() {
+            let rows = shard.read(&self.shard_request(request));
+            out.extend(rows.map_err(|e| self.inner.after_read_error(index, e))?);
         }
         Ok(out)
     }
@@ -446,12 +481,15 @@ impl Engine {
         shard: usize,
         request: &ReadRequest,
     ) -> Result<Vec<SeriesRows>, StorageError> {
+        let index = shard;
         let shard = self
             .inner
             .shards
             .get(shard)
             .ok_or_else(|| StorageError::Invalid(format!("no shard {shard}")))?;
-        shard.read(&self.shard_request(request))
+        shard
+            .read(&self.shard_request(request))
+            .map_err(|e| self.inner.after_read_error(index, e))
     }
 
     /// Rows of one shard as Arrow record batches of at most `batch_rows` rows (a series is
@@ -484,6 +522,7 @@ impl Engine {
         let Some(schema) = self.inner.catalog.table(request.table) else {
             return Ok(());
         };
+        let index = shard;
         let shard = self
             .inner
             .shards
@@ -494,16 +533,18 @@ impl Engine {
         let mut group: Vec<SeriesRows> = Vec::new();
         let mut group_rows = 0;
         let mut open = true;
-        shard.read_each(&self.shard_request(request), &mut |rows| {
-            if group_rows > 0 && group_rows + rows.data.rows() > limit {
-                open = sink(to_record_batch(&schema, fields, &group)?);
-                group.clear();
-                group_rows = 0;
-            }
-            group_rows += rows.data.rows();
-            group.push(rows);
-            Ok(open)
-        })?;
+        shard
+            .read_each(&self.shard_request(request), &mut |rows| {
+                if group_rows > 0 && group_rows + rows.data.rows() > limit {
+                    open = sink(to_record_batch(&schema, fields, &group)?);
+                    group.clear();
+                    group_rows = 0;
+                }
+                group_rows += rows.data.rows();
+                group.push(rows);
+                Ok(open)
+            })
+            .map_err(|e| self.inner.after_read_error(index, e))?;
         if open && !group.is_empty() {
             sink(to_record_batch(&schema, fields, &group)?);
         }
@@ -520,12 +561,15 @@ impl Engine {
         request: &ReadRequest,
         usable: &dyn Fn(&crate::part::ChunkMeta) -> bool,
     ) -> Result<Vec<SeriesSummary>, StorageError> {
+        let index = shard;
         let shard = self
             .inner
             .shards
             .get(shard)
             .ok_or_else(|| StorageError::Invalid(format!("no shard {shard}")))?;
-        shard.summarize(&self.shard_request(request), usable)
+        shard
+            .summarize(&self.shard_request(request), usable)
+            .map_err(|e| self.inner.after_read_error(index, e))
     }
 
     /// [`Engine::summarize_shard`] one series at a time: hands each [`SeriesSummary`] to
@@ -543,12 +587,15 @@ impl Engine {
         tag_keys: Option<&[String]>,
         visit: &mut dyn FnMut(SeriesSummary) -> Result<bool, StorageError>,
     ) -> Result<(), StorageError> {
+        let index = shard;
         let shard = self
             .inner
             .shards
             .get(shard)
             .ok_or_else(|| StorageError::Invalid(format!("no shard {shard}")))?;
-        shard.summarize_each(&self.shard_request(request), usable, tag_keys, visit)
+        shard
+            .summarize_each(&self.shard_request(request), usable, tag_keys, visit)
+            .map_err(|e| self.inner.after_read_error(index, e))
     }
 
     /// The latest row of each series of the request (one row each, its time in the range),
@@ -560,8 +607,9 @@ impl Engine {
     /// [`Engine::latest_each`] is much cheaper.
     pub fn latest(&self, request: &ReadRequest) -> Result<Vec<SeriesRows>, StorageError> {
         let mut out = Vec::new();
-        for shard in &self.inner.shards {
-            out.extend(shard.latest(&self.shard_request(request))?);
+        for (index, shard) in self.inner.shards.iter().enumerate() {
+            let rows = shard.latest(&self.shard_request(request));
+            out.extend(rows.map_err(|e| self.inner.after_read_error(index, e))?);
         }
         Ok(out)
     }
@@ -579,7 +627,9 @@ impl Engine {
         mut visit: impl FnMut(LatestView<'_>),
     ) -> Result<(), StorageError> {
         for (index, shard) in self.inner.shards.iter().enumerate() {
-            shard.latest_each(&self.shard_request(request), index, &mut visit)?;
+            shard
+                .latest_each(&self.shard_request(request), index, &mut visit)
+                .map_err(|e| self.inner.after_read_error(index, e))?;
         }
         Ok(())
     }
@@ -862,7 +912,8 @@ fn maintenance_loop(inner: &Inner, shard_index: usize) {
         }
         // An error here (disk full, I/O) must not kill the thread: later rounds retry, less
         // and less often while it lasts, and writers see errors of their own from the WAL.
-        match maintain_shard(inner, shard_index) {
+        match maintain_shard(inner, shard_index).map_err(|e| inner.after_read_error(shard_index, e))
+        {
             Ok(()) if failures > 0 => {
                 tracing::info!(
                     "shard {shard_index} maintenance works again after {failures} failed rounds"

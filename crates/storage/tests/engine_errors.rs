@@ -108,7 +108,7 @@ fn truncated_manifest_is_a_typed_error_naming_the_file() {
 
 /// A flipped byte in a part is found, never read as wrong data: damage to the header, index
 /// or footer sets the part aside at open (the engine opens without it); damage to a block
-/// is an error naming the part when a read decodes it.
+/// is an error naming the part when a read decodes it, and sets it aside then.
 #[test]
 fn flipped_part_bytes_are_quarantined_or_errors_naming_the_part_never_wrong_data() {
     let dir = tempfile::tempdir().unwrap();
@@ -173,9 +173,15 @@ fn flipped_part_bytes_are_quarantined_or_errors_naming_the_part_never_wrong_data
         }
         assert!(report.quarantined.is_empty(), "byte {position}");
         match read {
-            Err(StorageError::Corrupt { path, .. }) => {
+            Err(StorageError::Corrupt { path, reason, .. }) => {
+                // Found by the read: set aside then, and the next read answers without it.
                 read_errors += 1;
                 assert_eq!(path, part, "byte {position}");
+                assert!(reason.contains("the part was set aside"), "{reason}");
+                assert_eq!(engine.stats().parts_quarantined, 1, "byte {position}");
+                assert!(!part.exists(), "byte {position}: still in place");
+                let again = engine.read(&ReadRequest::all(table)).unwrap();
+                assert!(again.is_empty(), "byte {position}: rows without the part");
             }
             Err(other) => panic!("byte {position}: expected Corrupt, got {other}"),
             Ok(rows) => assert_eq!(

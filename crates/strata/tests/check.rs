@@ -1,8 +1,9 @@
 //! Damaged files: `strata check` passes a clean data directory and refuses a running
 //! server's; a flipped byte in any kind of file is found and the file named (exit status
 //! 1); the traces a crash leaves (torn tails, a leftover part) are notes that change
-//! nothing on disk; a damaged part is set aside at start-up; damage in the middle of the
-//! WAL stops the start unless `--wal-recovery skip-damaged` is given.
+//! nothing on disk; a damaged part is set aside at start-up, or when a query finds it;
+//! damage in the middle of the WAL stops the start unless `--wal-recovery skip-damaged` is
+//! given.
 
 #![allow(clippy::unwrap_used)]
 
@@ -85,8 +86,8 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// A statement on `/sql` as CSV, over HTTP/1.0 (no chunking to undo).
-fn sql_csv(addr: std::net::SocketAddr, statement: &str) -> String {
+/// A statement on `/sql` as CSV, over HTTP/1.0 (no chunking to undo): status and body.
+fn sql_answer(addr: std::net::SocketAddr, statement: &str) -> (u16, String) {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     write!(
@@ -98,8 +99,15 @@ fn sql_csv(addr: std::net::SocketAddr, statement: &str) -> String {
     let mut answer = String::new();
     stream.read_to_string(&mut answer).unwrap();
     let (head, body) = answer.split_once("\r\n\r\n").unwrap();
-    assert!(head.starts_with("HTTP/1.0 200"), "{answer}");
-    body.to_owned()
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, body.to_owned())
+}
+
+/// A statement that must succeed, its CSV.
+fn sql_csv(addr: std::net::SocketAddr, statement: &str) -> String {
+    let (status, body) = sql_answer(addr, statement);
+    assert_eq!(status, 200, "{body}");
+    body
 }
 
 fn flip(path: &Path, offset: usize) {
@@ -287,6 +295,33 @@ fn a_damaged_part_is_set_aside_and_the_server_answers_from_the_rest() {
         stdout.contains("a damaged part the server set aside"),
         "{stdout}"
     );
+}
+
+/// A damaged block is found by the query that reads it: that query fails naming the part,
+/// which is set aside then; the next query answers from the rest, and `/health` says so.
+#[test]
+fn a_part_found_damaged_by_a_query_is_set_aside_for_the_next_one() {
+    let dir = populated();
+    let part = files(dir.path(), &|n| n.ends_with(".part"))[0].clone();
+    flip(&part, 20);
+    let server = Server::start(dir.path(), &[]);
+    assert_eq!(
+        common::metric(&server.metrics(), "strata_parts_quarantined"),
+        0.0
+    );
+    // An expression over every column: each block is decoded (no pre-aggregate answers).
+    let (status, message) = sql_answer(server.http, "SELECT sum(n * v) AS s FROM m");
+    assert_eq!(status, 500, "{message}");
+    assert!(message.contains(&part.display().to_string()), "{message}");
+    assert!(message.contains("the part was set aside"), "{message}");
+    assert_eq!(
+        sql_csv(server.http, "SELECT count(*) AS n FROM m"),
+        "n\n200\n"
+    );
+    let health = server.request("GET", "/health", &[], b"").json();
+    assert_eq!(health["status"], "warn", "{health}");
+    assert!(server.stderr().contains("damaged part set aside"));
+    assert_eq!(server.stop().code(), Some(0));
 }
 
 /// Damage in the middle of the WAL stops the start with a message naming the file and the

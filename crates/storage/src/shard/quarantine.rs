@@ -85,3 +85,48 @@ pub(crate) fn set_aside(
         reason: error.to_string(),
     })
 }
+
+impl super::Shard {
+    /// Sets aside the live part at `path` after a read found it damaged (`error`): out of
+    /// the manifest and the live set, its file moved to the quarantine directory. Readers
+    /// that hold it keep their open file; later reads go without it. `None` when no live
+    /// part of this shard lies at `path` (another call set it aside first).
+    pub(crate) fn set_aside_live_part(
+        &self,
+        path: &Path,
+        error: &StorageError,
+    ) -> Result<Option<QuarantinedPart>, StorageError> {
+        let mut manifest = self.manifest.lock();
+        let found = manifest.parts.iter().position(|entry| {
+            layout::part_path(
+                &self.config.data_dirs[entry.dir],
+                self.config.id,
+                entry.partition,
+                entry.id,
+            ) == path
+        });
+        let Some(index) = found else {
+            return Ok(None);
+        };
+        let entry = manifest.parts[index].clone();
+        let set_aside = set_aside(&self.config, &entry, path, error)?;
+        let mut next = manifest.clone();
+        next.parts.remove(index);
+        next.store(&self.config.home().join(layout::MANIFEST_FILE))?;
+        *manifest = next;
+        {
+            let mut state = self.state.lock();
+            let parts: Vec<super::LivePart> = state
+                .parts
+                .iter()
+                .filter(|p| p.entry.id != entry.id || p.entry.partition != entry.partition)
+                .cloned()
+                .collect();
+            state.parts = std::sync::Arc::new(parts);
+        }
+        drop(manifest);
+        self.invalidate_latest();
+        self.series_may_be_empty();
+        Ok(Some(set_aside))
+    }
+}
