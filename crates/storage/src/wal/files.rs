@@ -26,23 +26,7 @@ where
 {
     fs::create_dir_all(dir).map_err(|e| WalError::io("create WAL directory", dir, e))?;
     let mut ids = list_segments(dir)?;
-    check_no_gap(dir, &ids)?;
-    let mut replay = Replay {
-        segments: ids.clone(),
-        records: 0,
-        payload_bytes: 0,
-        torn_tail: None,
-        skipped: Vec::new(),
-        active_segment: 0,
-    };
-    for (i, &id) in ids.iter().enumerate() {
-        let is_last = i + 1 == ids.len();
-        let seg = replay_segment(&segment_path(dir, id), id, is_last, mode, on_record)?;
-        replay.records += seg.records;
-        replay.payload_bytes += seg.payload_bytes;
-        replay.torn_tail = seg.torn_tail;
-        replay.skipped.extend(seg.skipped);
-    }
+    let mut replay = replay_segments(dir, &ids, mode, on_record)?;
     let last = ids.last().copied().unwrap_or(0);
     let active = last.checked_add(1).ok_or_else(|| WalError::Corrupt {
         path: segment_path(dir, last),
@@ -69,20 +53,34 @@ pub fn inspect(dir: &Path) -> Result<Replay, WalError> {
         }
     }
     ids.sort_unstable();
-    check_no_gap(dir, &ids)?;
+    let mut count = |_: u64, _: &[u8]| Ok::<(), WalError>(());
+    replay_segments(dir, &ids, ReplayMode::Inspect, &mut count)
+}
+
+/// Replays segments `ids` of `dir`, oldest first, after checking that no id is missing;
+/// only the last may end in a torn tail.
+fn replay_segments<F, E>(
+    dir: &Path,
+    ids: &[u64],
+    mode: ReplayMode,
+    on_record: &mut F,
+) -> Result<Replay, WalError>
+where
+    F: FnMut(u64, &[u8]) -> Result<(), E>,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    check_no_gap(dir, ids)?;
     let mut replay = Replay {
-        segments: ids.clone(),
+        segments: ids.to_vec(),
         records: 0,
         payload_bytes: 0,
         torn_tail: None,
         skipped: Vec::new(),
         active_segment: 0,
     };
-    let mut count = |_: u64, _: &[u8]| Ok::<(), WalError>(());
     for (i, &id) in ids.iter().enumerate() {
         let is_last = i + 1 == ids.len();
-        let path = segment_path(dir, id);
-        let seg = replay_segment(&path, id, is_last, ReplayMode::Inspect, &mut count)?;
+        let seg = replay_segment(&segment_path(dir, id), id, is_last, mode, on_record)?;
         replay.records += seg.records;
         replay.payload_bytes += seg.payload_bytes;
         replay.torn_tail = seg.torn_tail;

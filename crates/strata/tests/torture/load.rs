@@ -11,30 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+pub use strata_bench::rng::Rng;
+
 use super::model::{Model, TCP_WRITER, WRITERS, line, time_ns};
-
-/// SplitMix64: small, seeded, good enough to pick sizes and moments.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// One HTTP/1.0 request (the answer ends when the server closes: no chunking to undo).
 /// `Err` when the server cannot be reached or goes away before the answer is complete.
@@ -134,17 +113,17 @@ pub fn start(
 ) -> Vec<JoinHandle<()>> {
     let mut threads = Vec::new();
     for writer in 0..TCP_WRITER {
-        let (s, r) = (shared.clone(), Rng::new(rng.next()));
+        let (s, r) = (shared.clone(), Rng::new(rng.next_u64()));
         threads.push(std::thread::spawn(move || http_writer(&s, writer, r)));
     }
-    let (s, r) = (shared.clone(), Rng::new(rng.next()));
+    let (s, r) = (shared.clone(), Rng::new(rng.next_u64()));
     threads.push(std::thread::spawn(move || tcp_writer(&s, tcp, r)));
-    let (s, r) = (shared.clone(), Rng::new(rng.next()));
+    let (s, r) = (shared.clone(), Rng::new(rng.next_u64()));
     threads.push(std::thread::spawn(move || deleter(&s, r)));
-    let (s, r) = (shared.clone(), Rng::new(rng.next()));
+    let (s, r) = (shared.clone(), Rng::new(rng.next_u64()));
     threads.push(std::thread::spawn(move || querier(&s, r)));
     if let Some((id, dir)) = backup_to {
-        let (s, r) = (shared.clone(), Rng::new(rng.next()));
+        let (s, r) = (shared.clone(), Rng::new(rng.next_u64()));
         threads.push(std::thread::spawn(move || backup(&s, id, dir, r)));
     }
     threads
