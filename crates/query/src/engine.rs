@@ -206,7 +206,7 @@ impl QueryEngine {
         statement: &str,
     ) -> Result<QueryStream, QueryError> {
         if let Some(done) = statements::execute(&self.engine, database, statement).await {
-            return done;
+            return done.map_err(QueryError::without_empty_position);
         }
         let deadline = self
             .options

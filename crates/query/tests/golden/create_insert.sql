@@ -85,3 +85,7 @@ SELECT count(*) AS rows FROM sensor;
 CREATE TABLE "#hash" (time TIMESTAMP, v DOUBLE);
 CREATE TABLE "" (time TIMESTAMP, v DOUBLE);
 CREATE TABLE ok ("" VARCHAR TAG, time TIMESTAMP, v DOUBLE);
+
+-- sqlparser gives a string in place of a name, and a SHOW, no place: no position (never line 0).
+INSERT INTO 'not a name' VALUES (1);
+INSERT INTO sensor (time, site) VALUES (1, 'x'); SHOW TABLES;
