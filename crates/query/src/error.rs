@@ -106,24 +106,13 @@ impl QueryError {
 impl QueryError {
     /// Drops a position at line 0: sqlparser gives some nodes (a `SHOW`, a string where a
     /// name belongs) an empty span, and positions count from 1.
-    pub(crate) fn without_empty_position(self) -> Self {
-        match self {
-            QueryError::Syntax {
-                message,
-                position: Some(Position { line: 0, .. }),
-            } => QueryError::Syntax {
-                message,
-                position: None,
-            },
-            QueryError::Plan {
-                message,
-                position: Some(Position { line: 0, .. }),
-            } => QueryError::Plan {
-                message,
-                position: None,
-            },
-            other => other,
+    pub(crate) fn without_empty_position(mut self) -> Self {
+        if let QueryError::Syntax { position, .. } | QueryError::Plan { position, .. } = &mut self
+            && position.is_some_and(|p| p.line == 0)
+        {
+            *position = None;
         }
+        self
     }
 
     /// A syntax error at the end of input ("found: EOF") comes without a position; it is

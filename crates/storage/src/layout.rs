@@ -51,11 +51,15 @@ pub fn part_path(data_dir: &Path, shard: usize, partition: i64, id: u64) -> Path
     partition_dir(data_dir, shard, partition).join(format!("{id:016}.{PART_SUFFIX}"))
 }
 
+/// The directory of a data directory's set-aside parts, one subdirectory per shard.
+pub fn quarantine_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("quarantine")
+}
+
 /// Where a damaged part is moved: beside its data directory's shards, on the same file
 /// system (a rename), out of every directory the engine lists.
 pub fn quarantine_path(data_dir: &Path, shard: usize, partition: i64, id: u64) -> PathBuf {
-    data_dir
-        .join("quarantine")
+    quarantine_dir(data_dir)
         .join(format!("shard-{shard}"))
         .join(format!("p{partition}-{id:016}.{PART_SUFFIX}"))
 }

@@ -93,11 +93,7 @@ pub fn check(data_dirs: &[PathBuf]) -> Result<CheckReport, StorageError> {
 /// Parts an engine set aside as damaged (`shard/quarantine.rs`): not damage any more (no
 /// manifest names them), but rows lost to queries, worth a line.
 fn note_quarantined(data_dir: &Path, report: &mut CheckReport) {
-    let quarantine = layout::quarantine_path(data_dir, 0, 0, 0);
-    let Some(root) = quarantine.parent().and_then(Path::parent) else {
-        return;
-    };
-    let Ok(shards) = std::fs::read_dir(root) else {
+    let Ok(shards) = std::fs::read_dir(layout::quarantine_dir(data_dir)) else {
         return;
     };
     let mut found: Vec<PathBuf> = shards

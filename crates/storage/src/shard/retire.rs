@@ -2,13 +2,15 @@
 //! a rewrite or drop removed rows, the next maintenance round looks for series that no
 //! part and no memtable holds.
 
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
 use roaring::RoaringBitmap;
 
 use super::Shard;
 use crate::error::StorageError;
-use crate::series::SeriesLimit;
+use crate::model::TableId;
+use crate::series::{SeriesIndex, SeriesLimit};
 
 impl Shard {
     /// Notes that some part's rows were removed (a rewrite left series out, or parts were
@@ -20,14 +22,7 @@ impl Shard {
     /// Counts this shard's live series, per table, into `limit` (at open).
     pub fn count_live_series(&self, limit: &SeriesLimit) {
         let state = self.state.lock();
-        let mut per_table: std::collections::HashMap<crate::model::TableId, u64> =
-            std::collections::HashMap::new();
-        for id in &state.index.live_series() {
-            if let Some(table) = state.index.table_of(id) {
-                *per_table.entry(table).or_default() += 1;
-            }
-        }
-        for (table, n) in per_table {
+        for (table, n) in per_table(&state.index, &state.index.live_series()) {
             limit.count(table, n);
         }
     }
@@ -67,21 +62,15 @@ impl Shard {
         if empty.is_empty() {
             return Ok(0);
         }
-        let mut per_table: Vec<(crate::model::TableId, u64)> = Vec::new();
-        if self.config.series_limit.is_some() {
-            for id in &empty {
-                if let Some(table) = state.index.table_of(id) {
-                    match per_table.iter_mut().find(|(t, _)| *t == table) {
-                        Some((_, n)) => *n += 1,
-                        None => per_table.push((table, 1)),
-                    }
-                }
-            }
-        }
+        // Counted before they leave the index, which then no longer knows their tables.
+        let released = match self.config.series_limit {
+            Some(_) => per_table(&state.index, &empty),
+            None => HashMap::new(),
+        };
         let retired = state.index.retire(&empty)?;
         drop(state);
         if let Some(limit) = &self.config.series_limit {
-            for (table, n) in per_table {
+            for (table, n) in released {
                 limit.release(table, n);
             }
         }
@@ -96,4 +85,15 @@ impl Shard {
             .fetch_add(retired as u64, Ordering::Relaxed);
         Ok(retired)
     }
+}
+
+/// How many of `ids` each table has.
+fn per_table(index: &SeriesIndex, ids: &RoaringBitmap) -> HashMap<TableId, u64> {
+    let mut counts = HashMap::new();
+    for id in ids {
+        if let Some(table) = index.table_of(id) {
+            *counts.entry(table).or_default() += 1;
+        }
+    }
+    counts
 }

@@ -53,8 +53,6 @@ pub(super) enum Lead {
     Write,
     /// Write, then fsync if anything is unsynced.
     Sync,
-    /// Write, fsync, and start the next segment.
-    Rotate,
 }
 
 impl Wal {
@@ -72,9 +70,9 @@ impl Wal {
         }
     }
 
-    /// Does the I/O as leader: takes every pending byte, releases `state`, writes the
-    /// bytes in one call, fsyncs if `lead` asks and something is unsynced, rotates if asked,
-    /// then re-locks `state`, publishes the result and wakes every waiter. Returns the
+    /// Does the I/O as leader: takes every pending byte (and segment end), releases `state`,
+    /// writes the bytes, ending segments where asked, fsyncs if `lead` asks and something is
+    /// unsynced, then re-locks `state`, publishes the result and wakes every waiter. Returns the
     /// re-locked state and whether it fsynced. The caller checked that no leader is busy.
     pub(super) fn lead<'a>(
         &'a self,
@@ -114,8 +112,8 @@ impl Wal {
         result.map(|synced| (state, synced))
     }
 
-    /// The leader's I/O: one write of `batch`, an fsync if `lead` asks and `unsynced`,
-    /// a new segment for [`Lead::Rotate`]. Returns whether it fsynced.
+    /// The leader's I/O: `batch` written, a new segment (after an fsync) at each of `cuts`,
+    /// and an fsync at the end if `lead` asks and `unsynced`. Returns whether it fsynced.
     fn write_batch(
         &self,
         io: &mut IoState,
@@ -128,8 +126,7 @@ impl Wal {
         for &(at, last_seq) in cuts {
             self.write_bytes(io, &batch[from..at])?;
             from = at;
-            // The closed segment's records are durable before later ones go elsewhere, as
-            // `rotate` does.
+            // The closed segment's records are durable before later ones go elsewhere.
             io.file
                 .sync_data()
                 .map_err(|e| WalError::io("sync WAL segment", &io.path, e))?;
@@ -145,9 +142,6 @@ impl Wal {
                 .sync_data()
                 .map_err(|e| WalError::io("sync WAL segment", &io.path, e))?;
             self.syncs.fetch_add(1, Ordering::Relaxed);
-        }
-        if lead == Lead::Rotate {
-            self.start_next_segment(io)?;
         }
         Ok(sync)
     }
@@ -184,7 +178,7 @@ impl Wal {
     /// segment *after* giving leadership back, so appenders keep writing while the disk
     /// flushes (the timer's fsync of a second of writes can take long). Records up to the
     /// ones written here are durable afterwards: they are in this segment, or in an older
-    /// one that `rotate` fsynced. Returns the state re-locked and whether it fsynced.
+    /// one that was fsynced when it was closed. Returns the state re-locked and whether it fsynced.
     pub(super) fn sync_aside<'a>(
         &'a self,
         state: MutexGuard<'a, State>,

@@ -236,18 +236,12 @@ impl Wal {
     }
 
     /// Writes and fsyncs everything pending, closes the active segment and starts segment
-    /// id + 1; returns the new id. Every record whose `append` returned before this call
-    /// lies in a segment with a smaller id.
+    /// id + 1 ([`Wal::end_segment`] then [`Wal::write_pending`]); returns the new id. Every
+    /// record whose `append` returned before this call lies in a segment with a smaller id.
     pub fn rotate(&self) -> Result<u64, WalError> {
-        let state = self.wait_for_leadership()?;
-        let old = self.active_segment();
-        let (state, _) = self.lead(state, Lead::Rotate)?;
-        // Read the id and the last sequence while still holding `state`, so no other
-        // rotation or write can slip in: everything written so far is in `old` or before.
-        let id = self.active_segment();
-        self.closed.lock().push((old, state.written_seq));
-        drop(state);
-        Ok(id)
+        self.end_segment();
+        self.write_pending()?;
+        Ok(self.active_segment())
     }
 
     /// Deletes the closed segments, oldest first, all of whose records have sequence
