@@ -710,8 +710,27 @@ impl Engine {
         self.inner.retention.add_to(&mut stats);
         stats.tombstones_pending = self.pending_tombstones() as u64;
         stats.parts_quarantined = self.inner.quarantined.lock().len() as u64;
+        stats.shards_refusing_writes = self.write_problems().len() as u64;
         downsample::add_to(&self.inner, &mut stats);
         stats
+    }
+
+    /// Why shards refuse writes now: (shard, reason) for each shard that does, with records
+    /// pending behind a failed WAL write, or with flushes failing (a full disk, most often).
+    /// Empty when every shard takes writes. For `/health`.
+    pub fn write_problems(&self) -> Vec<(usize, String)> {
+        self.inner
+            .shards
+            .iter()
+            .enumerate()
+            .filter_map(|(index, shard)| {
+                if let Some(error) = shard.wal.write_error() {
+                    return Some((index, format!("WAL writes fail: {error}")));
+                }
+                let failure = shard.flush_failure.lock().clone()?;
+                Some((index, format!("flushes fail: {}", failure.message())))
+            })
+            .collect()
     }
 
     /// Damaged parts set aside since open, for `/health` and the logs.
@@ -850,6 +869,8 @@ impl Drop for Engine {
 pub struct EngineStats {
     /// Damaged parts set aside since open.
     pub parts_quarantined: u64,
+    /// Shards that refuse writes now (see [`Engine::write_problems`]).
+    pub shards_refusing_writes: u64,
     /// Rows written since open.
     pub rows_written: u64,
     /// Field values written since open.
@@ -990,14 +1011,41 @@ fn pause(inner: &Inner, delay: Duration) {
 fn maintain_shard(inner: &Inner, shard_index: usize) -> Result<(), StorageError> {
     let shard = &inner.shards[shard_index];
     let options = &inner.options;
-    shard.wal.sync_if_due(Instant::now())?;
+    // Each step runs even when an earlier one failed: on a full disk, flushes fail but
+    // retention may free the space they need. The first error is reported.
+    let mut first_error = None;
+    let mut step = |result: Result<(), StorageError>| {
+        if let Err(e) = result {
+            first_error.get_or_insert(e);
+        }
+    };
+    // Also writes records left pending by a failed write, if any.
+    step(shard.wal.write_pending().map_err(StorageError::from));
+    step(
+        shard
+            .wal
+            .sync_if_due(Instant::now())
+            .map(drop)
+            .map_err(StorageError::from),
+    );
     let now = options.clock.now_ns();
     let max_age = i64::try_from(options.flush_interval.as_nanos()).unwrap_or(i64::MAX);
     shard.freeze_if_old(now, max_age);
+    step(flush_every_frozen(shard));
+    step(shard.purge_dropped().map(drop));
+    step(delete::purge_shard(inner, shard_index, now, false));
+    step(retention::expire_shard(inner, shard_index, now));
+    step(merge_while_no_flush_waits(shard));
+    step(shard.retire_empty_series().map(drop));
+    first_error.map_or(Ok(()), Err)
+}
+
+fn flush_every_frozen(shard: &Shard) -> Result<(), StorageError> {
     while shard.flush_one()? {}
-    shard.purge_dropped()?;
-    delete::purge_shard(inner, shard_index, now, false)?;
-    retention::expire_shard(inner, shard_index, now)?;
+    Ok(())
+}
+
+fn merge_while_no_flush_waits(shard: &Shard) -> Result<(), StorageError> {
     while shard.merge_one()? {
         // Flushes come first: a long run of merges must not starve writers under
         // back-pressure.
@@ -1005,7 +1053,6 @@ fn maintain_shard(inner: &Inner, shard_index: usize) -> Result<(), StorageError>
             break;
         }
     }
-    shard.retire_empty_series()?;
     Ok(())
 }
 

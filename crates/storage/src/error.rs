@@ -61,6 +61,32 @@ pub enum StorageError {
 }
 
 impl StorageError {
+    /// The kind of the operating-system error behind this one, if an I/O call failed.
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        match self {
+            StorageError::Io { source, .. }
+            | StorageError::Wal(crate::wal::WalError::Io { source, .. })
+            | StorageError::Series(crate::series::SeriesError::Io { source, .. }) => {
+                Some(source.kind())
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether this failed for want of space: a full disk (`ENOSPC`), a quota (`EDQUOT`)
+    /// or a file-size limit (`EFBIG`). Writes fail this way until space returns; reads
+    /// go on. Servers answer it with "insufficient storage" (HTTP 507).
+    pub fn is_out_of_space(&self) -> bool {
+        matches!(
+            self.io_kind(),
+            Some(
+                std::io::ErrorKind::StorageFull
+                    | std::io::ErrorKind::QuotaExceeded
+                    | std::io::ErrorKind::FileTooLarge
+            )
+        )
+    }
+
     /// An [`StorageError::Io`] for `path`.
     pub fn io(what: &'static str, path: &Path, source: std::io::Error) -> Self {
         Self::Io {

@@ -2,7 +2,7 @@
 
 use std::fs::{self, File};
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Replaces `path` with `bytes` atomically and durably: write a temporary file beside it,
 /// fsync it, rename it over `path`, fsync the directory. A crash leaves either the old or
@@ -12,13 +12,46 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(".tmp");
     let tmp = dir.join(tmp_name);
+    let mut unfinished = RemoveUnlessKept::default();
+    unfinished.add(tmp.clone());
     {
         let mut file = File::create(&tmp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
     }
     fs::rename(&tmp, path)?;
+    unfinished.keep();
     sync_dir(dir)
+}
+
+/// Files being written that must not outlive a failure: each is removed when this is
+/// dropped, unless [`RemoveUnlessKept::keep`] was called. On a full disk a failed flush or
+/// merge would otherwise leave its partial part behind at every retry, eating the space
+/// that could let the next try succeed.
+#[derive(Default)]
+pub(crate) struct RemoveUnlessKept {
+    paths: Vec<PathBuf>,
+}
+
+impl RemoveUnlessKept {
+    /// Removes `path` on drop unless kept.
+    pub(crate) fn add(&mut self, path: PathBuf) {
+        self.paths.push(path);
+    }
+
+    /// The files are complete and named where they belong: they stay.
+    pub(crate) fn keep(mut self) {
+        self.paths.clear();
+    }
+}
+
+impl Drop for RemoveUnlessKept {
+    fn drop(&mut self) {
+        for path in &self.paths {
+            // Best effort: a file left behind is an orphan, removed at the next start.
+            let _ = fs::remove_file(path);
+        }
+    }
 }
 
 /// Fsyncs a directory so that entries created, renamed or removed in it are durable.

@@ -571,48 +571,6 @@ fn wal_append_throughput_report() {
 }
 
 #[test]
-fn wal_after_a_write_path_error_every_write_fails_naming_the_file() {
-    let tmp = TempDir::new().unwrap();
-    let dir = tmp.path().join("wal");
-    let (wal, _, _) = open(&dir, WalSync::Always);
-    assert_eq!(wal.append(b"before").unwrap(), 1);
-    // Pull the directory away: the open segment can still be written, but a new one
-    // cannot be created.
-    std::fs::remove_dir_all(&dir).unwrap();
-    let tmp_segment = dir.join("00000000000000000002.wal.tmp");
-    let err = wal.rotate().err().unwrap();
-    assert!(
-        err.to_string().starts_with(&format!(
-            "cannot create WAL segment \"{}\": ",
-            tmp_segment.display()
-        )),
-        "{err}"
-    );
-    // Fail-stop: everything after reports the first error and does no I/O.
-    let want_prefix = format!(
-        "cannot create WAL segment \"{}\": an earlier error made this WAL unusable, reopen it: ",
-        tmp_segment.display()
-    );
-    let errors = [
-        wal.append(b"after").err().unwrap(),
-        wal.sync().err().unwrap(),
-        wal.rotate().err().unwrap(),
-    ];
-    for err in errors {
-        assert!(err.to_string().starts_with(&want_prefix), "{err}");
-        assert!(matches!(
-            err,
-            WalError::Io {
-                op: "create WAL segment",
-                ..
-            }
-        ));
-    }
-    assert_eq!(wal.segment_ids(), vec![1]);
-    assert!(wal.close().is_err());
-}
-
-#[test]
 fn wal_enqueue_then_commit_orders_records_and_covered_segments_go() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("wal");

@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::{Frozen, LivePart, Shard, ShardConfig};
+use super::{FlushFailure, Frozen, LivePart, Shard, ShardConfig};
 use crate::error::StorageError;
+use crate::fsutil::RemoveUnlessKept;
 use crate::layout;
 use crate::manifest::{Manifest, PartEntry};
 use crate::model::{TableId, Timestamp};
@@ -35,7 +36,23 @@ impl Shard {
     /// touches; returns whether it flushed. Order of durability: series log, parts (each
     /// fsynced), manifest (atomic swap); only then are the memtable dropped and the WAL
     /// segments it covered deleted.
+    ///
+    /// While flushes fail (a full disk), writers that would wait for one get the error
+    /// instead (see [`Shard::flush_failure`]); the first success clears it.
     pub fn flush_one(&self) -> Result<bool, StorageError> {
+        let result = self.flush_oldest();
+        let failure = result.as_ref().err().map(FlushFailure::of);
+        if failure.is_some() || self.flush_failure.lock().is_some() {
+            // Under the shard lock, so that a writer checks the failure and starts waiting
+            // in one step and cannot miss this wake-up.
+            let _state = self.state.lock();
+            *self.flush_failure.lock() = failure;
+            self.flushed.notify_all();
+        }
+        result
+    }
+
+    fn flush_oldest(&self) -> Result<bool, StorageError> {
         let mut manifest = self.manifest.lock();
         let Some(frozen) = self.state.lock().frozen.first().cloned() else {
             return Ok(false);
@@ -47,7 +64,8 @@ impl Shard {
         // the parts.
         self.state.lock().index.persist()?;
 
-        let (written, hours) = self.write_frozen(&frozen, &mut manifest)?;
+        let mut unpublished = RemoveUnlessKept::default();
+        let (written, hours) = self.write_frozen(&frozen, &mut manifest, &mut unpublished)?;
         let mut next = manifest.clone();
         let order = next.next_order;
         next.next_order += 1;
@@ -62,6 +80,7 @@ impl Shard {
             });
         }
         next.store(&self.config.home().join(layout::MANIFEST_FILE))?;
+        unpublished.keep();
         *manifest = next;
         self.flush_log.lock().record(order, hours);
         {
@@ -85,10 +104,10 @@ impl Shard {
         &self,
         frozen: &Frozen,
         manifest: &mut Manifest,
+        unpublished: &mut RemoveUnlessKept,
     ) -> Result<(Vec<WrittenPart>, super::changes::TableHours), StorageError> {
         let mut hours: BTreeMap<TableId, Vec<i64>> = BTreeMap::new();
         let mut writers: BTreeMap<i64, (u64, PartWriter)> = BTreeMap::new();
-        let dirs = self.config.data_dirs.len();
         // Taken under the manifest lock, like a purge's: a drop published after this is
         // purged from the parts written here by the next purge.
         let dropped = self.config.dropped.snapshot();
@@ -107,15 +126,15 @@ impl Shard {
                     std::collections::btree_map::Entry::Vacant(entry) => {
                         let id = manifest.next_part_id;
                         manifest.next_part_id += 1;
-                        let dir = &self.config.data_dirs
-                            [layout::partition_dir_index(self.config.id, partition, dirs)];
-                        let path = layout::part_path(dir, self.config.id, partition, id);
+                        let path = self.config.part_path(partition, id);
                         if let Some(parent) = path.parent() {
                             std::fs::create_dir_all(parent).map_err(|e| {
                                 StorageError::io("cannot create partition directory", parent, e)
                             })?;
                         }
-                        &mut entry.insert((id, PartWriter::create(&path)?)).1
+                        let writer = PartWriter::create(&path)?;
+                        unpublished.add(path);
+                        &mut entry.insert((id, writer)).1
                     }
                 };
                 writer.write_series(series, table, &slice)?;

@@ -20,6 +20,7 @@ use super::flush::entry_from_summary;
 use super::{LivePart, Shard};
 use crate::column::SeriesData;
 use crate::error::StorageError;
+use crate::fsutil::RemoveUnlessKept;
 use crate::layout;
 use crate::manifest::{Manifest, PartEntry};
 use crate::part::{PartReader, PartWriter};
@@ -100,6 +101,7 @@ impl Shard {
             .filter(|(_, table)| !dropped.contains(*table))
             .collect();
         let mut next = manifest.clone();
+        let mut unpublished = RemoveUnlessKept::default();
         let new_part = if series.is_empty() {
             None
         } else {
@@ -107,6 +109,7 @@ impl Shard {
             next.next_part_id += 1;
             let order = run.iter().map(|p| p.entry.order).max().unwrap_or(0);
             let level = run.iter().map(|p| p.entry.level).max().unwrap_or(0) + level_step;
+            unpublished.add(self.config.part_path(partition, id));
             self.write_merged(run, &series, partition, id, order, level)?
         };
         let replaced: Vec<u64> = run.iter().map(|p| p.entry.id).collect();
@@ -122,6 +125,7 @@ impl Shard {
             next.parts.push(part.entry.clone());
         }
         next.store(&self.config.home().join(layout::MANIFEST_FILE))?;
+        unpublished.keep();
         *manifest = next;
         let new_entry = new_part.as_ref().map(|p| p.entry.clone());
         {
@@ -171,11 +175,7 @@ impl Shard {
         // tombstone: the tombstones seen here are all that can apply to `run`.
         let applied = self.config.tombstones.highest_id();
         let marks = self.marks(&self.state.lock());
-        let dirs = self.config.data_dirs.len();
-        let dir =
-            &self.config.data_dirs[layout::partition_dir_index(self.config.id, partition, dirs)];
-        let path = layout::part_path(dir, self.config.id, partition, id);
-        let mut writer = PartWriter::create(&path)?;
+        let mut writer = PartWriter::create(&self.config.part_path(partition, id))?;
         let mut written = 0usize;
         for &(series_id, table) in series {
             let mut runs: Vec<SeriesData> = Vec::with_capacity(run.len());

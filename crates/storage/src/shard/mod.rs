@@ -81,6 +81,13 @@ impl ShardConfig {
         )
     }
 
+    /// Where part `id` of `partition` lives: on the data directory the partition is spread to.
+    pub fn part_path(&self, partition: i64, id: u64) -> PathBuf {
+        let dirs = self.data_dirs.len();
+        let dir = &self.data_dirs[layout::partition_dir_index(self.id, partition, dirs)];
+        layout::part_path(dir, self.id, partition, id)
+    }
+
     /// Partition of a time.
     pub fn partition_of(&self, time: Timestamp) -> i64 {
         time.div_euclid(self.partition_ns)
@@ -153,6 +160,40 @@ pub(crate) struct Shard {
     pub flush_log: Mutex<changes::FlushLog>,
     /// Set when parts lost rows (and at open): series may be left with none (`retire.rs`).
     pub series_sweep_due: AtomicBool,
+    /// Why the last flush failed, until one succeeds: writers that would wait for a flush
+    /// get this error instead (see [`Shard::flush_one`]).
+    pub flush_failure: Mutex<Option<FlushFailure>>,
+}
+
+/// A failed flush, kept to answer writers with while flushes fail.
+#[derive(Debug, Clone)]
+pub(crate) struct FlushFailure {
+    kind: std::io::ErrorKind,
+    message: String,
+}
+
+impl FlushFailure {
+    pub(crate) fn of(error: &StorageError) -> Self {
+        FlushFailure {
+            kind: error.io_kind().unwrap_or(std::io::ErrorKind::Other),
+            message: error.to_string(),
+        }
+    }
+
+    /// What the flush said.
+    pub(crate) fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The error a writer gets: the flush's own, with its I/O kind kept (so that a full
+    /// disk is still told apart).
+    pub(crate) fn error(&self, shard_home: &std::path::Path) -> StorageError {
+        StorageError::io(
+            "cannot take more writes: the memtables are full and flushing them fails",
+            shard_home,
+            std::io::Error::new(self.kind, self.message.clone()),
+        )
+    }
 }
 
 /// What opening a shard found.
@@ -253,6 +294,7 @@ impl Shard {
             deleted_generation: AtomicU64::new(u64::MAX),
             // A crash may have come between a purge and the retirement it allowed.
             series_sweep_due: AtomicBool::new(true),
+            flush_failure: Mutex::new(None),
         };
         Ok((shard, report))
     }
@@ -280,6 +322,11 @@ impl Shard {
         let mut points = 0u64;
         let mut rows = 0u64;
         let mut tags_buf: Vec<(String, String)> = Vec::new();
+        // Records are pending behind a failed WAL write (a full disk): try them again, and
+        // take no new rows until they are written.
+        if self.wal.stalled().is_some() {
+            self.wal.write_pending()?;
+        }
         let (seq, freeze) = {
             let mut state = if wait {
                 self.state.lock()
@@ -291,6 +338,9 @@ impl Shard {
             };
             if self.config.background {
                 while state.frozen.len() >= self.config.frozen_memtables_max {
+                    if let Some(failure) = self.flush_failure.lock().as_ref() {
+                        return Err(failure.error(&self.config.home()));
+                    }
                     self.stats
                         .backpressure_waits
                         .fetch_add(1, Ordering::Relaxed);

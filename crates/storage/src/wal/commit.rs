@@ -1,7 +1,7 @@
 //! Group commit: the state shared by appenders and the leader that does the I/O.
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 use std::mem;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -11,7 +11,7 @@ use parking_lot::MutexGuard;
 
 use super::error::Failure;
 use super::files::create_segment;
-use super::format::segment_path;
+use super::format::{SEGMENT_HEADER_LEN, segment_path};
 use super::{Wal, WalError};
 
 /// Above this capacity the spare write buffer is shrunk after use, so that one burst of
@@ -33,8 +33,14 @@ pub(super) struct State {
     pub(super) busy: bool,
     /// When `sync_if_due` last synced (by the caller's clock); `None` until it first does.
     pub(super) last_timed_sync: Option<Instant>,
-    /// Set by the first I/O error on the write path; every later write fails with it.
+    /// Set by an error that leaves the files in doubt (a failed fsync, a file that cannot
+    /// be cut back after a failed write); every later write fails with it.
     pub(super) failed: Option<Failure>,
+    /// Set when writing records failed but the file could be cut back to its last whole
+    /// record (a full disk): the records are back at the front of `buf`, later leaders try
+    /// them again, and a success clears this. Appenders waiting for a record of the failed
+    /// batch get this error instead of waiting.
+    pub(super) stalled: Option<Failure>,
     /// Where [`Wal::end_segment`] asked the active segment to end: byte offsets into `buf`
     /// with the sequence number of the record before each, in order.
     pub(super) cuts: Vec<(usize, u64)>,
@@ -44,6 +50,22 @@ pub(super) struct IoState {
     pub(super) file: File,
     pub(super) path: PathBuf,
     pub(super) segment_id: u64,
+    /// Bytes of the active segment that hold whole records (and its header): where a
+    /// failed write is cut back to.
+    pub(super) len: u64,
+}
+
+/// How a leader's I/O failed.
+enum BatchError {
+    /// The files hold whole records up to byte `from` of the batch and the segment ends at
+    /// `cuts_done` of its cuts; the rest can be written again later.
+    Stalled {
+        error: WalError,
+        from: usize,
+        cuts_done: usize,
+    },
+    /// The files are in doubt (a failed fsync): the WAL must be reopened.
+    Fatal(WalError),
 }
 
 /// What a leader should do besides writing the pending bytes.
@@ -92,22 +114,52 @@ impl Wal {
 
         let mut state = self.state.lock();
         state.busy = false;
+        let result = match result {
+            Ok(synced) => {
+                state.written_seq = last_seq;
+                if synced || (lead != Lead::Write && !unsynced) {
+                    state.synced_seq = last_seq;
+                }
+                state.stalled = None;
+                Ok(synced)
+            }
+            Err(BatchError::Stalled {
+                error,
+                from,
+                cuts_done,
+            }) => {
+                if let Some(&(_, seq)) = cuts[..cuts_done].last() {
+                    // Each segment ended was fsynced before the next began.
+                    state.written_seq = state.written_seq.max(seq);
+                    state.synced_seq = state.synced_seq.max(seq);
+                }
+                // What was not written goes back in front of what was appended meanwhile,
+                // in the same order, with the segment ends still to make.
+                batch.drain(..from);
+                let moved = batch.len();
+                batch.extend_from_slice(&state.buf);
+                mem::swap(&mut batch, &mut state.buf);
+                let later_cuts = mem::take(&mut state.cuts);
+                state.cuts = cuts[cuts_done..]
+                    .iter()
+                    .map(|&(at, seq)| (at - from, seq))
+                    .chain(later_cuts.into_iter().map(|(at, seq)| (at + moved, seq)))
+                    .collect();
+                state.stalled = Some(Failure::from_error(&error));
+                Err(error)
+            }
+            // Records whose fate is unknown (written but perhaps not synced) are reported
+            // as failed: the caller reopens and replays.
+            Err(BatchError::Fatal(error)) => {
+                state.failed = Some(Failure::from_error(&error));
+                Err(error)
+            }
+        };
         batch.clear();
         if batch.capacity() > SPARE_BUFFER_BYTES_MAX {
             batch.shrink_to(SPARE_BUFFER_BYTES_MAX / 8);
         }
         state.spare = batch;
-        match &result {
-            // Records whose fate is unknown (written but perhaps not synced, or synced but
-            // the rotation failed) are reported as failed: the caller reopens and replays.
-            Err(e) => state.failed = Some(Failure::from_error(e)),
-            Ok(synced) => {
-                state.written_seq = last_seq;
-                if *synced || (lead != Lead::Write && !unsynced) {
-                    state.synced_seq = last_seq;
-                }
-            }
-        }
         self.leader_done.notify_all();
         result.map(|synced| (state, synced))
     }
@@ -121,39 +173,66 @@ impl Wal {
         cuts: &[(usize, u64)],
         lead: Lead,
         unsynced: bool,
-    ) -> Result<bool, WalError> {
+    ) -> Result<bool, BatchError> {
         let mut from = 0;
-        for &(at, last_seq) in cuts {
-            self.write_bytes(io, &batch[from..at])?;
+        for (cuts_done, &(at, last_seq)) in cuts.iter().enumerate() {
+            let stalled = |error| BatchError::Stalled {
+                error,
+                from,
+                cuts_done,
+            };
+            self.write_bytes(io, &batch[from..at]).map_err(stalled)?;
             from = at;
+            let stalled = |error| BatchError::Stalled {
+                error,
+                from,
+                cuts_done,
+            };
             // The closed segment's records are durable before later ones go elsewhere.
             io.file
                 .sync_data()
-                .map_err(|e| WalError::io("sync WAL segment", &io.path, e))?;
+                .map_err(|e| BatchError::Fatal(WalError::io("sync WAL segment", &io.path, e)))?;
             self.syncs.fetch_add(1, Ordering::Relaxed);
             let closed = io.segment_id;
-            self.start_next_segment(io)?;
+            // If no new segment can be made (a full disk), the cut is made again later: an
+            // fsync of the still-active segment, which is harmless, then the creation.
+            self.start_next_segment(io).map_err(stalled)?;
             self.closed.lock().push((closed, last_seq));
         }
-        self.write_bytes(io, &batch[from..])?;
+        self.write_bytes(io, &batch[from..])
+            .map_err(|error| BatchError::Stalled {
+                error,
+                from,
+                cuts_done: cuts.len(),
+            })?;
         let sync = lead != Lead::Write && unsynced;
         if sync {
             io.file
                 .sync_data()
-                .map_err(|e| WalError::io("sync WAL segment", &io.path, e))?;
+                .map_err(|e| BatchError::Fatal(WalError::io("sync WAL segment", &io.path, e)))?;
             self.syncs.fetch_add(1, Ordering::Relaxed);
         }
         Ok(sync)
     }
 
+    /// Writes whole records at the end of the active segment. If the write fails (a full
+    /// disk), the file is cut back to its last whole record, so that a later write never
+    /// follows a partial one; if even that fails, the error says so and the WAL is failed.
     fn write_bytes(&self, io: &mut IoState, bytes: &[u8]) -> Result<(), WalError> {
-        if !bytes.is_empty() {
-            io.file
-                .write_all(bytes)
-                .map_err(|e| WalError::io("write WAL segment", &io.path, e))?;
-            self.bytes_written
-                .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        if bytes.is_empty() {
+            return Ok(());
         }
+        if let Err(e) = io.file.write_all(bytes) {
+            let error = WalError::io("write WAL segment", &io.path, e);
+            io.file
+                .set_len(io.len)
+                .and_then(|()| io.file.seek(SeekFrom::Start(io.len)))
+                .map_err(|e| WalError::io("cut back a partly written WAL segment", &io.path, e))?;
+            return Err(error);
+        }
+        io.len += bytes.len() as u64;
+        self.bytes_written
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -170,6 +249,7 @@ impl Wal {
         io.file = create_segment(&self.dir, next)?;
         io.path = segment_path(&self.dir, next);
         io.segment_id = next;
+        io.len = SEGMENT_HEADER_LEN as u64;
         self.segments.lock().push(next);
         Ok(())
     }

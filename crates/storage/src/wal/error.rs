@@ -9,10 +9,12 @@ pub enum WalError {
     /// An operating-system call failed. `op` says what was being done
     /// (e.g. "write WAL segment"), `path` on which file or directory.
     ///
-    /// After an I/O error on the write path (write, fsync, rotate) the [`super::Wal`]
-    /// refuses every further append and sync with the same error: once an fsync has
-    /// failed, the page cache can no longer be trusted to hold the data (the kernel may
-    /// have dropped the dirty pages), so the only safe way on is to reopen and replay.
+    /// After a failed fsync (or a failed write whose partial record cannot be cut off) the
+    /// [`super::Wal`] refuses every further append and sync with the same error: once an
+    /// fsync has failed, the page cache can no longer be trusted to hold the data (the
+    /// kernel may have dropped the dirty pages), so the only safe way on is to reopen and
+    /// replay. A failed write that could be cut back only stalls the WAL
+    /// ([`super::Wal::stalled`]).
     #[error("cannot {op} \"{path}\": {source}")]
     Io {
         /// The operation that failed, as a verb phrase.
@@ -96,6 +98,21 @@ impl Failure {
                 message: other.to_string(),
             },
         }
+    }
+
+    /// The error for a record left pending behind a failed write (see `Wal::stalled`).
+    pub(crate) fn stall_error(&self) -> WalError {
+        WalError::io(
+            self.op,
+            self.path.clone(),
+            io::Error::new(
+                self.kind,
+                format!(
+                    "{}; the record waits and is written when the WAL can be written again",
+                    self.message
+                ),
+            ),
+        )
     }
 
     pub(crate) fn error(&self) -> WalError {

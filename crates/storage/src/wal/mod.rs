@@ -74,8 +74,11 @@
 //!   middle are [`WalError::Corrupt`] with the file and offset. Nothing is skipped
 //!   silently and nothing panics.
 //!
-//! After an I/O error on the write path, the `Wal` refuses further appends (fail-stop,
-//! see [`WalError::Io`]); reopen it to recover.
+//! A failed `write` (a full disk) cuts the segment back to its last whole record and keeps
+//! the unwritten records pending, in order: their appenders get the error, later writes try
+//! them again, and [`Wal::stalled`] tells the owner to refuse new records meanwhile. After
+//! a failed fsync, or a file that cannot be cut back, the `Wal` refuses further appends
+//! (fail-stop, see [`WalError::Io`]); reopen it to recover.
 
 mod commit;
 mod error;

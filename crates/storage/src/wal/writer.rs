@@ -9,7 +9,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::commit::{IoState, Lead, State};
 use super::files::{open_dir, sync_dir};
-use super::format::{RECORD_BYTES_MAX, encode_frame_header, segment_path};
+use super::format::{RECORD_BYTES_MAX, SEGMENT_HEADER_LEN, encode_frame_header, segment_path};
 use super::replay::{Replay, ReplayMode};
 use super::{WalError, WalOptions, WalSync};
 
@@ -92,6 +92,7 @@ impl Wal {
                 busy: false,
                 last_timed_sync: None,
                 failed: None,
+                stalled: None,
                 cuts: Vec::new(),
             }),
             leader_done: Condvar::new(),
@@ -99,6 +100,7 @@ impl Wal {
                 file,
                 path: segment_path(dir, active),
                 segment_id: active,
+                len: SEGMENT_HEADER_LEN as u64,
             }),
             segments: Mutex::new(ids),
             bytes_written: AtomicU64::new(0),
@@ -200,6 +202,11 @@ impl Wal {
                 self.leader_done.wait(&mut state);
                 continue;
             }
+            // The record is pending behind a failed write: it is written when the WAL is
+            // written again (see `Wal::stalled`), but this caller is not kept waiting.
+            if let Some(stalled) = &state.stalled {
+                return Err(stalled.stall_error());
+            }
             let lead = if always { Lead::Sync } else { Lead::Write };
             state = self.lead(state, lead)?.0;
         }
@@ -233,6 +240,26 @@ impl Wal {
             state.last_timed_sync = Some(now);
         }
         Ok(synced)
+    }
+
+    /// The error of the last failed write, while records wait to be written again: a write
+    /// failed (a full disk, say) and the file was cut back to its last whole record. Until
+    /// a write succeeds (any [`Wal::write_pending`], [`Wal::commit`], [`Wal::sync`] tries the
+    /// pending records again), an owner should refuse new records rather than pile them up.
+    pub fn stalled(&self) -> Option<WalError> {
+        let state = self.state.lock();
+        state.stalled.as_ref().map(|s| s.stall_error())
+    }
+
+    /// Why this WAL refuses records now, if it does: failed for good (reopen it), or
+    /// stalled (see [`Wal::stalled`]).
+    pub fn write_error(&self) -> Option<WalError> {
+        let state = self.state.lock();
+        match (&state.failed, &state.stalled) {
+            (Some(failed), _) => Some(failed.error()),
+            (None, Some(stalled)) => Some(stalled.stall_error()),
+            (None, None) => None,
+        }
     }
 
     /// Writes and fsyncs everything pending, closes the active segment and starts segment
