@@ -67,7 +67,7 @@ pub enum ApiError {
 
 impl ApiError {
     /// The one mapping from errors to HTTP status codes: bad data and schema conflicts are
-    /// 400, I/O and corruption 500, an unavailable engine or overload 503.
+    /// 400, I/O and corruption 500, an unavailable engine or overload 503, a full disk 507.
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
@@ -79,6 +79,7 @@ impl ApiError {
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Storage(e) if e.is_out_of_space() => StatusCode::INSUFFICIENT_STORAGE,
             ApiError::Storage(e) => match e {
                 StorageError::Schema(_) | StorageError::Invalid(_) => StatusCode::BAD_REQUEST,
                 StorageError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -92,6 +93,12 @@ impl ApiError {
         }
     }
 }
+
+/// Appended to every 507 answer: what happened and what the operator can do.
+pub(crate) const OUT_OF_SPACE_HINT: &str = " (the disk holding Strata's data is full: \
+     writes are refused and queries still answered; free space there, or shorten retention, \
+     and writes resume by themselves; rows of a refused write may or may not be stored, \
+     and writing them again is safe)";
 
 /// A JSON response: `body` serialized, with the status given.
 pub(crate) fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
@@ -109,11 +116,18 @@ impl IntoResponse for ApiError {
         if status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE {
             tracing::error!("request failed: {self}");
         }
-        let mut response = json_response(status, &serde_json::json!({ "error": self.to_string() }));
+        let mut message = self.to_string();
+        if status == StatusCode::INSUFFICIENT_STORAGE {
+            message.push_str(OUT_OF_SPACE_HINT);
+        }
+        let mut response = json_response(status, &serde_json::json!({ "error": message }));
         let headers = response.headers_mut();
         match status {
             StatusCode::SERVICE_UNAVAILABLE => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            StatusCode::INSUFFICIENT_STORAGE => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("10"));
             }
             StatusCode::UNAUTHORIZED => {
                 headers.insert(

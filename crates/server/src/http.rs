@@ -106,30 +106,50 @@ async fn ping() -> StatusCode {
 }
 
 /// `GET /health` (InfluxDB 2.x's shape): `pass`, or `warn` with a check per damaged part
-/// set aside (still 200: the server answers, from the other parts).
+/// set aside and per shard refusing writes (still 200: the server answers queries).
 async fn health(State(state): State<Shared>) -> Response {
     let quarantined = state.engine.quarantined();
-    let (status, message) = if quarantined.is_empty() {
+    let write_problems = state.engine.write_problems();
+    let mut notes = Vec::new();
+    if !write_problems.is_empty() {
+        notes.push(format!(
+            "{} shard(s) refuse writes (a full disk, most often; see the checks)",
+            write_problems.len()
+        ));
+    }
+    if !quarantined.is_empty() {
+        notes.push(format!(
+            "{} damaged part(s) set aside, their rows are not queried (see the checks, and \
+             strata check)",
+            quarantined.len()
+        ));
+    }
+    let (status, message) = if notes.is_empty() {
         ("pass", "ready for queries and writes".to_string())
-    } else {
+    } else if write_problems.is_empty() {
         (
             "warn",
-            format!(
-                "ready for queries and writes; {} damaged part(s) set aside, their rows are \
-                 not queried (see the checks, and strata check)",
-                quarantined.len()
-            ),
+            format!("ready for queries and writes; {}", notes.join("; ")),
         )
+    } else {
+        ("warn", format!("ready for queries; {}", notes.join("; ")))
     };
-    let checks: Vec<serde_json::Value> = quarantined
+    let checks: Vec<serde_json::Value> = write_problems
         .iter()
-        .map(|part| {
+        .map(|(shard, problem)| {
+            serde_json::json!({
+                "name": format!("shard-{shard}/writes"),
+                "status": "warn",
+                "message": problem,
+            })
+        })
+        .chain(quarantined.iter().map(|part| {
             serde_json::json!({
                 "name": format!("shard-{}/p{}/{:016}.part", part.shard, part.partition, part.id),
                 "status": "warn",
                 "message": part.to_string(),
             })
-        })
+        }))
         .collect();
     json_response(
         StatusCode::OK,

@@ -287,6 +287,13 @@ impl Metrics {
         );
         gauge(
             &mut out,
+            "strata_shards_refusing_writes",
+            "Shards that refuse writes now: WAL writes or flushes fail, a full disk most often \
+             (see /health).",
+            engine.shards_refusing_writes,
+        );
+        gauge(
+            &mut out,
             "strata_part_bytes",
             "Bytes of live part files.",
             engine.part_bytes,

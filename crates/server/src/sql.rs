@@ -60,6 +60,7 @@ pub(crate) fn query_status(err: &QueryError) -> StatusCode {
             StatusCode::BAD_REQUEST
         }
         QueryError::Storage(StorageError::Unavailable(_)) => StatusCode::SERVICE_UNAVAILABLE,
+        QueryError::Storage(e) if e.is_out_of_space() => StatusCode::INSUFFICIENT_STORAGE,
         QueryError::Storage(_)
         | QueryError::Execution { .. }
         | QueryError::ResourcesExhausted { .. } => StatusCode::INTERNAL_SERVER_ERROR,
@@ -76,16 +77,25 @@ impl IntoResponse for SqlError {
         if status == StatusCode::INTERNAL_SERVER_ERROR {
             tracing::error!("query failed: {err}");
         }
-        let mut body = serde_json::json!({ "error": err.to_string(), "kind": err.kind() });
+        let mut message = err.to_string();
+        if status == StatusCode::INSUFFICIENT_STORAGE {
+            message.push_str(crate::error::OUT_OF_SPACE_HINT);
+        }
+        let mut body = serde_json::json!({ "error": message, "kind": err.kind() });
         if let Some(position) = err.position() {
             body["position"] =
                 serde_json::json!({ "line": position.line, "column": position.column });
         }
         let mut response = json_response(status, &body);
-        if status == StatusCode::SERVICE_UNAVAILABLE {
+        let retry_after = match status {
+            StatusCode::SERVICE_UNAVAILABLE => Some("1"),
+            StatusCode::INSUFFICIENT_STORAGE => Some("10"),
+            _ => None,
+        };
+        if let Some(seconds) = retry_after {
             response
                 .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                .insert(header::RETRY_AFTER, HeaderValue::from_static(seconds));
         }
         response
     }
