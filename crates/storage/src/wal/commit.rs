@@ -120,7 +120,9 @@ impl Wal {
                 if synced || (lead != Lead::Write && !unsynced) {
                     state.synced_seq = last_seq;
                 }
-                state.stalled = None;
+                if state.stalled.take().is_some() {
+                    self.stalled_flag.store(false, Ordering::Release);
+                }
                 Ok(synced)
             }
             Err(BatchError::Stalled {
@@ -146,6 +148,7 @@ impl Wal {
                     .chain(later_cuts.into_iter().map(|(at, seq)| (at + moved, seq)))
                     .collect();
                 state.stalled = Some(Failure::from_error(&error));
+                self.stalled_flag.store(true, Ordering::Release);
                 Err(error)
             }
             // Records whose fate is unknown (written but perhaps not synced) are reported

@@ -2,7 +2,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex};
@@ -43,6 +43,8 @@ pub struct Wal {
     /// Closed segments and the highest sequence number each holds, oldest first; lets
     /// [`Wal::remove_segments_covered`] drop exactly the segments a flush made redundant.
     pub(super) closed: Mutex<Vec<(u64, u64)>>,
+    /// Whether `state.stalled` is set, readable without the lock.
+    pub(super) stalled_flag: AtomicBool,
 }
 
 impl Wal {
@@ -107,6 +109,7 @@ impl Wal {
             syncs: AtomicU64::new(0),
             aside_sync: Mutex::new(()),
             closed: Mutex::new(closed),
+            stalled_flag: AtomicBool::new(false),
         };
         Ok((wal, replay))
     }
@@ -247,6 +250,10 @@ impl Wal {
     /// a write succeeds (any [`Wal::write_pending`], [`Wal::commit`], [`Wal::sync`] tries the
     /// pending records again), an owner should refuse new records rather than pile them up.
     pub fn stalled(&self) -> Option<WalError> {
+        // Every shard write asks: an atomic load, not a lock, while all is well.
+        if !self.stalled_flag.load(Ordering::Acquire) {
+            return None;
+        }
         let state = self.state.lock();
         state.stalled.as_ref().map(|s| s.stall_error())
     }
