@@ -324,7 +324,7 @@ impl Engine {
             ));
         }
         for dir in &options.data_dirs {
-            std::fs::create_dir_all(dir)
+            crate::fsutil::create_dir_all_durable(dir)
                 .map_err(|e| StorageError::io("cannot create data directory", dir, e))?;
         }
         // Before any file is read or written: a directory another engine has open is

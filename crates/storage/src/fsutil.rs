@@ -54,6 +54,33 @@ impl Drop for RemoveUnlessKept {
     }
 }
 
+/// Creates `path` and any missing parent, like `fs::create_dir_all`, and fsyncs the
+/// directory each new one was made in: a new directory's entry is durable only once its
+/// parent is fsynced, and without that a power cut may take away a directory whose files
+/// were all fsynced (the WAL of a new shard, with rows already acknowledged).
+pub fn create_dir_all_durable(path: &Path) -> io::Result<()> {
+    let mut missing = Vec::new();
+    let mut next = Some(path);
+    while let Some(dir) = next.filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+        missing.push(dir);
+        next = dir.parent();
+    }
+    for dir in missing.into_iter().rev() {
+        match fs::create_dir(dir) {
+            Ok(()) => {}
+            // Made meanwhile by someone else, who makes it durable.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => continue,
+            Err(e) => return Err(e),
+        }
+        let parent = dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        sync_dir(parent)?;
+    }
+    Ok(())
+}
+
 /// Fsyncs a directory so that entries created, renamed or removed in it are durable.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()

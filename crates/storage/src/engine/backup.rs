@@ -71,7 +71,7 @@ impl Engine {
     /// up to date, copying only new parts) without stopping writes. See the module docs
     /// for what it holds.
     pub fn backup(&self, target: &Path) -> Result<BackupReport, StorageError> {
-        std::fs::create_dir_all(target)
+        crate::fsutil::create_dir_all_durable(target)
             .map_err(|e| StorageError::io("cannot create backup directory", target, e))?;
         // An unfinished backup must not look finished: the marker goes first and comes
         // back last.
@@ -194,7 +194,7 @@ fn same_size(path: &Path, bytes: u64) -> bool {
 /// file system); returns the bytes copied (0 for a link).
 fn link_or_copy(from: &Path, to: &Path) -> Result<u64, StorageError> {
     if let Some(parent) = to.parent() {
-        std::fs::create_dir_all(parent)
+        crate::fsutil::create_dir_all_durable(parent)
             .map_err(|e| StorageError::io("cannot create directory", parent, e))?;
     }
     remove_if_present(to)?;
@@ -207,7 +207,7 @@ fn link_or_copy(from: &Path, to: &Path) -> Result<u64, StorageError> {
 /// Copies `from` to `to` durably (written to a temporary name, fsynced, renamed).
 fn copy_file(from: &Path, to: &Path) -> Result<u64, StorageError> {
     if let Some(parent) = to.parent() {
-        std::fs::create_dir_all(parent)
+        crate::fsutil::create_dir_all_durable(parent)
             .map_err(|e| StorageError::io("cannot create directory", parent, e))?;
     }
     let bytes = std::fs::read(from).map_err(|e| StorageError::io("cannot read", from, e))?;

@@ -98,7 +98,7 @@ fn header_version(path: &Path, data: &[u8]) -> Result<u32, SeriesError> {
 impl SeriesLog {
     /// Opens (or creates, with just a header) `dir/series.log` and reads it whole.
     pub(crate) fn open(dir: &Path) -> Result<(Self, Vec<u8>), SeriesError> {
-        fs::create_dir_all(dir).map_err(io("create directory for", dir))?;
+        crate::fsutil::create_dir_all_durable(dir).map_err(io("create directory for", dir))?;
         let path = dir.join(SERIES_LOG_FILE);
         if !path.exists() {
             // Header written to a temporary file and renamed: a crash leaves no log or a

@@ -128,7 +128,7 @@ impl Shard {
                         manifest.next_part_id += 1;
                         let path = self.config.part_path(partition, id);
                         if let Some(parent) = path.parent() {
-                            std::fs::create_dir_all(parent).map_err(|e| {
+                            crate::fsutil::create_dir_all_durable(parent).map_err(|e| {
                                 StorageError::io("cannot create partition directory", parent, e)
                             })?;
                         }

@@ -213,7 +213,7 @@ impl Shard {
     /// Opens (or creates) the shard: manifest and parts, series index, then WAL replay.
     pub fn open(config: ShardConfig) -> Result<(Shard, ShardOpenReport), StorageError> {
         let home = config.home();
-        std::fs::create_dir_all(&home)
+        crate::fsutil::create_dir_all_durable(&home)
             .map_err(|e| StorageError::io("cannot create shard directory", &home, e))?;
         let manifest_path = home.join(layout::MANIFEST_FILE);
         let mut manifest = Manifest::load(&manifest_path)?;

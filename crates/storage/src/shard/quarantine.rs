@@ -66,7 +66,7 @@ pub(crate) fn set_aside(
     let target = layout::quarantine_path(data_dir, config.id, entry.partition, entry.id);
     let moved_to = if path.exists() {
         let dir = target.parent().unwrap_or(data_dir);
-        std::fs::create_dir_all(dir)
+        fsutil::create_dir_all_durable(dir)
             .map_err(|e| StorageError::io("cannot create quarantine directory", dir, e))?;
         std::fs::rename(path, &target)
             .map_err(|e| StorageError::io("cannot move damaged part to", &target, e))?;

@@ -24,7 +24,8 @@ where
     F: FnMut(u64, &[u8]) -> Result<(), E>,
     E: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    fs::create_dir_all(dir).map_err(|e| WalError::io("create WAL directory", dir, e))?;
+    crate::fsutil::create_dir_all_durable(dir)
+        .map_err(|e| WalError::io("create WAL directory", dir, e))?;
     let mut ids = list_segments(dir)?;
     let mut replay = replay_segments(dir, &ids, mode, on_record)?;
     let last = ids.last().copied().unwrap_or(0);

@@ -55,6 +55,10 @@ pub enum Known {
     /// Its write or its delete was in flight (or refused): stored or not, until the next
     /// check says which.
     Maybe,
+    /// Acknowledged in a WAL sync mode that fsyncs later, while power cuts are the crash:
+    /// it may be lost, unless a delete sent after its acknowledgement was acknowledged
+    /// (a delete flushes every memtable into fsynced parts first).
+    Unsynced,
 }
 
 /// One writer's rows, by sequence number; `len()` rows were issued.
@@ -64,6 +68,8 @@ pub struct WriterRows {
     /// Every write below this one has been answered (or has failed): deletes stay below it
     /// so that they never race a write in flight.
     pub completed: u64,
+    /// No row below this one is [`Known::Unsynced`].
+    synced_below: u64,
 }
 
 /// A delete that got no answer: it happened entirely or not at all.
@@ -72,6 +78,9 @@ struct UnansweredDelete {
     writer: usize,
     /// The rows it covered that were stored for sure when it was sent.
     present: Vec<u64>,
+    /// Each writer's `completed` when it was sent: the rows below were answered before, so
+    /// its flush made them durable.
+    completed_at_send: Vec<u64>,
 }
 
 /// A backup in flight or taken: what it must and must not hold.
@@ -92,6 +101,10 @@ pub struct Tally {
     pub maybe_missing: u64,
     pub deletes_acknowledged: u64,
     pub deletes_unanswered: u64,
+    /// Rows acknowledged but not yet fsynced at a power cut (`--wal-sync` 20ms or none),
+    /// found stored after it and not.
+    pub unsynced_found: u64,
+    pub unsynced_missing: u64,
 }
 
 /// Everything the test knows.
@@ -103,6 +116,9 @@ pub struct Model {
     /// Backups whose request ended: (id, expectation, answered 200).
     pub backups_done: Vec<(u64, BackupExpectation, bool)>,
     pub tally: Tally,
+    /// Whether an acknowledged row survives the crash: true for process crashes, and for
+    /// power cuts with `--wal-sync always`.
+    pub acks_durable: bool,
 }
 
 impl Model {
@@ -113,6 +129,7 @@ impl Model {
             backups_in_flight: Vec::new(),
             backups_done: Vec::new(),
             tally: Tally::default(),
+            acks_durable: true,
         }
     }
 
@@ -128,8 +145,13 @@ impl Model {
     /// The write of `range` was acknowledged.
     pub fn acknowledged(&mut self, writer: usize, range: Range<u64>) {
         self.tally.rows_acknowledged += range.end - range.start;
+        let known = if self.acks_durable {
+            Known::Present
+        } else {
+            Known::Unsynced
+        };
         for seq in range {
-            self.writers[writer].known[seq as usize] = Known::Present;
+            self.writers[writer].known[seq as usize] = known;
         }
     }
 
@@ -146,11 +168,17 @@ impl Model {
             let known = &mut self.writers[writer].known[seq as usize];
             if matches!(*known, Known::Present | Known::Found) {
                 present.push(seq);
+            }
+            if *known != Known::Absent {
                 *known = Known::Maybe;
             }
         }
-        self.unanswered_deletes
-            .push(UnansweredDelete { writer, present });
+        let completed_at_send = self.writers.iter().map(|w| w.completed).collect();
+        self.unanswered_deletes.push(UnansweredDelete {
+            writer,
+            present,
+            completed_at_send,
+        });
         for (_, backup) in &mut self.backups_in_flight {
             backup.concurrent_deletes.push((writer, range.clone()));
         }
@@ -177,7 +205,17 @@ impl Model {
 
     /// The last delete sent was acknowledged: every row of `range` is gone for good.
     pub fn delete_acknowledged(&mut self, writer: usize, range: Range<u64>) {
-        self.unanswered_deletes.pop();
+        if let Some(delete) = self.unanswered_deletes.pop() {
+            for (rows, completed) in self.writers.iter_mut().zip(delete.completed_at_send) {
+                for seq in rows.synced_below..completed {
+                    let known = &mut rows.known[seq as usize];
+                    if *known == Known::Unsynced {
+                        *known = Known::Present;
+                    }
+                }
+                rows.synced_below = rows.synced_below.max(completed);
+            }
+        }
         self.tally.deletes_acknowledged += 1;
         for seq in range {
             self.writers[writer].known[seq as usize] = Known::Absent;
@@ -236,16 +274,19 @@ impl Model {
         self.unanswered_deletes.clear();
         for (writer, rows) in self.writers.iter_mut().enumerate() {
             for (seq, known) in rows.known.iter_mut().enumerate() {
-                if *known == Known::Maybe {
+                if matches!(*known, Known::Maybe | Known::Unsynced) {
                     let found = seen[writer][seq];
+                    let tally = match (*known, found) {
+                        (Known::Maybe, true) => &mut self.tally.maybe_found,
+                        (Known::Maybe, false) => &mut self.tally.maybe_missing,
+                        (_, true) => &mut self.tally.unsynced_found,
+                        (_, false) => &mut self.tally.unsynced_missing,
+                    };
+                    *tally += 1;
                     *known = if found { Known::Found } else { Known::Absent };
-                    if found {
-                        self.tally.maybe_found += 1;
-                    } else {
-                        self.tally.maybe_missing += 1;
-                    }
                 }
             }
+            rows.synced_below = rows.known.len() as u64;
         }
         self.tally.rows_checked += seen.iter().flatten().filter(|&&s| s).count() as u64;
         shorten(errors)
