@@ -425,6 +425,16 @@ impl Engine {
                     })?;
                 threads.push(handle);
             }
+            if let crate::wal::WalSync::Interval(interval) = inner.options.wal_sync {
+                let syncer = Arc::clone(&inner);
+                let handle = std::thread::Builder::new()
+                    .name("strata-wal-sync".into())
+                    .spawn(move || wal_sync_loop(&syncer, interval))
+                    .map_err(|e| {
+                        StorageError::Unavailable(format!("cannot start WAL sync thread: {e}"))
+                    })?;
+                threads.push(handle);
+            }
             let downsampler = Arc::clone(&inner);
             let handle = std::thread::Builder::new()
                 .name("strata-downsample".into())
@@ -678,12 +688,13 @@ impl Engine {
         Ok(merges)
     }
 
-    /// One round of upkeep on every shard, then of every downsample (what the maintenance
-    /// and downsample threads do); for tests and for callers that run with
+    /// One round of upkeep on every shard, then of every downsample (what the maintenance,
+    /// WAL sync and downsample threads do); for tests and for callers that run with
     /// `background: false`.
     pub fn maintain(&self) -> Result<(), StorageError> {
-        for shard in 0..self.inner.shards.len() {
-            maintain_shard(&self.inner, shard)?;
+        for (index, shard) in self.inner.shards.iter().enumerate() {
+            shard.wal.sync_if_due(Instant::now())?;
+            maintain_shard(&self.inner, index)?;
         }
         downsample::run_round(&self.inner)
     }
@@ -957,6 +968,29 @@ fn maintenance_loop(inner: &Inner, shard_index: usize) {
     }
 }
 
+/// `--wal-sync <interval>`: fsyncs every shard's WAL once the interval has passed since its
+/// last timed fsync, on a thread of its own, so that no flush or merge of a maintenance
+/// round delays it (the promise is that a power cut loses at most the last interval of
+/// acknowledged writes). Wakes four times an interval, at most every 100 ms.
+fn wal_sync_loop(inner: &Inner, interval: Duration) {
+    let tick = (interval / 4).clamp(Duration::from_millis(1), MAINTENANCE_TICK);
+    let mut failed = vec![false; inner.shards.len()];
+    while !inner.stop.load(Ordering::SeqCst) {
+        std::thread::sleep(tick);
+        for (index, shard) in inner.shards.iter().enumerate() {
+            match shard.wal.sync_if_due(Instant::now()) {
+                Ok(_) => failed[index] = false,
+                // Writers get the error too; say it once until it goes away.
+                Err(e) if !failed[index] => {
+                    failed[index] = true;
+                    tracing::error!("shard {index}: timed WAL fsync failed: {e}");
+                }
+                Err(_) => {}
+            }
+        }
+    }
+}
+
 /// Longest wait between two tries of a failing maintenance round.
 const RETRY_DELAY_MAX: Duration = Duration::from_secs(10);
 
@@ -1019,15 +1053,9 @@ fn maintain_shard(inner: &Inner, shard_index: usize) -> Result<(), StorageError>
             first_error.get_or_insert(e);
         }
     };
-    // Also writes records left pending by a failed write, if any.
+    // Writes records left pending by a failed write, if any (the WAL's timed fsyncs are
+    // the WAL sync thread's).
     step(shard.wal.write_pending().map_err(StorageError::from));
-    step(
-        shard
-            .wal
-            .sync_if_due(Instant::now())
-            .map(drop)
-            .map_err(StorageError::from),
-    );
     let now = options.clock.now_ns();
     let max_age = i64::try_from(options.flush_interval.as_nanos()).unwrap_or(i64::MAX);
     shard.freeze_if_old(now, max_age);

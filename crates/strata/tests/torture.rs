@@ -96,6 +96,37 @@ fn a_power_cut_before_the_first_flush_keeps_the_acknowledged_rows() {
     assert_eq!(stored.len(), 100, "{stored:?}");
 }
 
+/// `--wal-sync <interval>` promises that a power cut loses at most the last interval of
+/// acknowledged writes: rows acknowledged well before the cut, with no flush since, are
+/// kept (the WAL sync thread fsynced them).
+#[test]
+fn a_power_cut_keeps_rows_acknowledged_an_interval_before() {
+    let dir = common::data_dir();
+    let work = common::data_dir();
+    let cut = PowerCut::before_run(dir.path(), &work.path().join("power"));
+    let env = cut.env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let server = Server::start_with_env(dir.path(), &["--wal-sync", "50ms"], &env);
+    let rows: String = (0..100)
+        .map(|i| format!("m,host=h{} v={i} {i}\n", i % 3))
+        .collect();
+    assert_eq!(server.post("/write?db=strata", &rows).status, 204);
+    // Ten intervals later, the next write's first durable step is where the power goes.
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::write(cut.cut_file(), b"").unwrap();
+    let _ = load::call(
+        server.http,
+        "POST",
+        "/write?db=strata",
+        "text/plain",
+        b"m v=1 1000",
+    );
+    server.wait();
+    cut.apply();
+    let stored = common::stored_rows(dir.path(), "strata", "m");
+    assert_eq!(stored.len(), 100, "{stored:?}");
+}
+
 /// How the server goes down.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Crash {
