@@ -179,18 +179,8 @@ impl Wal {
     ) -> Result<bool, BatchError> {
         let mut from = 0;
         for (cuts_done, &(at, last_seq)) in cuts.iter().enumerate() {
-            let stalled = |error| BatchError::Stalled {
-                error,
-                from,
-                cuts_done,
-            };
-            self.write_bytes(io, &batch[from..at]).map_err(stalled)?;
+            self.write_bytes(io, &batch[from..at], from, cuts_done)?;
             from = at;
-            let stalled = |error| BatchError::Stalled {
-                error,
-                from,
-                cuts_done,
-            };
             // The closed segment's records are durable before later ones go elsewhere.
             io.file
                 .sync_data()
@@ -199,15 +189,15 @@ impl Wal {
             let closed = io.segment_id;
             // If no new segment can be made (a full disk), the cut is made again later: an
             // fsync of the still-active segment, which is harmless, then the creation.
-            self.start_next_segment(io).map_err(stalled)?;
+            self.start_next_segment(io)
+                .map_err(|error| BatchError::Stalled {
+                    error,
+                    from,
+                    cuts_done,
+                })?;
             self.closed.lock().push((closed, last_seq));
         }
-        self.write_bytes(io, &batch[from..])
-            .map_err(|error| BatchError::Stalled {
-                error,
-                from,
-                cuts_done: cuts.len(),
-            })?;
+        self.write_bytes(io, &batch[from..], from, cuts.len())?;
         let sync = lead != Lead::Write && unsynced;
         if sync {
             io.file
@@ -218,20 +208,36 @@ impl Wal {
         Ok(sync)
     }
 
-    /// Writes whole records at the end of the active segment. If the write fails (a full
-    /// disk), the file is cut back to its last whole record, so that a later write never
-    /// follows a partial one; if even that fails, the error says so and the WAL is failed.
-    fn write_bytes(&self, io: &mut IoState, bytes: &[u8]) -> Result<(), WalError> {
+    /// Writes whole records (batch bytes from offset `from`, after `cuts_done` segment ends)
+    /// at the end of the active segment. If the write fails (a full disk), the file is cut
+    /// back to its last whole record, so that a later write never follows a partial one,
+    /// and the WAL stalls; if even the cut fails, the file is in doubt and the WAL fails.
+    fn write_bytes(
+        &self,
+        io: &mut IoState,
+        bytes: &[u8],
+        from: usize,
+        cuts_done: usize,
+    ) -> Result<(), BatchError> {
         if bytes.is_empty() {
             return Ok(());
         }
         if let Err(e) = io.file.write_all(bytes) {
-            let error = WalError::io("write WAL segment", &io.path, e);
             io.file
                 .set_len(io.len)
                 .and_then(|()| io.file.seek(SeekFrom::Start(io.len)))
-                .map_err(|e| WalError::io("cut back a partly written WAL segment", &io.path, e))?;
-            return Err(error);
+                .map_err(|e| {
+                    BatchError::Fatal(WalError::io(
+                        "cut back a partly written WAL segment",
+                        &io.path,
+                        e,
+                    ))
+                })?;
+            return Err(BatchError::Stalled {
+                error: WalError::io("write WAL segment", &io.path, e),
+                from,
+                cuts_done,
+            });
         }
         io.len += bytes.len() as u64;
         self.bytes_written
