@@ -71,29 +71,7 @@ fn power_cuts_at_random_moments_keep_what_each_wal_sync_mode_promises() {
 /// series log were made durable when they were created.
 #[test]
 fn a_power_cut_before_the_first_flush_keeps_the_acknowledged_rows() {
-    let dir = common::data_dir();
-    let work = common::data_dir();
-    let cut = PowerCut::before_run(dir.path(), &work.path().join("power"));
-    let env = cut.env();
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let server = Server::start_with_env(dir.path(), &["--wal-sync", "always"], &env);
-    let rows: String = (0..100)
-        .map(|i| format!("m,host=h{} v={i} {i}\n", i % 3))
-        .collect();
-    assert_eq!(server.post("/write?db=strata", &rows).status, 204);
-    // The next write's fsync is where the power goes.
-    std::fs::write(cut.cut_file(), b"").unwrap();
-    let _ = load::call(
-        server.http,
-        "POST",
-        "/write?db=strata",
-        "text/plain",
-        b"m v=1 1000",
-    );
-    server.wait();
-    cut.apply();
-    let stored = common::stored_rows(dir.path(), "strata", "m");
-    assert_eq!(stored.len(), 100, "{stored:?}");
+    assert_eq!(rows_kept_by_a_power_cut("always", Duration::ZERO), 100);
 }
 
 /// `--wal-sync <interval>` promises that a power cut loses at most the last interval of
@@ -101,18 +79,27 @@ fn a_power_cut_before_the_first_flush_keeps_the_acknowledged_rows() {
 /// kept (the WAL sync thread fsynced them).
 #[test]
 fn a_power_cut_keeps_rows_acknowledged_an_interval_before() {
+    assert_eq!(
+        rows_kept_by_a_power_cut("50ms", Duration::from_millis(500)),
+        100
+    );
+}
+
+/// Starts a server on a new data directory with `--wal-sync sync`, writes 100 rows, waits
+/// `pause`, then cuts the power at the server's next durable step (the next write brings
+/// one: its fsync, or the timed fsync after it). Returns how many of the rows the disk kept.
+fn rows_kept_by_a_power_cut(sync: &str, pause: Duration) -> usize {
     let dir = common::data_dir();
     let work = common::data_dir();
     let cut = PowerCut::before_run(dir.path(), &work.path().join("power"));
     let env = cut.env();
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let server = Server::start_with_env(dir.path(), &["--wal-sync", "50ms"], &env);
+    let server = Server::start_with_env(dir.path(), &["--wal-sync", sync], &env);
     let rows: String = (0..100)
         .map(|i| format!("m,host=h{} v={i} {i}\n", i % 3))
         .collect();
     assert_eq!(server.post("/write?db=strata", &rows).status, 204);
-    // Ten intervals later, the next write's first durable step is where the power goes.
-    std::thread::sleep(Duration::from_millis(500));
+    std::thread::sleep(pause);
     std::fs::write(cut.cut_file(), b"").unwrap();
     let _ = load::call(
         server.http,
@@ -123,8 +110,7 @@ fn a_power_cut_keeps_rows_acknowledged_an_interval_before() {
     );
     server.wait();
     cut.apply();
-    let stored = common::stored_rows(dir.path(), "strata", "m");
-    assert_eq!(stored.len(), 100, "{stored:?}");
+    common::stored_rows(dir.path(), "strata", "m").len()
 }
 
 /// How the server goes down.

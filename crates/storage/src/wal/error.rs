@@ -102,30 +102,25 @@ impl Failure {
 
     /// The error for a record left pending behind a failed write (see `Wal::stalled`).
     pub(crate) fn stall_error(&self) -> WalError {
-        WalError::io(
-            self.op,
-            self.path.clone(),
-            io::Error::new(
-                self.kind,
-                format!(
-                    "{}; the record waits and is written when the WAL can be written again",
-                    self.message
-                ),
-            ),
-        )
+        self.with_message(format!(
+            "{}; the record waits and is written when the WAL can be written again",
+            self.message
+        ))
     }
 
+    /// The error for everything after the WAL failed for good.
     pub(crate) fn error(&self) -> WalError {
+        self.with_message(format!(
+            "an earlier error made this WAL unusable, reopen it: {}",
+            self.message
+        ))
+    }
+
+    fn with_message(&self, message: String) -> WalError {
         WalError::io(
             self.op,
             self.path.clone(),
-            io::Error::new(
-                self.kind,
-                format!(
-                    "an earlier error made this WAL unusable, reopen it: {}",
-                    self.message
-                ),
-            ),
+            io::Error::new(self.kind, message),
         )
     }
 }
