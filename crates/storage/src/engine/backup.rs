@@ -191,15 +191,19 @@ fn same_size(path: &Path, bytes: u64) -> bool {
 }
 
 /// Hard-links `from` to `to` (replacing it), or copies it when linking fails (another
-/// file system); returns the bytes copied (0 for a link).
+/// file system); returns the bytes copied (0 for a link). Either way the new name is
+/// durable on return (the part's bytes already were).
 fn link_or_copy(from: &Path, to: &Path) -> Result<u64, StorageError> {
-    if let Some(parent) = to.parent() {
-        crate::fsutil::create_dir_all_durable(parent)
-            .map_err(|e| StorageError::io("cannot create directory", parent, e))?;
-    }
+    let parent = to.parent().unwrap_or(Path::new("."));
+    crate::fsutil::create_dir_all_durable(parent)
+        .map_err(|e| StorageError::io("cannot create directory", parent, e))?;
     remove_if_present(to)?;
     match std::fs::hard_link(from, to) {
-        Ok(()) => Ok(0),
+        Ok(()) => {
+            crate::fsutil::sync_dir(parent)
+                .map_err(|e| StorageError::io("cannot sync directory", parent, e))?;
+            Ok(0)
+        }
         Err(_) => copy_file(from, to),
     }
 }
