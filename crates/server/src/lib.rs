@@ -86,6 +86,11 @@ fn shutdown_signal() -> Result<impl Future<Output = ()> + Send + 'static, Server
     use tokio::signal::unix::{SignalKind, signal};
     let mut terminate = signal(SignalKind::terminate()).map_err(ServerError::Runtime)?;
     let mut interrupt = signal(SignalKind::interrupt()).map_err(ServerError::Runtime)?;
+    // A write past the file-size limit (`ulimit -f`) raises SIGXFSZ, whose default action
+    // ends the process. With a handler installed (tokio keeps it for the process's life)
+    // the write fails with EFBIG instead, which is answered like a full disk (507).
+    // Dropping the stream keeps the handler.
+    drop(signal(SignalKind::from_raw(libc::SIGXFSZ)).map_err(ServerError::Runtime)?);
     Ok(async move {
         let name = tokio::select! {
             _ = terminate.recv() => "SIGTERM",

@@ -3,8 +3,11 @@
 //! answered, `/health` says which shards refuse writes, and once space is freed writes
 //! resume by themselves; no acknowledged row is lost, no file is left damaged or behind.
 //!
-//! Mounting the tmpfs needs root (or CAP_SYS_ADMIN): without it this test fails, saying so.
-//! The same recovery is tested without privilege, with a file-size limit, in
+//! Mounting a tmpfs needs root (or CAP_SYS_ADMIN). Where the test may not mount one, the
+//! same scenario runs with the other way space runs out: a file-size limit put on the
+//! running server (`prlimit --fsize`), whose writes then fail part way with EFBIG, and
+//! lifted to free the space. Every assertion is the same (`STRATA_TEST_NO_MOUNT=1` picks
+//! that way where a tmpfs could be mounted). The WAL's side is also tested in-process in
 //! `storage/tests/out_of_space.rs`.
 
 #![allow(clippy::unwrap_used)]
@@ -19,29 +22,9 @@ use std::time::{Duration, Instant};
 
 use common::{Server, scratch, stored_rows, strata, text};
 
-/// A tmpfs of `size` mounted on a directory, unmounted on drop.
+/// A tmpfs mounted on a directory, unmounted on drop.
 struct Tmpfs {
     dir: PathBuf,
-}
-
-impl Tmpfs {
-    fn mount(dir: &Path, size: &str) -> Tmpfs {
-        std::fs::create_dir_all(dir).unwrap();
-        let out = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir)
-            .output()
-            .expect("run mount");
-        assert!(
-            out.status.success(),
-            "this test fills a small tmpfs and cannot mount one here (it needs root or \
-             CAP_SYS_ADMIN): {}",
-            text(&out.stderr)
-        );
-        Tmpfs {
-            dir: dir.to_path_buf(),
-        }
-    }
 }
 
 impl Drop for Tmpfs {
@@ -67,6 +50,84 @@ fn fill(path: &Path, leave: u64) {
     }
     file.set_len(written.saturating_sub(leave)).unwrap();
     file.sync_all().unwrap();
+}
+
+/// How the test runs out of space, and gets it back.
+enum Squeeze {
+    /// A 16 MiB tmpfs under the data directory, filled by a ballast file but 16 KiB.
+    Tmpfs { _mount: Tmpfs, ballast: PathBuf },
+    /// A 32 KiB file-size limit on the server process (smaller than the WAL segment and
+    /// the part a flush writes, larger than the catalog and the series log).
+    FileSizeLimit,
+}
+
+impl Squeeze {
+    /// A tmpfs where the test may mount one, else the file-size limit. Returns the data
+    /// directory to use.
+    fn new(root: &Path) -> (Squeeze, PathBuf) {
+        let dir = root.join("fs");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mounted = if std::env::var_os("STRATA_TEST_NO_MOUNT").is_some() {
+            Command::new("false").output()
+        } else {
+            Command::new("mount")
+                .args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"])
+                .arg(&dir)
+                .output()
+        }
+        .expect("run mount");
+        if mounted.status.success() {
+            let ballast = dir.join("ballast");
+            let data = dir.join("data");
+            let mount = Tmpfs { dir };
+            (
+                Squeeze::Tmpfs {
+                    _mount: mount,
+                    ballast,
+                },
+                data,
+            )
+        } else {
+            eprintln!(
+                "cannot mount a tmpfs here ({}): running out of space by a file-size limit",
+                text(&mounted.stderr).trim()
+            );
+            (Squeeze::FileSizeLimit, dir.join("data"))
+        }
+    }
+
+    fn take_space(&self, server: &Server) {
+        match self {
+            Squeeze::Tmpfs { ballast, .. } => fill(ballast, 16 << 10),
+            Squeeze::FileSizeLimit => prlimit(server, "32768:unlimited"),
+        }
+    }
+
+    fn give_space_back(&self, server: &Server) {
+        match self {
+            Squeeze::Tmpfs { ballast, .. } => std::fs::remove_file(ballast).unwrap(),
+            Squeeze::FileSizeLimit => prlimit(server, "unlimited:unlimited"),
+        }
+    }
+
+    /// What the OS says when no space is left.
+    fn os_error(&self) -> &'static str {
+        match self {
+            Squeeze::Tmpfs { .. } => "No space left on device",
+            Squeeze::FileSizeLimit => "File too large",
+        }
+    }
+}
+
+/// Sets the server process's file-size limit (soft:hard, in bytes).
+fn prlimit(server: &Server, fsize: &str) {
+    let out = Command::new("prlimit")
+        .arg("--pid")
+        .arg(server.pid().to_string())
+        .arg(format!("--fsize={fsize}"))
+        .output()
+        .expect("run prlimit (util-linux)");
+    assert!(out.status.success(), "prlimit: {}", text(&out.stderr));
 }
 
 /// `count` rows, `m,host=h<i%7> v=<hash of i> <t0 + i>` for i in `first..first + count`;
@@ -112,9 +173,7 @@ fn health(server: &Server) -> serde_json::Value {
 #[test]
 fn a_full_disk_refuses_writes_with_507_serves_reads_and_recovers_by_itself() {
     let root = scratch("disk_full");
-    let mount = Tmpfs::mount(&root.join("fs"), "16m");
-    let data = mount.dir.join("data");
-    let ballast = mount.dir.join("ballast");
+    let (squeeze, data) = Squeeze::new(&root);
     let server = Server::start(&data, &[]);
 
     let mut rows = Rows::default();
@@ -124,11 +183,11 @@ fn a_full_disk_refuses_writes_with_507_serves_reads_and_recovers_by_itself() {
 
     // The disk fills. A delete, which flushes, needs room for a part: refused with 507,
     // and the partial part it wrote is removed (the check at the end finds no leftover).
-    fill(&ballast, 16 << 10);
+    squeeze.take_space(&server);
     let delete = server.post("/sql?db=db", "DELETE FROM m WHERE host = 'h0'");
     assert_eq!(delete.status, 507, "{}", delete.text());
     assert!(
-        delete.text().contains("No space left on device"),
+        delete.text().contains(squeeze.os_error()),
         "{}",
         delete.text()
     );
@@ -140,7 +199,7 @@ fn a_full_disk_refuses_writes_with_507_serves_reads_and_recovers_by_itself() {
         .expect("writes never failed on a full disk");
     assert_eq!(refused.status, 507, "{}", refused.text());
     let message = refused.json()["error"].as_str().unwrap().to_string();
-    assert!(message.contains("No space left on device"), "{message}");
+    assert!(message.contains(squeeze.os_error()), "{message}");
     assert!(message.contains("writes resume by themselves"), "{message}");
     assert_eq!(refused.header("retry-after"), Some("10"));
     for _ in 0..3 {
@@ -157,13 +216,16 @@ fn a_full_disk_refuses_writes_with_507_serves_reads_and_recovers_by_itself() {
         "{report}"
     );
     assert!(
-        check["message"].as_str().unwrap().contains("No space left"),
+        check["message"]
+            .as_str()
+            .unwrap()
+            .contains(squeeze.os_error()),
         "{report}"
     );
     assert!(common::metric(&server.metrics(), "strata_shards_refusing_writes") >= 1.0);
 
     // Space returns: writes succeed again without a restart.
-    std::fs::remove_file(&ballast).unwrap();
+    squeeze.give_space_back(&server);
     let deadline = Instant::now() + Duration::from_secs(30);
     while rows.write(&server).status != 204 {
         assert!(

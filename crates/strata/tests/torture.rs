@@ -13,10 +13,15 @@
 //! acknowledged holds every row stored before it began and none deleted before it; one cut
 //! off by a kill is refused by `strata restore` or, if it had finished, checked the same.
 //!
-//! CI runs a few kills. Long runs (docs/reliability.md):
+//! The same torture runs with simulated power cuts instead of SIGKILL (see
+//! `torture/powerloss.rs`), each WAL sync mode held to its own promise.
+//!
+//! CI runs a few kills and cuts. Long runs (docs/reliability.md):
 //! `STRATA_TORTURE_KILLS=1000 STRATA_TEST_BINARY=target/release/strata cargo test -p strata
-//! --test torture -- --nocapture`; `STRATA_TORTURE_SEED` picks the random sequence (printed
-//! on failure), `STRATA_TORTURE_KILLS_PER_DIR` how many kills share a data directory.
+//! --test torture sigkill -- --nocapture`; `STRATA_TORTURE_SEED` picks the random sequence
+//! (printed on failure), `STRATA_TORTURE_KILLS_PER_DIR` how many kills share a data
+//! directory. For power cuts the variables start `STRATA_POWERCUT_` and the filter is
+//! `power_cuts`.
 
 #![allow(clippy::unwrap_used)]
 

@@ -170,6 +170,11 @@ impl Server {
         self.request("POST", path, &[], body.as_bytes())
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(Child::id).expect("running")
+    }
+
     /// CPU time the server process has used so far (user + system), in clock ticks
     /// (`/proc/<pid>/stat`, fields 14 and 15; 100 a second on Linux).
     pub fn cpu_ticks(&self) -> u64 {
