@@ -6,7 +6,8 @@
  *
  * Logged, one line each, after the call succeeded (under one lock, so the log is in the
  * order the calls happened):
- *   S <size> <path>       fsync/fdatasync of a regular file, its size then
+ *   S <size> <path>       fsync/fdatasync of a regular file, its size then (the path
+ *                         ends " (deleted)" if the file was unlinked before)
  *   D <path>              fsync of a directory
  *   C <path>              a file created (open with O_CREAT of a name that did not exist)
  *   M <path>              a directory created
@@ -116,15 +117,23 @@ static void keep_aside(const char *abs, char *out) {
     if (link(abs, out) != 0) abort();
 }
 
+/* The path `fd` names now, into `abs` (with " (deleted)" after it once unlinked). */
+static ssize_t fd_path(int fd, char *abs) {
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, abs, PATH_MAX - 1);
+    abs[n > 0 ? n : 0] = 0;
+    return n;
+}
+
 static int sync_common(int fd, int data_only) {
     setup();
-    char link[64], abs[PATH_MAX];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, abs, sizeof abs - 1);
-    abs[n > 0 ? n : 0] = 0;
+    char abs[PATH_MAX];
     int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, data_only ? "fdatasync" : "fsync");
-    if (n <= 0 || !is_watched(abs)) return real(fd);
+    if (fd_path(fd, abs) <= 0 || !is_watched(abs)) return real(fd);
     begin();
+    /* Again under the lock: another thread may have renamed or unlinked it meanwhile. */
+    fd_path(fd, abs);
     int rc = real(fd);
     struct stat st;
     if (rc == 0 && fstat(fd, &st) == 0) {

@@ -45,6 +45,8 @@ pub struct PowerCut {
     now: HashMap<PathBuf, usize>,
     /// Each directory's entries as of its last fsync (or as found before the run).
     durable: HashMap<PathBuf, BTreeMap<OsString, usize>>,
+    /// The file last unlinked from each path (an open descriptor may still fsync it).
+    unlinked: HashMap<PathBuf, usize>,
 }
 
 struct Object {
@@ -68,6 +70,7 @@ impl PowerCut {
             objects: Vec::new(),
             now: HashMap::new(),
             durable: HashMap::new(),
+            unlinked: HashMap::new(),
         };
         if data.is_dir() {
             cut.add_found(data);
@@ -149,7 +152,13 @@ impl PowerCut {
             match op {
                 "S" => {
                     let (size, path) = rest.split_once(' ').unwrap();
-                    let id = self.named(path);
+                    // An fsync through a descriptor of a file unlinked since.
+                    let id = match path.strip_suffix(" (deleted)") {
+                        Some(path) => *self.unlinked.get(Path::new(path)).unwrap_or_else(|| {
+                            panic!("the shim's log fsyncs {path}, never unlinked")
+                        }),
+                        None => self.named(path),
+                    };
                     self.objects[id].synced = Some(size.parse().unwrap());
                 }
                 "D" => {
@@ -189,6 +198,7 @@ impl PowerCut {
                     let (side, path) = rest.split_once(' ').unwrap();
                     let id = self.named(path);
                     self.now.remove(Path::new(path));
+                    self.unlinked.insert(PathBuf::from(path), id);
                     if side != "-" {
                         self.objects[id].bytes_at = PathBuf::from(side);
                     }
