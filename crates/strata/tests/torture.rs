@@ -33,6 +33,7 @@ mod model;
 #[path = "torture/powerloss.rs"]
 mod powerloss;
 
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -65,7 +66,8 @@ fn sigkill_at_random_moments_loses_no_acknowledged_row_and_resurrects_no_deleted
 /// is kept, as through a process crash; with `20ms` and `none` an acknowledged row may be
 /// lost until a flush (every delete makes one) has put it in fsynced parts. In every mode
 /// an acknowledged delete holds, an unanswered one is whole or not at all, and nothing
-/// comes back or appears that should not.
+/// comes back or appears that should not. Backups taken under the load are cut too, and held
+/// to the same rule as through a process crash.
 #[test]
 fn power_cuts_at_random_moments_keep_what_each_wal_sync_mode_promises() {
     torture(Crash::Power);
@@ -198,8 +200,9 @@ struct Backups {
 
 /// Kills on one data directory.
 struct Run {
-    dir: tempfile::TempDir,
-    backups: tempfile::TempDir,
+    /// `state/data` (the data directory) and `state/backups`, all a power cut acts on, and
+    /// `power`, the power-cut model's scratch space.
+    root: tempfile::TempDir,
     model: Arc<Mutex<Model>>,
     /// What the last killed server wrote to stderr.
     killed_stderr: Mutex<String>,
@@ -212,12 +215,11 @@ impl Drop for Run {
     /// A failed run leaves its data directory and backups behind for a look.
     fn drop(&mut self) {
         if std::thread::panicking() {
-            self.dir.disable_cleanup(true);
-            self.backups.disable_cleanup(true);
+            self.root.disable_cleanup(true);
             eprintln!(
                 "torture: kept the data directory {} and the backups {}",
-                self.dir.path().display(),
-                self.backups.path().display()
+                self.dir().display(),
+                self.backups().display()
             );
         }
     }
@@ -225,9 +227,10 @@ impl Drop for Run {
 
 impl Run {
     fn new(seed: u64, kills_before: u64, crash: Crash) -> Run {
+        let root = common::data_dir();
+        std::fs::create_dir_all(root.path().join("state/backups")).unwrap();
         Run {
-            dir: common::data_dir(),
-            backups: common::data_dir(),
+            root,
             model: Arc::new(Mutex::new(Model::new())),
             killed_stderr: Mutex::default(),
             name: format!("seed {seed:#x}, kills before this data directory: {kills_before}"),
@@ -235,13 +238,25 @@ impl Run {
         }
     }
 
+    fn dir(&self) -> PathBuf {
+        self.root.path().join("state/data")
+    }
+
+    fn backups(&self) -> PathBuf {
+        self.root.path().join("state/backups")
+    }
+
     /// `kills` start-load-kill-check rounds, then a graceful stop and the backups' checks.
     /// Returns the tally and the number of backups checked.
     fn go(self, kills: u64, rng: &mut Rng) -> (Tally, Backups) {
         for kill in 0..kills {
             let sync = WAL_SYNC[(kill % WAL_SYNC.len() as u64) as usize];
-            let cut = (self.crash == Crash::Power)
-                .then(|| PowerCut::before_run(self.dir.path(), &self.backups.path().join("power")));
+            let cut = (self.crash == Crash::Power).then(|| {
+                PowerCut::before_run(
+                    &self.root.path().join("state"),
+                    &self.root.path().join("power"),
+                )
+            });
             self.model.lock().unwrap().acks_durable =
                 self.crash == Crash::Process || sync == "always";
             let env = cut.as_ref().map(PowerCut::env).unwrap_or_default();
@@ -254,9 +269,8 @@ impl Run {
                 stop: Arc::new(AtomicBool::new(false)),
                 http: server.http,
             };
-            // Backups go elsewhere, beyond what a power cut is modelled on.
-            let backup = (self.crash == Crash::Process && rng.below(2) == 0)
-                .then(|| (kill, self.backups.path().join(format!("b{kill}"))));
+            let backup =
+                (rng.below(2) == 0).then(|| (kill, self.backups().join(format!("b{kill}"))));
             let threads = load::start(&shared, server.tcp.unwrap(), backup, rng);
             std::thread::sleep(Duration::from_millis(
                 KILL_AFTER_MS.start + rng.below(KILL_AFTER_MS.end - KILL_AFTER_MS.start),
@@ -305,7 +319,7 @@ impl Run {
         let mut flags = vec!["--tcp", "127.0.0.1:0", "--tcp-db", "strata"];
         flags.extend_from_slice(extra);
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        Server::start_with_env(self.dir.path(), &flags, &env)
+        Server::start_with_env(&self.dir(), &flags, &env)
     }
 
     /// Checks the rows of a freshly started server and settles the uncertain ones.
@@ -327,8 +341,8 @@ impl Run {
         let mut counts = Backups::default();
         let model = self.model.lock().unwrap();
         for (id, expectation, answered) in &model.backups_done {
-            let from = self.backups.path().join(format!("b{id}"));
-            let to = self.backups.path().join(format!("restored-{id}"));
+            let from = self.backups().join(format!("b{id}"));
+            let to = self.backups().join(format!("restored-{id}"));
             let restore = strata(&[
                 "restore",
                 "--from",

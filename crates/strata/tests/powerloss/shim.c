@@ -13,6 +13,7 @@
  *   M <path>              a directory created
  *   R <side> <old> <new>  a rename; <side> is a hard link to what <new> named before, or -
  *   U <side> <path>       an unlink (or rmdir: <side> is -); <side> keeps the file's bytes
+ *   L <old> <new>         a hard link <new> made to <old>
  * The power cut: once the file STRATA_POWERLOSS_CUT_FILE exists, the next such operation
  * logs "X" and SIGKILLs the process, inside the lock and before the call, so no operation
  * is half done and unlogged.
@@ -269,3 +270,25 @@ static int unlink_common(int dirfd, const char *path, int flags) {
 int unlink(const char *path) { return unlink_common(AT_FDCWD, path, 0); }
 int unlinkat(int dirfd, const char *path, int flags) { return unlink_common(dirfd, path, flags); }
 int rmdir(const char *path) { return unlink_common(AT_FDCWD, path, AT_REMOVEDIR); }
+
+static int link_common(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags) {
+    setup();
+    char old_abs[PATH_MAX], new_abs[PATH_MAX];
+    resolve(olddirfd, oldpath, old_abs);
+    resolve(newdirfd, newpath, new_abs);
+    int (*real)(int, const char *, int, const char *, int) =
+        (int (*)(int, const char *, int, const char *, int))dlsym(RTLD_NEXT, "linkat");
+    if (!is_watched(new_abs)) return real(olddirfd, oldpath, newdirfd, newpath, flags);
+    begin();
+    int rc = real(olddirfd, oldpath, newdirfd, newpath, flags);
+    if (rc == 0) {
+        char line[2 * PATH_MAX + 8];
+        snprintf(line, sizeof line, "L %s %s\n", old_abs, new_abs);
+        emit(line);
+    }
+    end();
+    return rc;
+}
+
+int link(const char *o, const char *n) { return link_common(AT_FDCWD, o, AT_FDCWD, n, 0); }
+int linkat(int od, const char *o, int nd, const char *n, int f) { return link_common(od, o, nd, n, f); }

@@ -1,6 +1,6 @@
 //! Power cuts, simulated: `powerloss/shim.c`, preloaded into the server, logs every
 //! operation under the data directory that decides what survives a power cut (fsyncs of
-//! files and directories, creations, renames, unlinks) and cuts the power itself when told
+//! files and directories, creations, renames, hard links, unlinks) and cuts the power itself when told
 //! to (SIGKILL at its next such operation, so none is half done). [`PowerCut::apply`] then rebuilds
 //! the data directory as a disk that honours nothing but fsync would hold it: each file cut
 //! to its size at its last fsync (empty if never fsynced), each directory holding the
@@ -36,7 +36,8 @@ pub fn shim() -> PathBuf {
     .clone()
 }
 
-/// One server run under the shim: where its log and side files go.
+/// One server run under the shim: the directory it acts on, and where its log and side
+/// files go.
 pub struct PowerCut {
     data: PathBuf,
     work: PathBuf,
@@ -58,9 +59,9 @@ struct Object {
 }
 
 impl PowerCut {
-    /// Takes the data directory's state before a run as durable (the last run ended with a
-    /// power cut already applied, or a clean stop); `work` is a scratch directory on the
-    /// same file system.
+    /// Takes the state of `data` (the data directory, or a directory holding it and more)
+    /// before a run as durable (the last run ended with a power cut already applied, or a
+    /// clean stop); `work` is a scratch directory on the same file system, outside `data`.
     pub fn before_run(data: &Path, work: &Path) -> PowerCut {
         let _ = std::fs::remove_dir_all(work);
         std::fs::create_dir_all(work.join("side")).unwrap();
@@ -202,6 +203,11 @@ impl PowerCut {
                     if side != "-" {
                         self.objects[id].bytes_at = PathBuf::from(side);
                     }
+                }
+                "L" => {
+                    let (old, new) = rest.split_once(' ').unwrap();
+                    let id = self.named(old);
+                    self.now.insert(PathBuf::from(new), id);
                 }
                 "X" => {}
                 _ => panic!("unknown line in the shim's log: {line}"),
