@@ -95,10 +95,10 @@ impl ApiError {
 }
 
 /// Appended to every 507 answer: what happened and what the operator can do.
-pub(crate) const OUT_OF_SPACE_HINT: &str = " (the disk holding Strata's data is full: \
-     writes are refused and queries still answered; free space there, or shorten retention, \
-     and writes resume by themselves; rows of a refused write may or may not be stored, \
-     and writing them again is safe)";
+pub(crate) const OUT_OF_SPACE_HINT: &str = " (no space is left for Strata's data: a full \
+     disk, a quota or a file-size limit; writes are refused and queries still answered; free \
+     space there, or shorten retention, and writes resume by themselves; rows of a refused \
+     write may or may not be stored, and writing them again is safe)";
 
 /// A JSON response: `body` serialized, with the status given.
 pub(crate) fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
@@ -163,6 +163,17 @@ mod tests {
             ))
             .status(),
             StatusCode::INTERNAL_SERVER_ERROR
+        );
+        let full = ApiError::Storage(StorageError::io(
+            "cannot write",
+            std::path::Path::new("/x"),
+            std::io::Error::from(std::io::ErrorKind::StorageFull),
+        ));
+        assert_eq!(full.status(), StatusCode::INSUFFICIENT_STORAGE);
+        let response = full.into_response();
+        assert_eq!(
+            response.headers().get(header::RETRY_AFTER),
+            Some(&HeaderValue::from_static("10"))
         );
         let response = ApiError::Overloaded("busy".into()).into_response();
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
