@@ -103,14 +103,7 @@ impl SeriesLog {
         if !path.exists() {
             // Header written to a temporary file and renamed: a crash leaves no log or a
             // log with a whole header, never a short one.
-            let tmp = dir.join(format!("{SERIES_LOG_FILE}.tmp"));
-            let mut f = File::create(&tmp).map_err(io("create", &tmp))?;
-            f.write_all(&header(VERSION)).map_err(io("write", &tmp))?;
-            f.sync_all().map_err(io("sync", &tmp))?;
-            fs::rename(&tmp, &path).map_err(io("rename into", &path))?;
-            File::open(dir)
-                .and_then(|d| d.sync_all())
-                .map_err(io("sync directory of", &path))?;
+            crate::fsutil::write_atomic(&path, &header(VERSION)).map_err(io("create", &path))?;
         }
         let mut file = OpenOptions::new()
             .read(true)

@@ -148,7 +148,5 @@ pub(crate) fn create_segment(dir: &Path, id: u64) -> Result<File, WalError> {
 
 /// Fsyncs a directory so that file creations, renames and deletions in it are durable.
 pub(crate) fn sync_dir(dir: &Path) -> Result<(), WalError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| WalError::io("sync WAL directory", dir, e))
+    crate::fsutil::sync_dir(dir).map_err(|e| WalError::io("sync WAL directory", dir, e))
 }

@@ -247,8 +247,9 @@ impl Wal {
 
     /// The error of the last failed write, while records wait to be written again: a write
     /// failed (a full disk, say) and the file was cut back to its last whole record. Until
-    /// a write succeeds (any [`Wal::write_pending`], [`Wal::commit`], [`Wal::sync`] tries the
-    /// pending records again), an owner should refuse new records rather than pile them up.
+    /// a write succeeds ([`Wal::write_pending`] and [`Wal::sync`] try the pending records
+    /// again; [`Wal::commit`] only reports this error), an owner should refuse new records
+    /// rather than pile them up.
     pub fn stalled(&self) -> Option<WalError> {
         // Every shard write asks: an atomic load, not a lock, while all is well.
         if !self.stalled_flag.load(Ordering::Acquire) {
