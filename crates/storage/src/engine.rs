@@ -42,12 +42,16 @@ mod check;
 mod delete;
 mod downsample;
 mod downsample_fold;
+mod repair;
+mod repair_catalog;
+mod repair_series;
 mod retention;
 
 pub use backup::{BACKUP_FILE, BackupReport, restore};
 pub use check::{CheckReport, check};
 pub use delete::{DeleteRequest, PURGE_DELAY_NS};
 pub use downsample::{DownsampleInfo, DownsampleSpec};
+pub use repair::{RepairReport, repair};
 /// How often a maintenance thread wakes when nothing asks it to: bounds the delay of WAL
 /// interval syncs (the default interval is 1 s) and of age-based flushes.
 const MAINTENANCE_TICK: Duration = Duration::from_millis(100);
@@ -135,7 +139,8 @@ impl ReadRequest {
 
 struct Inner {
     options: EngineOptions,
-    catalog: Catalog,
+    /// Shared with the shards, which name their parts' tables from it.
+    catalog: Arc<Catalog>,
     shards: Vec<Shard>,
     stop: AtomicBool,
     /// Rotates the shard each write starts with.
@@ -363,7 +368,8 @@ impl Engine {
                 wanted
             }
         };
-        let catalog = Catalog::open(&first)?;
+        refuse_lost_catalog(&options.data_dirs, shard_count)?;
+        let catalog = Arc::new(Catalog::open(&first)?);
         let series_limit = options
             .max_series_per_database
             .map(|max| Arc::new(SeriesLimit::new(max)));
@@ -379,6 +385,7 @@ impl Engine {
                 partition_ns,
                 merge_min_parts: options.merge_min_parts,
                 background: options.background,
+                catalog: Arc::clone(&catalog),
                 dropped: Arc::clone(catalog.dropped_tables()),
                 tombstones: Arc::clone(catalog.tombstones()),
                 series_limit: series_limit.clone(),
@@ -1079,6 +1086,35 @@ fn merge_while_no_flush_waits(shard: &Shard) -> Result<(), StorageError> {
         // back-pressure.
         if !shard.state.lock().frozen.is_empty() {
             break;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses to open when `catalog.json` is missing but some shard holds series (its log
+/// has records) or parts: an empty catalog would leave their rows nameless, and the first
+/// table created would take a lost table's id. `strata repair` rebuilds it from the parts.
+fn refuse_lost_catalog(data_dirs: &[PathBuf], shards: usize) -> Result<(), StorageError> {
+    let catalog = data_dirs[0].join(crate::catalog::CATALOG_FILE);
+    if catalog.exists() {
+        return Ok(());
+    }
+    for shard in 0..shards {
+        let home = layout::shard_dir(
+            &data_dirs[layout::home_dir_index(shard, data_dirs.len())],
+            shard,
+        );
+        let log = home.join("series").join(crate::series::SERIES_LOG_FILE);
+        let has_series =
+            std::fs::metadata(&log).is_ok_and(|m| m.len() > crate::series::HEADER_LEN as u64);
+        let has_parts = crate::manifest::Manifest::load(&home.join(layout::MANIFEST_FILE))
+            .map_or(true, |m| !m.parts.is_empty());
+        if has_series || has_parts {
+            return Err(StorageError::Invalid(format!(
+                "{} is missing but shard {shard} holds data: run `strata repair` on the \
+                 stopped server's data directories to rebuild it from the parts",
+                catalog.display()
+            )));
         }
     }
     Ok(())

@@ -1,8 +1,8 @@
 //! Fuzz entry points for every file the engine reads back: a WAL segment, a series log, a
 //! part, the catalog and a shard manifest. Each takes arbitrary bytes, puts them in place
 //! of that file in a small valid data directory, opens the engine on it and reads every
-//! table. Whatever the bytes, opening and reading must return (an error is fine); a panic,
-//! a hang or an allocation beyond the limits is the bug. Used by the cargo-fuzz targets in
+//! table, then runs `strata check` and `strata repair` on it. Whatever the bytes, these must
+//! return (an error is fine); a panic, a hang or an allocation beyond the limits is the bug. Used by the cargo-fuzz targets in
 //! `fuzz/` and, with seeded mutations, by `tests/fuzz_files.rs` in stable CI.
 
 use std::path::{Path, PathBuf};
@@ -111,6 +111,11 @@ impl Template {
             }
         }
         let _ = engine.close();
+        // The offline tools read the same bytes: `check` must report, and `repair` must
+        // rebuild or refuse, without a panic either way.
+        let dirs = [self.scratch.clone()];
+        noticed |= crate::engine::check(&dirs).map_or(true, |report| !report.is_clean());
+        let _ = crate::engine::repair(&dirs);
         noticed
     }
 }
@@ -186,7 +191,13 @@ fn copy_dir(from: &Path, to: &Path) {
         if entry.path().is_dir() {
             copy_dir(&entry.path(), &target);
         } else if entry.file_name() != layout::LOCK_FILE {
-            std::fs::copy(entry.path(), &target).expect("copy the template");
+            // libFuzzer's timer signal can interrupt the copy (seen on a 16-core run).
+            while let Err(e) = std::fs::copy(entry.path(), &target) {
+                assert!(
+                    e.kind() == std::io::ErrorKind::Interrupted,
+                    "copy the template: {e}"
+                );
+            }
         }
     }
 }

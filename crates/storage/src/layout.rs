@@ -73,3 +73,53 @@ pub fn parse_part_file_name(name: &str) -> Option<u64> {
 pub fn parse_partition_dir_name(name: &str) -> Option<i64> {
     name.strip_prefix('p')?.parse().ok()
 }
+
+/// One partition directory of a shard, as found on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionFiles {
+    /// Index of the data directory holding it.
+    pub dir_index: usize,
+    /// The partition.
+    pub partition: i64,
+    /// The directory.
+    pub path: PathBuf,
+    /// Its files: each path, with the part id when the name is a part's.
+    pub files: Vec<(PathBuf, Option<u64>)>,
+}
+
+/// Every partition directory of shard `shard` on every data directory, with its files, in
+/// directory then partition order. A shard directory that does not exist has none.
+pub fn list_partitions(
+    data_dirs: &[PathBuf],
+    shard: usize,
+) -> std::io::Result<Vec<PartitionFiles>> {
+    let mut found = Vec::new();
+    for (dir_index, data_dir) in data_dirs.iter().enumerate() {
+        let Ok(entries) = std::fs::read_dir(shard_dir(data_dir, shard)) else {
+            continue;
+        };
+        for entry in entries {
+            let entry = entry?;
+            let name = entry.file_name();
+            let Some(partition) = name.to_str().and_then(parse_partition_dir_name) else {
+                continue;
+            };
+            let path = entry.path();
+            let mut files = Vec::new();
+            for file in std::fs::read_dir(&path)? {
+                let file = file?;
+                let id = file.file_name().to_str().and_then(parse_part_file_name);
+                files.push((file.path(), id));
+            }
+            files.sort();
+            found.push(PartitionFiles {
+                dir_index,
+                partition,
+                path,
+                files,
+            });
+        }
+    }
+    found.sort_by_key(|p| (p.dir_index, p.partition));
+    Ok(found)
+}

@@ -49,7 +49,8 @@ mod wal_record;
 pub use catalog::{Aggregate, Retention};
 pub use engine::{
     BACKUP_FILE, BackupReport, CheckReport, DeleteRequest, DownsampleInfo, DownsampleSpec, Engine,
-    EngineStats, OpenReport, PURGE_DELAY_NS, ReadRequest, WriteReport, check, restore,
+    EngineStats, OpenReport, PURGE_DELAY_NS, ReadRequest, RepairReport, WriteReport, check, repair,
+    restore,
 };
 pub use error::StorageError;
 pub use options::{Clock, EngineOptions, ManualClock, SystemClock, WalSync};

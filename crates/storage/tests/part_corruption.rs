@@ -78,9 +78,11 @@ fn write(path: &Path, series: &[(SeriesId, SeriesData)]) -> Vec<u8> {
     std::fs::read(path).unwrap()
 }
 
-/// Opens and reads everything; `Ok` only if it all equals `want`.
+/// Opens and reads everything (the recovery section too, which only `strata check` and
+/// `strata repair` read); `Ok` only if it all equals `want`.
 fn read_all(path: &Path, want: &[(SeriesId, SeriesData)]) -> Result<(), StorageError> {
     let reader = PartReader::open(path)?;
+    reader.read_recovery()?;
     let ids: Vec<SeriesId> = reader.series_ids().map(|(id, _)| id).collect();
     assert_eq!(
         ids,

@@ -11,6 +11,8 @@
 //! - `sql`: SQL against a server: a shell, one statement, or a script on stdin.
 //! - `backup`, `restore`: a running server's backup, and a new data directory from one.
 //! - `check`: verify every file of a stopped server's data directories.
+//! - `repair`: rebuild a stopped server's damaged or missing manifest, series log or catalog
+//!   from its parts and WAL.
 //!
 //! Flags are parsed here and only here; library crates take typed options.
 
@@ -25,6 +27,7 @@ mod bench_write;
 mod check;
 mod generate;
 mod lp_check;
+mod repair;
 mod serve;
 mod sql_client;
 mod sql_input;
@@ -60,6 +63,9 @@ enum Command {
     /// Verify every file of a stopped server's data directories, every part block included
     /// (exit status 1 when one is damaged).
     Check(check::CheckArgs),
+    /// Rebuild the damaged or missing metadata files (shard manifests, series logs,
+    /// catalog) of a stopped server's data directories from its parts and WAL.
+    Repair(repair::RepairArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -96,6 +102,7 @@ fn main() -> ExitCode {
         Command::Backup(args) => backup::backup(&args).map(|()| true),
         Command::Restore(args) => backup::restore(&args).map(|()| true),
         Command::Check(args) => check::run(&args),
+        Command::Repair(args) => repair::run(&args),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -223,6 +223,62 @@ fn decode(path: &Path, version: u32, file: CatalogFile) -> Result<State, Storage
     Ok(state)
 }
 
+/// A table as `strata repair` rebuilds it from the parts (see `engine/repair.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RebuiltTable {
+    /// Its id: ids are dense from 0, so every id below the highest gets an entry.
+    pub id: TableId,
+    /// Its database.
+    pub database: String,
+    /// Its name.
+    pub name: String,
+    /// Tag keys.
+    pub tags: Vec<String>,
+    /// Fields, by id from 0.
+    pub fields: Vec<FieldDef>,
+    /// An id no part, series or WAL record names: kept taken, as a dropped table.
+    pub dropped: bool,
+}
+
+/// Writes a catalog holding `tables` (by increasing id) and nothing else but the tombstone
+/// counter: settings that only `catalog.json` held (retention, pending deletes, downsamples,
+/// empty databases) are gone with it. `next_tombstone_id` must be above every tombstone id
+/// a part has applied, or a new delete would be taken as applied already.
+pub fn store_rebuilt(
+    dir: &Path,
+    tables: Vec<RebuiltTable>,
+    next_tombstone_id: u64,
+) -> Result<(), StorageError> {
+    let mut databases: Vec<String> = tables
+        .iter()
+        .filter(|t| !t.dropped)
+        .map(|t| t.database.clone())
+        .collect();
+    databases.sort();
+    databases.dedup();
+    let file = CatalogFile {
+        tables: tables
+            .into_iter()
+            .map(|t| TableFile {
+                id: t.id,
+                database: t.database,
+                name: t.name,
+                tags: t.tags,
+                fields: t.fields,
+                dropped: t.dropped,
+            })
+            .collect(),
+        databases,
+        retention: Default::default(),
+        tombstones: Vec::new(),
+        next_tombstone_id,
+        table_retention: Default::default(),
+        downsamples: Vec::new(),
+        next_downsample_id: 0,
+    };
+    store(&dir.join(super::CATALOG_FILE), &file)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,6 +34,7 @@ use crate::model::{FieldId, FieldType, TableId};
 pub use cache::SchemaCache;
 pub use ddl::{CreateOutcome, DroppedTables, TableDefinition};
 pub use downsample::{Aggregate, DirtyRange, Downsample};
+pub(crate) use file::{RebuiltTable, store_rebuilt};
 pub use retention::Retention;
 pub use tombstones::{Tombstone, Tombstones};
 

@@ -78,7 +78,12 @@ pub fn check(data_dirs: &[PathBuf]) -> Result<CheckReport, StorageError> {
     };
     let catalog_path = first.join(crate::catalog::CATALOG_FILE);
     match Catalog::open(first) {
-        Ok(_) => report.count_file(&catalog_path),
+        Ok(_) if catalog_path.exists() => report.count_file(&catalog_path),
+        Ok(_) => {
+            if let Err(e) = super::refuse_lost_catalog(data_dirs, shards) {
+                report.problem(&catalog_path, e);
+            }
+        }
         Err(e) => report.problem(&catalog_path, e),
     }
     for shard in 0..shards {
@@ -164,12 +169,19 @@ fn check_shard(data_dirs: &[PathBuf], shard: usize, report: &mut CheckReport) {
                 let path = layout::part_path(dir, shard, entry.partition, entry.id);
                 check_part(&path, entry, report);
             }
-            note_leftover_parts(data_dirs, shard, &manifest, report);
+            note_leftover_parts(data_dirs, shard, &manifest_path, &manifest, report);
         }
         Err(e) => report.problem(&manifest_path, e),
     }
     let series_dir = home.join("series");
     let series_log = series_dir.join(crate::series::SERIES_LOG_FILE);
+    let has_parts = Manifest::load(&manifest_path).is_ok_and(|m| !m.parts.is_empty());
+    if !series_log.exists() && has_parts {
+        report.problem(
+            &series_log,
+            "missing while the manifest names parts: `strata repair` rebuilds it from them",
+        );
+    }
     if series_log.exists() {
         match SeriesIndex::inspect(&series_dir) {
             Ok(opened) => {
@@ -238,16 +250,22 @@ fn check_part(path: &Path, entry: &PartEntry, report: &mut CheckReport) {
             format!("holds {rows} rows; the manifest says {}", entry.rows),
         );
     }
+    // Queries never read the recovery section; `strata repair` needs it whole.
+    if let Err(e) = reader.read_recovery() {
+        return report.problem(path, e);
+    }
     report.count_file(path);
     report.parts += 1;
     report.rows += rows;
 }
 
 /// Part files of `shard` that its manifest does not name: an interrupted flush or merge
-/// left them, and the next start removes them.
+/// left them, and the next start removes them. Without a manifest file they are all its
+/// parts, and the engine refuses to start until `strata repair` rebuilds it.
 fn note_leftover_parts(
     data_dirs: &[PathBuf],
     shard: usize,
+    manifest_path: &Path,
     manifest: &Manifest,
     report: &mut CheckReport,
 ) {
@@ -256,31 +274,32 @@ fn note_leftover_parts(
         .iter()
         .map(|e| (e.dir, e.partition, e.id))
         .collect();
-    for (d, dir) in data_dirs.iter().enumerate() {
-        let Ok(entries) = std::fs::read_dir(layout::shard_dir(dir, shard)) else {
-            continue;
-        };
-        for partition_dir in entries.flatten() {
-            let name = partition_dir.file_name();
-            let Some(partition) = name.to_str().and_then(layout::parse_partition_dir_name) else {
-                continue;
-            };
-            let Ok(files) = std::fs::read_dir(partition_dir.path()) else {
-                continue;
-            };
-            for file in files.flatten() {
-                let file_name = file.file_name();
-                let Some(id) = file_name.to_str().and_then(layout::parse_part_file_name) else {
-                    continue;
-                };
-                if !named.contains(&(d, partition, id)) {
-                    report.notes.push(format!(
-                        "{}: not in the manifest (left by an interrupted flush or merge; \
-                         removed at the next start)",
-                        file.path().display()
-                    ));
-                }
+    let Ok(partitions) = layout::list_partitions(data_dirs, shard) else {
+        return;
+    };
+    let mut unnamed = Vec::new();
+    for partition in partitions {
+        for (path, id) in partition.files {
+            let Some(id) = id else { continue };
+            if !named.contains(&(partition.dir_index, partition.partition, id)) {
+                unnamed.push(path);
             }
         }
+    }
+    if !manifest_path.exists() && !unnamed.is_empty() {
+        return report.problem(
+            manifest_path,
+            format!(
+                "missing, and {} part files are there: `strata repair` rebuilds it from them",
+                unnamed.len()
+            ),
+        );
+    }
+    for path in unnamed {
+        report.notes.push(format!(
+            "{}: not in the manifest (left by an interrupted flush or merge; removed at the \
+             next start)",
+            path.display()
+        ));
     }
 }

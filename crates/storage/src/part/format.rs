@@ -16,7 +16,8 @@ pub const FOOTER_MAGIC: [u8; 8] = *b"STRAPEND";
 /// that let a reader skip it, and dropped the bytes the rest of the entry implies (the time
 /// block of evenly spaced rows, a column's count when every row has the field) or that are
 /// shorter as an offset (integer sums, over `count * min`).
-pub const FORMAT_VERSION: u32 = 2;
+/// Version 3 added the recovery section (`recovery.rs`) between the index and the footer.
+pub const FORMAT_VERSION: u32 = 3;
 /// The oldest version this build reads.
 pub const OLDEST_READABLE_VERSION: u32 = 1;
 /// Header: magic (8), version (4), CRC32 of the 12 preceding bytes (4).
@@ -223,6 +224,16 @@ impl<'a> IndexCursor<'a> {
     /// Whether every byte has been read.
     pub fn at_end(&self) -> bool {
         self.pos >= self.bytes.len()
+    }
+
+    /// Bytes not yet read.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len().saturating_sub(self.pos)
+    }
+
+    /// Bytes `from..to` of what the cursor reads (both already checked in bounds).
+    pub fn slice(&self, from: usize, to: usize) -> &'a [u8] {
+        &self.bytes[from..to]
     }
 
     /// Moves past `n` bytes, which must all be there.

@@ -14,16 +14,17 @@
 //! block is exactly one `strata_codec` block. Block positions are not stored: blocks are
 //! written in index order, so a block's offset is the sum of the lengths before it.
 //!
-//! # File layout (format version 2, all fixed-width integers little-endian)
+//! # File layout (format version 3, all fixed-width integers little-endian)
 //!
 //! | offset | bytes | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `b"STRAPART"` |
-//! | 8 | 4 | format version u32 = 2 (1 is still read) |
+//! | 8 | 4 | format version u32 = 3 (1 and 2 are still read) |
 //! | 12 | 4 | CRC32 (crc32fast, IEEE) of bytes 0..12 |
 //! | 16 | D | data blocks, back to back, in index order |
 //! | 16 + D | S | index, stored (zstd frame, or raw; see below) |
-//! | 16 + D + S | 72 | footer |
+//! | 16 + D + S | R + 24 | format 3: recovery section and its trailer (`recovery.rs`) |
+//! | end - 72 | 72 | footer |
 //!
 //! Footer (72 bytes, at file length - 72):
 //!
@@ -74,14 +75,16 @@
 //! Float pre-aggregate semantics (NaN, ±0, infinities) are documented on [`PreAgg`].
 //! Integrity: the header, footer and index each carry a CRC32, every block carries one in
 //! the index; the reader verifies the index at open and each block right after reading it.
-//! Version 1 (no lengths, a time block in every chunk, every count stored) is still read;
-//! `docs/format.md` has the version history.
+//! Version 1 (no lengths, a time block in every chunk, every count stored) and version 2
+//! (no recovery section; the same index as 3) are still read; `docs/format.md` has the
+//! version history.
 
 mod chunk;
 mod cut;
 mod format;
 mod preagg;
 mod reader;
+mod recovery;
 mod writer;
 
 pub use chunk::{BlockRef, ChunkMeta, ColumnMeta};
@@ -89,6 +92,7 @@ pub use cut::{CHUNK_ALIGN_NS, MIN_ROWS_PER_CHUNK, chunk_ranges};
 pub use format::{FORMAT_VERSION, MAX_ROWS_PER_CHUNK, OLDEST_READABLE_VERSION};
 pub use preagg::PreAgg;
 pub use reader::PartReader;
+pub use recovery::{PartRecovery, Provenance, SeriesKey, TableNames};
 pub use writer::{PartSummary, PartWriter};
 
 #[cfg(test)]

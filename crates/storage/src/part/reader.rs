@@ -15,6 +15,7 @@ use super::format::{
     FOOTER_LEN, Footer, HEADER_LEN, IndexCursor, MAX_INDEX_RAW_BYTES, MAX_ROWS_PER_CHUNK,
     check_header, corrupt,
 };
+use super::recovery::{PartRecovery, RECOVERY_TRAILER_LEN, RecoveryTrailer};
 use super::writer::PartSummary;
 
 /// Where one series' entries are: 24 bytes a series, so 100k series cost 2.4 MB.
@@ -42,6 +43,8 @@ pub struct PartReader {
     directory: Vec<DirEntry>,
     /// The file's format version.
     version: u32,
+    /// Format 3: where the recovery section is (file offset) and its trailer.
+    recovery: Option<(u64, RecoveryTrailer)>,
 }
 
 impl PartReader {
@@ -80,8 +83,15 @@ impl PartReader {
             ));
         }
         let index_at = footer.index_offset;
+        let index_end = index_at.checked_add(footer.index_stored_len);
+        // Format 3 puts the recovery section (with its trailer) between index and footer.
+        let region_ok = match index_end {
+            Some(end) if version >= 3 => end + RECOVERY_TRAILER_LEN <= footer_at,
+            Some(end) => end == footer_at,
+            None => false,
+        };
         if index_at < HEADER_LEN
-            || index_at.checked_add(footer.index_stored_len) != Some(footer_at)
+            || !region_ok
             || footer.index_raw_len > MAX_INDEX_RAW_BYTES
             || footer.index_stored_len > footer.index_raw_len
         {
@@ -91,6 +101,16 @@ impl PartReader {
                 "footer index position or lengths are impossible",
             ));
         }
+        let recovery = match index_end {
+            Some(end) if version >= 3 => {
+                let trailer_at = footer_at - RECOVERY_TRAILER_LEN;
+                let mut trailer = [0u8; RECOVERY_TRAILER_LEN as usize];
+                read(trailer_at, &mut trailer)?;
+                let trailer = RecoveryTrailer::decode(path, trailer_at, footer_at - end, &trailer)?;
+                Some((end, trailer))
+            }
+            _ => None,
+        };
         let mut stored = vec![0u8; footer.index_stored_len as usize];
         read(index_at, &mut stored)?;
         if crc32fast::hash(&stored) != footer.index_crc {
@@ -121,6 +141,7 @@ impl PartReader {
             index_offset: index_at,
             directory: Vec::new(),
             version,
+            recovery,
         };
         let mut cursor = IndexCursor::new(&reader.index, 0);
         let directory =
@@ -133,6 +154,19 @@ impl PartReader {
             })?;
         reader.directory = directory;
         Ok(reader)
+    }
+
+    /// Reads, checks and decodes the recovery section; `None` for parts of formats 1 and 2,
+    /// which have none.
+    pub fn read_recovery(&self) -> Result<Option<PartRecovery>, StorageError> {
+        let Some((at, trailer)) = self.recovery else {
+            return Ok(None);
+        };
+        let mut stored = vec![0u8; trailer.stored_len as usize];
+        self.file
+            .read_exact_at(&mut stored, at)
+            .map_err(|e| StorageError::io("cannot read part", &self.path, e))?;
+        trailer.decode_section(&self.path, at, &stored).map(Some)
     }
 
     /// What the part holds.

@@ -17,6 +17,7 @@ use super::format::{
     put_i64, put_u64,
 };
 use super::preagg::PreAgg;
+use super::recovery::{Provenance, RecoveryBuilder, TableNames};
 
 /// What a finished part holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +61,8 @@ pub struct PartWriter {
     entry: Vec<u8>,
     /// The format version written.
     version: u32,
+    /// What the recovery section will hold (format 3).
+    recovery: RecoveryBuilder,
 }
 
 /// Buffer size of the file writer: large enough that blocks of a few KiB go out in few
@@ -73,7 +76,7 @@ impl PartWriter {
         Self::create_with_version(path, FORMAT_VERSION)
     }
 
-    /// [`PartWriter::create`] writing format `version` (1 or 2): for tests of the readers of
+    /// [`PartWriter::create`] writing format `version` (1 to 3): for tests of the readers of
     /// older versions. The cut into chunks is the same for both.
     #[doc(hidden)]
     pub fn create_with_version(path: &Path, version: u32) -> Result<Self, StorageError> {
@@ -102,9 +105,31 @@ impl PartWriter {
             block: Vec::new(),
             entry: Vec::new(),
             version,
+            recovery: RecoveryBuilder::default(),
         };
         writer.write(&encode_header(version))?;
         Ok(writer)
+    }
+
+    /// Records where the part stands in the manifest, for its recovery section.
+    pub fn set_provenance(&mut self, provenance: Provenance) {
+        self.recovery.provenance = provenance;
+    }
+
+    /// Records the names of the tables it holds, for its recovery section.
+    pub fn set_tables(&mut self, tables: Vec<TableNames>) {
+        self.recovery.tables = tables;
+    }
+
+    /// Records the tags (sorted by key) of `series` of `table`, for the recovery section;
+    /// called beside [`PartWriter::write_series`].
+    pub fn add_series_key<'a>(
+        &mut self,
+        series: SeriesId,
+        table: TableId,
+        tags: impl ExactSizeIterator<Item = (&'a str, &'a str)>,
+    ) {
+        self.recovery.add_series(series, table, tags);
     }
 
     /// Appends the rows of `series` (of table `table`). Series ids must be strictly
@@ -298,6 +323,10 @@ impl PartWriter {
             version: self.version,
         };
         self.write(&stored)?;
+        if self.version >= 3 {
+            let recovery = self.recovery.finish();
+            self.write(&recovery)?;
+        }
         self.write(&footer.encode())?;
         let file = self
             .out
@@ -305,10 +334,7 @@ impl PartWriter {
             .map_err(|e| StorageError::io("cannot write part", &self.path, e.into_error()))?;
         file.sync_all()
             .map_err(|e| StorageError::io("cannot fsync part", &self.path, e))?;
-        debug_assert_eq!(
-            self.offset,
-            footer.index_offset + footer.index_stored_len + FOOTER_LEN
-        );
+        debug_assert!(self.offset >= footer.index_offset + footer.index_stored_len + FOOTER_LEN);
         Ok(PartSummary {
             path: self.path,
             file_bytes: self.offset,

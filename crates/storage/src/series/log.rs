@@ -422,3 +422,59 @@ fn valid_record_after(
         })
     })
 }
+
+/// What [`salvage`] could read of a damaged log.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Salvaged {
+    /// Series records that check (CRC and body), tags as stored.
+    pub series: Vec<crate::part::SeriesKey>,
+    /// Ids named by retire records that check.
+    pub retired: Vec<SeriesId>,
+    /// Bytes stepped over (records that failed their checks, and what lay between).
+    pub skipped_bytes: u64,
+}
+
+/// Every record of the log at `path` that checks, stepping over damage to the next valid
+/// record instead of stopping there: the raw material `strata repair` rebuilds a log from.
+/// A log whose header is damaged yields nothing (the error).
+pub fn salvage(path: &Path) -> Result<Salvaged, SeriesError> {
+    let (data, version) = SeriesLog::read(path)?;
+    let mut out = Salvaged::default();
+    let (mut tags, mut ids) = (Vec::new(), Vec::new());
+    let mut last_id: Option<SeriesId> = None;
+    let mut at = HEADER_LEN;
+    while at < data.len() {
+        let decoded = frame_at(&data, at, version).and_then(|(retire, body)| {
+            let ok = if retire {
+                decode_retire(body, &mut ids).is_ok()
+            } else {
+                decode_body(body, &mut tags).is_ok()
+            };
+            ok.then_some((retire, body.len()))
+        });
+        let Some((retire, len)) = decoded else {
+            let next = valid_record_after(&data, at + 1, version, last_id).unwrap_or(data.len());
+            out.skipped_bytes += (next - at) as u64;
+            at = next;
+            continue;
+        };
+        if retire {
+            out.retired.extend_from_slice(&ids);
+        } else if let Ok((id, table)) =
+            decode_body(&data[at + FRAME_LEN..at + FRAME_LEN + len], &mut tags)
+        {
+            let owned = tags
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            out.series.push(crate::part::SeriesKey {
+                id,
+                table,
+                tags: owned,
+            });
+            last_id = Some(id);
+        }
+        at += FRAME_LEN + len;
+    }
+    Ok(out)
+}

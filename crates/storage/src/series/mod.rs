@@ -91,6 +91,9 @@ pub use error::SeriesError;
 pub use index::{MAX_ALIASES_PER_SERIES, OpenReport, SeriesIndex};
 pub use key::canonical_key;
 pub use limit::SeriesLimit;
-pub use log::{FRAME_LEN, HEADER_LEN, MAGIC, MAX_BODY_LEN, SERIES_LOG_FILE, TornTail, VERSION};
+pub use log::{
+    FRAME_LEN, HEADER_LEN, MAGIC, MAX_BODY_LEN, SERIES_LOG_FILE, Salvaged, TornTail, VERSION,
+    salvage,
+};
 pub use postings::TagPredicate;
 pub use query::InternedStr;

@@ -1,6 +1,6 @@
 //! Flushing frozen memtables into parts, and start-up clean-up of unreferenced part files.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -10,7 +10,7 @@ use crate::fsutil::RemoveUnlessKept;
 use crate::layout;
 use crate::manifest::{Manifest, PartEntry};
 use crate::model::{TableId, Timestamp};
-use crate::part::{PartReader, PartSummary, PartWriter};
+use crate::part::{PartReader, PartSummary, PartWriter, Provenance};
 
 impl Shard {
     /// Freezes the active memtable if it is older than `max_age_ns` (clock `now_ns`).
@@ -65,10 +65,11 @@ impl Shard {
         self.state.lock().index.persist()?;
 
         let mut unpublished = RemoveUnlessKept::default();
-        let (written, hours) = self.write_frozen(&frozen, &mut manifest, &mut unpublished)?;
+        let order = manifest.next_order;
+        let (written, hours) =
+            self.write_frozen(&frozen, order, &mut manifest, &mut unpublished)?;
         let mut next = manifest.clone();
-        let order = next.next_order;
-        next.next_order += 1;
+        next.next_order = order + 1;
         let mut new_parts = Vec::with_capacity(written.len());
         for (partition, id, summary) in written {
             let entry = entry_from_summary(&self.config, id, order, partition, &summary, 0);
@@ -96,18 +97,20 @@ impl Shard {
         Ok(true)
     }
 
-    /// Writes the frozen memtable's series, partition by partition; returns
-    /// (partition, part id, summary) for each part written, and the hours of each table
-    /// the rows fall in (for the flush log). Part ids are taken from the manifest (the
-    /// caller stores it).
+    /// Writes the frozen memtable's series, partition by partition, as parts of precedence
+    /// `order`; returns (partition, part id, summary) for each part written, and the hours
+    /// of each table the rows fall in (for the flush log). Part ids are taken from the
+    /// manifest (the caller stores it).
     fn write_frozen(
         &self,
         frozen: &Frozen,
+        order: u64,
         manifest: &mut Manifest,
         unpublished: &mut RemoveUnlessKept,
     ) -> Result<(Vec<WrittenPart>, super::changes::TableHours), StorageError> {
         let mut hours: BTreeMap<TableId, Vec<i64>> = BTreeMap::new();
-        let mut writers: BTreeMap<i64, (u64, PartWriter)> = BTreeMap::new();
+        // Per partition: the part id, its writer and the tables it holds.
+        let mut writers: BTreeMap<i64, (u64, PartWriter, BTreeSet<TableId>)> = BTreeMap::new();
         // Taken under the manifest lock, like a purge's: a drop published after this is
         // purged from the parts written here by the next purge.
         let dropped = self.config.dropped.snapshot();
@@ -121,8 +124,8 @@ impl Shard {
             super::changes::add_hours(hours.entry(table).or_default(), &data.times);
             for (partition, range) in partition_runs(&data.times, &self.config) {
                 let slice = data.slice_rows(range.start, range.end);
-                let writer = match writers.entry(partition) {
-                    std::collections::btree_map::Entry::Occupied(entry) => &mut entry.into_mut().1,
+                let (_, writer, tables) = match writers.entry(partition) {
+                    std::collections::btree_map::Entry::Occupied(entry) => entry.into_mut(),
                     std::collections::btree_map::Entry::Vacant(entry) => {
                         let id = manifest.next_part_id;
                         manifest.next_part_id += 1;
@@ -132,16 +135,23 @@ impl Shard {
                                 StorageError::io("cannot create partition directory", parent, e)
                             })?;
                         }
-                        let writer = PartWriter::create(&path)?;
+                        let mut writer = PartWriter::create(&path)?;
                         unpublished.add(path);
-                        &mut entry.insert((id, writer)).1
+                        writer.set_provenance(Provenance {
+                            order,
+                            ..Provenance::default()
+                        });
+                        entry.insert((id, writer, BTreeSet::new()))
                     }
                 };
                 writer.write_series(series, table, &slice)?;
+                self.add_series_key(writer, series, table);
+                tables.insert(table);
             }
         }
         let mut written = Vec::with_capacity(writers.len());
-        for (partition, (id, writer)) in writers {
+        for (partition, (id, mut writer, tables)) in writers {
+            writer.set_tables(self.table_names(tables));
             let summary = writer.finish()?;
             // The part's directory entry must be durable before the manifest names it.
             if let Some(parent) = summary.path.parent() {
@@ -207,45 +217,42 @@ pub(crate) fn remove_orphan_parts(
     config: &ShardConfig,
     manifest: &Manifest,
 ) -> Result<usize, StorageError> {
+    let home = config.home();
+    let partitions = layout::list_partitions(&config.data_dirs, config.id)
+        .map_err(|e| StorageError::io("cannot list partitions", &home, e))?;
+    if !home.join(layout::MANIFEST_FILE).exists() && partitions.iter().any(|p| !p.files.is_empty())
+    {
+        // Without its manifest every part would look like a leftover: refuse rather than
+        // delete them all. `strata repair` rebuilds the manifest from the parts.
+        return Err(StorageError::Invalid(format!(
+            "shard {} has part files but no {} in {}: run `strata repair` on the stopped \
+             server's data directories to rebuild it from the parts",
+            config.id,
+            layout::MANIFEST_FILE,
+            home.display()
+        )));
+    }
     let mut removed = 0;
-    for data_dir in config.data_dirs.iter() {
-        let shard_dir = layout::shard_dir(data_dir, config.id);
-        let Ok(partitions) = std::fs::read_dir(&shard_dir) else {
-            continue;
-        };
-        for partition_entry in partitions.flatten() {
-            let name = partition_entry.file_name();
-            let Some(partition) = name.to_str().and_then(layout::parse_partition_dir_name) else {
+    for partition in partitions {
+        let mut kept = 0;
+        for (path, id) in &partition.files {
+            let live = id.is_some_and(|id| {
+                manifest
+                    .parts
+                    .iter()
+                    .any(|p| p.id == id && p.partition == partition.partition)
+            });
+            if live {
+                kept += 1;
                 continue;
-            };
-            let dir = partition_entry.path();
-            let files = std::fs::read_dir(&dir)
-                .map_err(|e| StorageError::io("cannot list partition", &dir, e))?;
-            let mut kept = 0;
-            for file in files.flatten() {
-                let file_name = file.file_name();
-                let live = file_name
-                    .to_str()
-                    .and_then(layout::parse_part_file_name)
-                    .is_some_and(|id| {
-                        manifest
-                            .parts
-                            .iter()
-                            .any(|p| p.id == id && p.partition == partition)
-                    });
-                if live {
-                    kept += 1;
-                    continue;
-                }
-                let path = file.path();
-                std::fs::remove_file(&path)
-                    .map_err(|e| StorageError::io("cannot remove orphan part", &path, e))?;
-                removed += 1;
             }
-            if kept == 0 {
-                // Ignore failure: another file may have appeared; the directory is harmless.
-                let _ = std::fs::remove_dir(&dir);
-            }
+            std::fs::remove_file(path)
+                .map_err(|e| StorageError::io("cannot remove orphan part", path, e))?;
+            removed += 1;
+        }
+        if kept == 0 {
+            // Ignore failure: another file may have appeared; the directory is harmless.
+            let _ = std::fs::remove_dir(&partition.path);
         }
     }
     Ok(removed)

@@ -23,7 +23,7 @@ use crate::error::StorageError;
 use crate::fsutil::RemoveUnlessKept;
 use crate::layout;
 use crate::manifest::{Manifest, PartEntry};
-use crate::part::{PartReader, PartWriter};
+use crate::part::{PartReader, PartWriter, Provenance};
 
 /// Most parts merged at once: bounds a merge's open files and memory per series.
 const MERGE_PARTS_MAX: usize = 16;
@@ -176,6 +176,20 @@ impl Shard {
         let applied = self.config.tombstones.highest_id();
         let marks = self.marks(&self.state.lock());
         let mut writer = PartWriter::create(&self.config.part_path(partition, id))?;
+        writer.set_provenance(Provenance {
+            order,
+            level,
+            tombstones_applied: applied,
+            replaces: run.iter().map(|p| p.entry.id).collect(),
+        });
+        writer.set_tables(
+            self.table_names(
+                series
+                    .iter()
+                    .map(|(_, table)| *table)
+                    .collect::<BTreeSet<_>>(),
+            ),
+        );
         let mut written = 0usize;
         for &(series_id, table) in series {
             let mut runs: Vec<SeriesData> = Vec::with_capacity(run.len());
@@ -197,6 +211,7 @@ impl Shard {
                 _ => SeriesData::merge(&runs.iter().collect::<Vec<_>>()),
             };
             writer.write_series(series_id, table, &merged)?;
+            self.add_series_key(&mut writer, series_id, table);
             written += 1;
         }
         let summary = writer.finish()?;

@@ -24,6 +24,7 @@ mod merge;
 mod purge;
 mod quarantine;
 mod read;
+mod recovery;
 mod retire;
 
 use std::path::PathBuf;
@@ -32,7 +33,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::catalog::{DroppedTables, Tombstones};
+use crate::catalog::{Catalog, DroppedTables, Tombstones};
 use crate::error::StorageError;
 use crate::ingest::{LineError, ShardBatch};
 use crate::layout;
@@ -61,6 +62,8 @@ pub(crate) struct ShardConfig {
     pub merge_min_parts: usize,
     /// Whether a maintenance thread flushes frozen memtables (writers may then wait for it).
     pub background: bool,
+    /// The engine's catalog: parts name their tables and fields from it.
+    pub catalog: Arc<Catalog>,
     /// Tables whose rows flushes, merges and purges leave out.
     pub dropped: Arc<DroppedTables>,
     /// Deletes in force: reads, merges and purges leave their rows out.
@@ -221,6 +224,20 @@ impl Shard {
             orphan_parts_removed: flush::remove_orphan_parts(&config, &manifest)?,
             ..ShardOpenReport::default()
         };
+        if !manifest_path.exists() {
+            // A new shard's empty manifest, so that part files without one always mean a
+            // lost manifest (refused above), never a first flush cut short.
+            manifest.store(&manifest_path)?;
+        }
+        let series_log = home.join("series").join(crate::series::SERIES_LOG_FILE);
+        if !manifest.parts.is_empty() && !series_log.exists() {
+            return Err(StorageError::Invalid(format!(
+                "shard {} has parts but no series log ({}): run `strata repair` on the \
+                 stopped server's data directories to rebuild it from the parts",
+                config.id,
+                series_log.display()
+            )));
+        }
         let mut parts = Vec::with_capacity(manifest.parts.len());
         for entry in &manifest.parts {
             let path = layout::part_path(

@@ -45,6 +45,16 @@ where
 /// record checksums, no gap between segment ids. A torn tail of the last segment is reported
 /// (opening would cut it); other damage is [`WalError::Corrupt`]. For `strata check`.
 pub fn inspect(dir: &Path) -> Result<Replay, WalError> {
+    inspect_records(dir, |_: u64, _: &[u8]| Ok::<(), WalError>(()))
+}
+
+/// [`inspect`], handing each record's payload (with its segment id) to `on_record`: for
+/// `strata repair`, which reads the series the WAL creates and the rows it holds.
+pub fn inspect_records<F, E>(dir: &Path, mut on_record: F) -> Result<Replay, WalError>
+where
+    F: FnMut(u64, &[u8]) -> Result<(), E>,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let entries = fs::read_dir(dir).map_err(|e| WalError::io("list WAL directory", dir, e))?;
     let mut ids = Vec::new();
     for entry in entries {
@@ -54,8 +64,7 @@ pub fn inspect(dir: &Path) -> Result<Replay, WalError> {
         }
     }
     ids.sort_unstable();
-    let mut count = |_: u64, _: &[u8]| Ok::<(), WalError>(());
-    replay_segments(dir, &ids, ReplayMode::Inspect, &mut count)
+    replay_segments(dir, &ids, ReplayMode::Inspect, &mut on_record)
 }
 
 /// Replays segments `ids` of `dir`, oldest first, after checking that no id is missing;

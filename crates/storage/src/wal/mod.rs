@@ -90,7 +90,7 @@ mod writer;
 use std::time::Duration;
 
 pub use error::WalError;
-pub use files::inspect;
+pub use files::{inspect, inspect_records};
 pub use format::{
     FORMAT_VERSION, RECORD_BYTES_MAX, SEGMENT_HEADER_LEN, SEGMENT_MAGIC, segment_path,
 };
