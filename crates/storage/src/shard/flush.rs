@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use super::recovery::TAGS_BATCH;
 use super::{FlushFailure, Frozen, LivePart, Shard, ShardConfig};
 use crate::error::StorageError;
 use crate::fsutil::RemoveUnlessKept;
@@ -109,48 +110,35 @@ impl Shard {
         unpublished: &mut RemoveUnlessKept,
     ) -> Result<(Vec<WrittenPart>, super::changes::TableHours), StorageError> {
         let mut hours: BTreeMap<TableId, Vec<i64>> = BTreeMap::new();
-        // Per partition: the part id, its writer and the tables it holds.
-        let mut writers: BTreeMap<i64, (u64, PartWriter, BTreeSet<TableId>)> = BTreeMap::new();
+        let mut parts = FlushParts {
+            config: &self.config,
+            order,
+            manifest,
+            unpublished,
+            writers: BTreeMap::new(),
+        };
         // Taken under the manifest lock, like a purge's: a drop published after this is
         // purged from the parts written here by the next purge.
         let dropped = self.config.dropped.snapshot();
-        for (series, table) in frozen.memtable.series() {
-            if dropped.contains(table) {
-                continue;
-            }
-            let Some(data) = frozen.memtable.series_data(series) else {
-                continue;
-            };
-            super::changes::add_hours(hours.entry(table).or_default(), &data.times);
-            for (partition, range) in partition_runs(&data.times, &self.config) {
-                let slice = data.slice_rows(range.start, range.end);
-                let (_, writer, tables) = match writers.entry(partition) {
-                    std::collections::btree_map::Entry::Occupied(entry) => entry.into_mut(),
-                    std::collections::btree_map::Entry::Vacant(entry) => {
-                        let id = manifest.next_part_id;
-                        manifest.next_part_id += 1;
-                        let path = self.config.part_path(partition, id);
-                        if let Some(parent) = path.parent() {
-                            crate::fsutil::create_dir_all_durable(parent).map_err(|e| {
-                                StorageError::io("cannot create partition directory", parent, e)
-                            })?;
-                        }
-                        let mut writer = PartWriter::create(&path)?;
-                        unpublished.add(path);
-                        writer.set_provenance(Provenance {
-                            order,
-                            ..Provenance::default()
-                        });
-                        entry.insert((id, writer, BTreeSet::new()))
-                    }
+        let mut kept = frozen.memtable.series();
+        kept.retain(|(_, table)| !dropped.contains(*table));
+        for batch in kept.chunks(TAGS_BATCH) {
+            let tags = self.batch_tags(batch.iter().map(|(series, _)| *series));
+            for (at, &(series, table)) in batch.iter().enumerate() {
+                let Some(data) = frozen.memtable.series_data(series) else {
+                    continue;
                 };
-                writer.write_series(series, table, &slice)?;
-                self.add_series_key(writer, series, table);
-                tables.insert(table);
+                super::changes::add_hours(hours.entry(table).or_default(), &data.times);
+                for (partition, range) in partition_runs(&data.times, &self.config) {
+                    let (writer, tables) = parts.writer(partition)?;
+                    writer.write_series(series, table, &data.slice_rows(range.start, range.end))?;
+                    writer.add_series_key(series, table, tags.tags(at));
+                    tables.insert(table);
+                }
             }
         }
-        let mut written = Vec::with_capacity(writers.len());
-        for (partition, (id, mut writer, tables)) in writers {
+        let mut written = Vec::with_capacity(parts.writers.len());
+        for (partition, (id, mut writer, tables)) in parts.writers {
             writer.set_tables(self.table_names(tables));
             let summary = writer.finish()?;
             // The part's directory entry must be durable before the manifest names it.
@@ -161,6 +149,47 @@ impl Shard {
             written.push((partition, id, summary));
         }
         Ok((written, hours.into_iter().collect()))
+    }
+}
+
+/// The parts a flush is writing, one per partition its rows fall in.
+struct FlushParts<'a> {
+    config: &'a ShardConfig,
+    order: u64,
+    manifest: &'a mut Manifest,
+    unpublished: &'a mut RemoveUnlessKept,
+    /// By partition: the part id, its writer and the tables it holds.
+    writers: BTreeMap<i64, (u64, PartWriter, BTreeSet<TableId>)>,
+}
+
+impl FlushParts<'_> {
+    /// The writer of `partition`'s part (created, with an id from the manifest, when new)
+    /// and its tables.
+    fn writer(
+        &mut self,
+        partition: i64,
+    ) -> Result<(&mut PartWriter, &mut BTreeSet<TableId>), StorageError> {
+        let entry = match self.writers.entry(partition) {
+            std::collections::btree_map::Entry::Occupied(entry) => entry.into_mut(),
+            std::collections::btree_map::Entry::Vacant(entry) => {
+                let id = self.manifest.next_part_id;
+                self.manifest.next_part_id += 1;
+                let path = self.config.part_path(partition, id);
+                if let Some(parent) = path.parent() {
+                    crate::fsutil::create_dir_all_durable(parent).map_err(|e| {
+                        StorageError::io("cannot create partition directory", parent, e)
+                    })?;
+                }
+                let mut writer = PartWriter::create(&path)?;
+                self.unpublished.add(path);
+                writer.set_provenance(Provenance {
+                    order: self.order,
+                    ..Provenance::default()
+                });
+                entry.insert((id, writer, BTreeSet::new()))
+            }
+        };
+        Ok((&mut entry.1, &mut entry.2))
     }
 }
 

@@ -15,8 +15,9 @@ use std::sync::atomic::Ordering;
 
 use roaring::RoaringBitmap;
 
-use super::delete::{deleted_ranges, without_ranges};
+use super::delete::{DeleteMark, deleted_ranges, without_ranges};
 use super::flush::entry_from_summary;
+use super::recovery::TAGS_BATCH;
 use super::{LivePart, Shard};
 use crate::column::SeriesData;
 use crate::error::StorageError;
@@ -191,28 +192,17 @@ impl Shard {
             ),
         );
         let mut written = 0usize;
-        for &(series_id, table) in series {
-            let mut runs: Vec<SeriesData> = Vec::with_capacity(run.len());
-            for part in run {
-                if let Some(data) = part
-                    .reader
-                    .read_series(series_id, i64::MIN, i64::MAX, None)?
-                {
-                    let deleted = deleted_ranges(&marks, self.config.id, &part.entry, series_id);
-                    let data = without_ranges(data, &deleted);
-                    if data.rows() > 0 {
-                        runs.push(data);
-                    }
-                }
+        let series: Vec<(u32, u32)> = series.iter().copied().collect();
+        for batch in series.chunks(TAGS_BATCH) {
+            let tags = self.batch_tags(batch.iter().map(|(series, _)| *series));
+            for (at, &(series_id, table)) in batch.iter().enumerate() {
+                let Some(merged) = self.merged_rows(run, &marks, series_id)? else {
+                    continue;
+                };
+                writer.write_series(series_id, table, &merged)?;
+                writer.add_series_key(series_id, table, tags.tags(at));
+                written += 1;
             }
-            let merged = match runs.len() {
-                0 => continue,
-                1 => runs.pop().unwrap_or_default(),
-                _ => SeriesData::merge(&runs.iter().collect::<Vec<_>>()),
-            };
-            writer.write_series(series_id, table, &merged)?;
-            self.add_series_key(&mut writer, series_id, table);
-            written += 1;
         }
         let summary = writer.finish()?;
         if written == 0 {
@@ -229,6 +219,31 @@ impl Shard {
         entry.tombstones_applied = applied;
         let reader = Arc::new(PartReader::open(&summary.path)?);
         Ok(Some(LivePart { entry, reader }))
+    }
+
+    /// The rows of `series` in `run`, merged by precedence, less those tombstones delete;
+    /// `None` when none is left.
+    fn merged_rows(
+        &self,
+        run: &[LivePart],
+        marks: &[DeleteMark],
+        series: u32,
+    ) -> Result<Option<SeriesData>, StorageError> {
+        let mut runs: Vec<SeriesData> = Vec::with_capacity(run.len());
+        for part in run {
+            if let Some(data) = part.reader.read_series(series, i64::MIN, i64::MAX, None)? {
+                let deleted = deleted_ranges(marks, self.config.id, &part.entry, series);
+                let data = without_ranges(data, &deleted);
+                if data.rows() > 0 {
+                    runs.push(data);
+                }
+            }
+        }
+        Ok(match runs.len() {
+            0 => None,
+            1 => runs.pop(),
+            _ => Some(SeriesData::merge(&runs.iter().collect::<Vec<_>>())),
+        })
     }
 
     /// Deletes the parts `ids` whole (every row in them has expired). The caller holds the
