@@ -1,7 +1,8 @@
 //! Fuzz the InfluxQL parser: any text parses or fails with an error that points inside it
 //! (line, column, offset on a character boundary); nothing panics or overflows the stack.
 //!
-//! Run: `cargo +nightly fuzz run influxql_parse -- -max_total_time=60` (from the repo root).
+//! Run: `cargo +nightly fuzz run influxql_parse fuzz/corpus/influxql_parse fuzz/seeds/influxql_parse -- -max_total_time=60`
+//! (from the repo root; the seeds are the InfluxQL golden statements and TSBS queries).
 #![no_main]
 
 use std::collections::HashMap;

@@ -2,7 +2,8 @@
 //! must only increase, the reusable-buffer API must agree with the iterator, and
 //! every accepted line must survive a write/parse round trip.
 //!
-//! Run: `cargo +nightly fuzz run parse_lines -- -max_total_time=60` (from the repo root).
+//! Run: `cargo +nightly fuzz run parse_lines fuzz/corpus/parse_lines fuzz/seeds/parse_lines -- -max_total_time=60`
+//! (from the repo root; each seed is an options byte, then lines of the golden data and edge cases).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
