@@ -45,18 +45,7 @@ pub struct CheckReport {
 /// names (row counts against the manifest), its series log and its WAL. The directories are
 /// locked first, so a running server's directory is refused ([`StorageError::InUse`]).
 pub fn check(data_dirs: &[PathBuf]) -> Result<CheckReport, StorageError> {
-    let Some(first) = data_dirs.first() else {
-        return Err(StorageError::Invalid("no data directory given".into()));
-    };
-    for dir in data_dirs {
-        if !dir.is_dir() {
-            return Err(StorageError::Invalid(format!(
-                "{} is not a directory",
-                dir.display()
-            )));
-        }
-    }
-    let _locks = DirLocks::acquire(data_dirs)?;
+    let (first, _locks) = lock_stopped(data_dirs)?;
     let mut report = CheckReport::default();
     let meta_path = first.join(layout::ENGINE_FILE);
     let shards = match checked_json::read::<EngineMeta>(&meta_path, ENGINE_KIND, ENGINE_VERSION) {
@@ -137,8 +126,25 @@ impl CheckReport {
     }
 }
 
+/// Locks the existing data directories of a stopped engine for an offline tool (`check`,
+/// `repair`); returns the first. A running server's are refused ([`StorageError::InUse`]).
+pub(super) fn lock_stopped(data_dirs: &[PathBuf]) -> Result<(&Path, DirLocks), StorageError> {
+    let Some(first) = data_dirs.first() else {
+        return Err(StorageError::Invalid("no data directory given".into()));
+    };
+    for dir in data_dirs {
+        if !dir.is_dir() {
+            return Err(StorageError::Invalid(format!(
+                "{} is not a directory",
+                dir.display()
+            )));
+        }
+    }
+    Ok((first, DirLocks::acquire(data_dirs)?))
+}
+
 /// Shard count when the engine meta file is damaged: the `shard-<k>` directories there.
-fn shard_dirs_present(dir: &Path) -> usize {
+pub(super) fn shard_dirs_present(dir: &Path) -> usize {
     (0..)
         .take_while(|&k| layout::shard_dir(dir, k).is_dir())
         .count()

@@ -14,11 +14,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::check::{lock_stopped, shard_dirs_present};
 use super::repair_catalog::{self, CatalogFacts};
 use super::repair_series;
 use super::{ENGINE_KIND, ENGINE_VERSION, EngineMeta};
 use crate::checked_json;
-use crate::dir_lock::DirLocks;
 use crate::error::StorageError;
 use crate::fsutil;
 use crate::layout;
@@ -55,18 +55,7 @@ pub(super) struct FoundPart {
 /// `data_dirs` (as given to `strata serve`), which must not be open (the directories are
 /// locked first).
 pub fn repair(data_dirs: &[PathBuf]) -> Result<RepairReport, StorageError> {
-    let Some(first) = data_dirs.first() else {
-        return Err(StorageError::Invalid("no data directory given".into()));
-    };
-    for dir in data_dirs {
-        if !dir.is_dir() {
-            return Err(StorageError::Invalid(format!(
-                "{} is not a directory",
-                dir.display()
-            )));
-        }
-    }
-    let _locks = DirLocks::acquire(data_dirs)?;
+    let (first, _locks) = lock_stopped(data_dirs)?;
     let mut report = RepairReport::default();
     let shards = engine_shards(first, &mut report)?;
     let mut facts = CatalogFacts::default();
@@ -99,9 +88,7 @@ fn engine_shards(first: &Path, report: &mut RepairReport) -> Result<usize, Stora
             layout::ENGINE_FILE
         ))),
         Err(e) => {
-            let shards = (0..)
-                .take_while(|&k| layout::shard_dir(first, k).is_dir())
-                .count();
+            let shards = shard_dirs_present(first);
             if shards == 0 {
                 return Err(e);
             }

@@ -157,6 +157,18 @@ impl Footer {
     }
 }
 
+/// Stored bytes back to their raw form: stored raw when the lengths are equal (writers
+/// compress only when that is strictly smaller), else a zstd frame that must decompress to
+/// exactly `raw_len` bytes; `None` when it does not.
+pub fn unpack(stored: Vec<u8>, raw_len: u64) -> Option<Vec<u8>> {
+    if stored.len() as u64 == raw_len {
+        return Some(stored);
+    }
+    zstd::bulk::decompress(&stored, usize::try_from(raw_len).ok()?)
+        .ok()
+        .filter(|raw| raw.len() as u64 == raw_len)
+}
+
 /// A [`StorageError::Corrupt`].
 pub fn corrupt(path: &Path, offset: u64, reason: impl Into<String>) -> StorageError {
     StorageError::Corrupt {

@@ -13,7 +13,7 @@ use crate::model::{FieldId, FieldType, SeriesId, TableId, Timestamp};
 use super::chunk::{BlockRef, ChunkHead, ChunkMeta, ColumnMeta, concat};
 use super::format::{
     FOOTER_LEN, Footer, HEADER_LEN, IndexCursor, MAX_INDEX_RAW_BYTES, MAX_ROWS_PER_CHUNK,
-    check_header, corrupt,
+    check_header, corrupt, unpack,
 };
 use super::recovery::{PartRecovery, RECOVERY_TRAILER_LEN, RecoveryTrailer};
 use super::writer::PartSummary;
@@ -116,15 +116,8 @@ impl PartReader {
         if crc32fast::hash(&stored) != footer.index_crc {
             return Err(corrupt(path, index_at, "index checksum mismatch"));
         }
-        // The writer compresses only when that is strictly smaller.
-        let index = if footer.index_stored_len == footer.index_raw_len {
-            stored
-        } else {
-            zstd::bulk::decompress(&stored, footer.index_raw_len as usize)
-                .ok()
-                .filter(|raw| raw.len() as u64 == footer.index_raw_len)
-                .ok_or_else(|| corrupt(path, index_at, "index does not decompress to its length"))?
-        };
+        let index = unpack(stored, footer.index_raw_len)
+            .ok_or_else(|| corrupt(path, index_at, "index does not decompress to its length"))?;
         let mut reader = Self {
             path: path.to_path_buf(),
             file,
@@ -166,7 +159,7 @@ impl PartReader {
         self.file
             .read_exact_at(&mut stored, at)
             .map_err(|e| StorageError::io("cannot read part", &self.path, e))?;
-        trailer.decode_section(&self.path, at, &stored).map(Some)
+        trailer.decode_section(&self.path, at, stored).map(Some)
     }
 
     /// What the part holds.

@@ -33,7 +33,7 @@ use std::path::Path;
 use crate::error::StorageError;
 use crate::model::{FieldId, FieldType, SeriesId, TableId};
 
-use super::format::{IndexCursor, corrupt, put_u64};
+use super::format::{IndexCursor, corrupt, put_u64, unpack};
 
 /// Bytes of the trailer after the stored section.
 pub const RECOVERY_TRAILER_LEN: u64 = 24;
@@ -242,25 +242,18 @@ impl RecoveryTrailer {
         &self,
         path: &Path,
         at: u64,
-        stored: &[u8],
+        stored: Vec<u8>,
     ) -> Result<PartRecovery, StorageError> {
-        if crc32fast::hash(stored) != self.crc {
+        if crc32fast::hash(&stored) != self.crc {
             return Err(corrupt(path, at, "recovery section checksum mismatch"));
         }
-        let raw = if self.stored_len == self.raw_len {
-            stored.to_vec()
-        } else {
-            zstd::bulk::decompress(stored, self.raw_len as usize)
-                .ok()
-                .filter(|raw| raw.len() as u64 == self.raw_len)
-                .ok_or_else(|| {
-                    corrupt(
-                        path,
-                        at,
-                        "recovery section does not decompress to its length",
-                    )
-                })?
-        };
+        let raw = unpack(stored, self.raw_len).ok_or_else(|| {
+            corrupt(
+                path,
+                at,
+                "recovery section does not decompress to its length",
+            )
+        })?;
         let mut cursor = IndexCursor::new(&raw, 0);
         decode_raw(&mut cursor).map_err(|reason| {
             corrupt(
