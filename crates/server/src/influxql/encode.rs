@@ -9,7 +9,7 @@
 use std::io::Write;
 
 use super::result::{Series, StatementResult, Value};
-use crate::sql_cells::{csv_field, json_string, write_rfc3339};
+use crate::sql_cells::{csv_field, json_string, write_int, write_rfc3339};
 
 /// How timestamps are written: RFC 3339, or an integer count of a unit since the epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,12 +242,8 @@ fn json_value(value: &Value, epoch: Epoch, out: &mut Vec<u8>) {
     match value {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Float(v) => go_float(*v, out),
-        Value::Integer(v) => {
-            let _ = write!(out, "{v}");
-        }
-        Value::Unsigned(v) => {
-            let _ = write!(out, "{v}");
-        }
+        Value::Integer(v) => write_int(*v, out),
+        Value::Unsigned(v) => write_int(*v, out),
         Value::String(s) => json_string(s, out),
         Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
         Value::Time(t) => match epoch {
@@ -256,9 +252,7 @@ fn json_value(value: &Value, epoch: Epoch, out: &mut Vec<u8>) {
                 rfc3339_nano(*t, out);
                 out.push(b'"');
             }
-            Epoch::Units(unit) => {
-                let _ = write!(out, "{}", t.div_euclid(unit));
-            }
+            Epoch::Units(unit) => write_int(t.div_euclid(unit), out),
         },
     }
 }

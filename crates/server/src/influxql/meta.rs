@@ -45,7 +45,7 @@ pub(crate) fn execute(
                 .catalog()
                 .databases()
                 .into_iter()
-                .map(|d| vec![Value::String(d)])
+                .map(|d| vec![Value::text(d)])
                 .collect();
             Ok(vec![series])
         }
@@ -231,9 +231,9 @@ fn show_retention_policies(engine: &Engine, database: &str) -> Series {
         ],
     );
     series.values = vec![vec![
-        Value::String(DEFAULT_POLICY.into()),
-        Value::String(go_duration(kept)),
-        Value::String(go_duration(shard_group)),
+        Value::text(DEFAULT_POLICY),
+        Value::text(go_duration(kept)),
+        Value::text(go_duration(shard_group)),
         Value::Integer(1),
         Value::Boolean(true),
     ]];
@@ -367,7 +367,7 @@ fn show_measurements(
             && (show.condition.is_none()
                 || !matching_series(engine, &table, show.condition.as_ref())?.is_empty())
         {
-            names.push(vec![Value::String(table.name.clone())]);
+            names.push(vec![Value::text(table.name.clone())]);
         }
     }
     let names = page(names, show.limit, show.offset);
@@ -403,7 +403,7 @@ fn show_tag_keys(
             continue;
         }
         let mut series = Series::new(&table.name, &["tagKey"]);
-        series.values = keys.into_iter().map(|k| vec![Value::String(k)]).collect();
+        series.values = keys.into_iter().map(|k| vec![Value::text(k)]).collect();
         out.push(series);
     }
     Ok(out)
@@ -466,7 +466,7 @@ fn show_tag_values(
         let mut series = Series::new(&table.name, &["key", "value"]);
         series.values = pairs
             .into_iter()
-            .map(|(k, v)| vec![Value::String(k), Value::String(v)])
+            .map(|(k, v)| vec![Value::text(k), Value::text(v)])
             .collect();
         out.push(series);
     }
@@ -502,8 +502,8 @@ fn show_field_keys(
             .into_iter()
             .map(|f| {
                 vec![
-                    Value::String(f.name.clone()),
-                    Value::String(field_type_name(f.field_type).into()),
+                    Value::text(f.name.clone()),
+                    Value::text(field_type_name(f.field_type)),
                 ]
             })
             .collect();
@@ -552,7 +552,7 @@ fn show_series(
         return Ok(Vec::new());
     }
     let mut series = Series::new("", &["key"]);
-    series.values = keys.into_iter().map(|k| vec![Value::String(k)]).collect();
+    series.values = keys.into_iter().map(|k| vec![Value::text(k)]).collect();
     Ok(vec![series])
 }
 
@@ -637,10 +637,10 @@ fn show_cardinality(
 fn diagnostics(started_ns: i64, now_ns: i64) -> Vec<Series> {
     let mut build = Series::new("build", &["Branch", "Build Time", "Commit", "Version"]);
     build.values = vec![vec![
-        Value::String(String::new()),
-        Value::String(String::new()),
-        Value::String(String::new()),
-        Value::String(crate::INFLUXDB_VERSION.into()),
+        Value::text(String::new()),
+        Value::text(String::new()),
+        Value::text(String::new()),
+        Value::text(crate::INFLUXDB_VERSION),
     ]];
     let mut system = Series::new("system", &["PID", "currentTime", "started", "uptime"]);
     let uptime = Duration::from_nanos(now_ns.saturating_sub(started_ns).max(0) as u64);
@@ -648,9 +648,7 @@ fn diagnostics(started_ns: i64, now_ns: i64) -> Vec<Series> {
         Value::Integer(i64::from(std::process::id())),
         Value::Time(now_ns),
         Value::Time(started_ns),
-        Value::String(
-            humantime::format_duration(Duration::from_secs(uptime.as_secs())).to_string(),
-        ),
+        Value::text(humantime::format_duration(Duration::from_secs(uptime.as_secs())).to_string()),
     ]];
     vec![build, system]
 }

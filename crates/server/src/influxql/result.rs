@@ -1,5 +1,7 @@
 //! What an InfluxQL statement answers: series of rows, as InfluxDB 1.x shapes them.
 
+use std::sync::Arc;
+
 /// One cell of an answer.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Value {
@@ -11,8 +13,9 @@ pub(crate) enum Value {
     Integer(i64),
     /// An unsigned integer.
     Unsigned(u64),
-    /// A string (a string field, a tag value, a name).
-    String(String),
+    /// A string (a string field, a tag value, a name). Shared: a tag value read from a
+    /// dictionary column is one allocation for all the rows that hold it.
+    String(Arc<str>),
     /// A boolean.
     Boolean(bool),
     /// A timestamp, nanoseconds since the epoch: written as RFC 3339 or in the `epoch` unit.
@@ -20,6 +23,11 @@ pub(crate) enum Value {
 }
 
 impl Value {
+    /// A string value.
+    pub(crate) fn text(s: impl Into<Arc<str>>) -> Value {
+        Value::String(s.into())
+    }
+
     /// The value as a float, for arithmetic and numeric aggregates.
     pub(crate) fn as_f64(&self) -> Option<f64> {
         match *self {

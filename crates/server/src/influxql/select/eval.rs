@@ -14,7 +14,7 @@ pub(super) fn eval(expr: &Expr, lookup: &dyn Fn(&Expr) -> Option<Value>) -> Valu
     match expr {
         Expr::Integer(v) => Value::Integer(*v),
         Expr::Float(v) => Value::Float(*v),
-        Expr::String(s) => Value::String(s.clone()),
+        Expr::String(s) => Value::text(s.as_str()),
         Expr::Boolean(b) => Value::Boolean(*b),
         Expr::Duration(d) => Value::Integer(*d),
         Expr::Paren(inner) => eval(inner, lookup),

@@ -529,7 +529,7 @@ pub(super) fn series_key_from(
                 return String::new();
             }
             let value = match &columns[at][row] {
-                Value::String(s) => s.clone(),
+                Value::String(s) => s.to_string(),
                 _ => String::new(),
             };
             at += 1;

@@ -413,7 +413,7 @@ pub(super) async fn run(
                         tag_cols
                             .iter()
                             .map(|c| match c.map(|c| &columns[c][row]) {
-                                Some(Value::String(s)) => s.clone(),
+                                Some(Value::String(s)) => s.to_string(),
                                 _ => String::new(),
                             })
                             .collect()

@@ -91,9 +91,7 @@ fn read_column(array: &ArrayRef, out: &mut Vec<Value>) -> Result<(), String> {
         DataType::Int64 => each!(downcast::<Int64Array>(array)?, Value::Integer),
         DataType::UInt64 => each!(downcast::<UInt64Array>(array)?, Value::Unsigned),
         DataType::Boolean => each!(downcast::<BooleanArray>(array)?, Value::Boolean),
-        DataType::Utf8 => each!(downcast::<StringArray>(array)?, |s: &str| Value::String(
-            s.to_owned()
-        )),
+        DataType::Utf8 => each!(downcast::<StringArray>(array)?, Value::text),
         DataType::Timestamp(_, _) => {
             let nanos = cast(
                 array,
@@ -102,10 +100,33 @@ fn read_column(array: &ArrayRef, out: &mut Vec<Value>) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
             each!(downcast::<TimestampNanosecondArray>(&nanos)?, Value::Time)
         }
+        DataType::Dictionary(_, value) if value.as_ref() == &DataType::Utf8 => {
+            // Tags: one shared string per dictionary value, not one per row.
+            let dictionary = array.as_any_dictionary();
+            let values = dictionary.values().as_string::<i32>();
+            let shared: Vec<Value> = (0..values.len())
+                .map(|i| match values.is_null(i) {
+                    true => Value::Null,
+                    false => Value::text(values.value(i)),
+                })
+                .collect();
+            if shared.is_empty() {
+                // Every key is null (arrow's normalized_keys refuses an empty dictionary).
+                out.extend(std::iter::repeat_n(Value::Null, array.len()));
+                return Ok(());
+            }
+            let keys = dictionary.normalized_keys();
+            for (row, key) in keys.into_iter().enumerate() {
+                out.push(match array.is_null(row) {
+                    true => Value::Null,
+                    false => shared.get(key).cloned().unwrap_or(Value::Null),
+                });
+            }
+        }
         DataType::Dictionary(_, _) | DataType::LargeUtf8 | DataType::Utf8View => {
             let text = cast(array, &DataType::Utf8).map_err(|e| e.to_string())?;
             let text = text.as_string::<i32>();
-            each!(text, |s: &str| Value::String(s.to_owned()))
+            each!(text, Value::text)
         }
         DataType::Int32 | DataType::Int16 | DataType::Int8 | DataType::UInt32 => {
             let wide = cast(array, &DataType::Int64).map_err(|e| e.to_string())?;
@@ -130,4 +151,41 @@ fn downcast<T: 'static>(array: &ArrayRef) -> Result<&T, String> {
         .as_any()
         .downcast_ref::<T>()
         .ok_or_else(|| format!("unexpected array for {}", array.data_type()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use datafusion::arrow::array::{ArrayRef, DictionaryArray};
+    use datafusion::arrow::datatypes::Int32Type;
+
+    use super::{Value, read_column};
+
+    fn read(array: ArrayRef) -> Vec<Value> {
+        let mut out = Vec::new();
+        read_column(&array, &mut out).unwrap();
+        out
+    }
+
+    /// Tag columns come as dictionaries: each value is one shared string, nulls stay null,
+    /// and a dictionary of only nulls (no values at all) reads as nulls, not a panic.
+    #[test]
+    fn dictionary_columns_share_their_values() {
+        let tags: DictionaryArray<Int32Type> = [Some("a"), None, Some("b"), Some("a")]
+            .into_iter()
+            .collect();
+        let got = read(Arc::new(tags));
+        assert_eq!(
+            got,
+            [Value::text("a"), Value::Null, Value::text("b"), Value::text("a")]
+        );
+        let (Value::String(first), Value::String(last)) = (&got[0], &got[3]) else {
+            unreachable!()
+        };
+        assert!(Arc::ptr_eq(first, last), "one allocation per dictionary value");
+
+        let empty: DictionaryArray<Int32Type> = [None::<&str>, None].into_iter().collect();
+        assert_eq!(read(Arc::new(empty)), [Value::Null, Value::Null]);
+    }
 }

@@ -4,6 +4,7 @@
 //! with the same fold, fill and transformation code as over stored data.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use strata_influxql::{BinaryOp, Expr};
 use strata_storage::catalog::{FieldDef, TableSchema};
@@ -143,7 +144,7 @@ pub(super) fn points(
                     .position(|c| c == key)
                     .and_then(|i| row.get(i))
                 {
-                    Some(Value::String(v)) => v.clone(),
+                    Some(Value::String(v)) => v.to_string(),
                     _ => String::new(),
                 },
             };
@@ -162,7 +163,7 @@ pub(super) fn points(
                     return row.get(i).cloned().unwrap_or(Value::Null);
                 }
                 match s.tags.iter().find(|(k, _)| k == name) {
-                    Some((_, v)) => Value::String(v.clone()),
+                    Some((_, v)) => Value::text(v.as_str()),
                     None => Value::Null,
                 }
             };
@@ -177,7 +178,7 @@ pub(super) fn points(
                 if k.is_empty() {
                     Value::Null
                 } else {
-                    Value::String(k.clone())
+                    Value::text(k.as_str())
                 }
             }));
             out.extend(vars.iter().map(|v| value(v)));
@@ -223,7 +224,7 @@ fn matches(expr: &Expr, value: &dyn Fn(&str) -> Value) -> Result<bool, String> {
             };
             let text = match value(name) {
                 Value::String(s) => s,
-                Value::Null => String::new(),
+                Value::Null => Arc::from(""),
                 _ => return Ok(false),
             };
             Regex::new(re)?.is_match(&text) == (*op == BinaryOp::RegexMatch)
@@ -232,7 +233,7 @@ fn matches(expr: &Expr, value: &dyn Fn(&str) -> Value) -> Result<bool, String> {
             let (l, r) = (operand(lhs, value), operand(rhs, value));
             let ordering = match (&l, &r) {
                 (Value::String(a), Value::String(b)) => Some(a.cmp(b)),
-                (Value::Null, Value::String(b)) if is_var(lhs) => Some(String::new().cmp(b)),
+                (Value::Null, Value::String(b)) if is_var(lhs) => Some("".cmp(b.as_ref())),
                 (Value::Boolean(a), Value::Boolean(b)) => Some(a.cmp(b)),
                 _ => match (l.as_f64(), r.as_f64()) {
                     (Some(a), Some(b)) => a.partial_cmp(&b),
@@ -267,7 +268,7 @@ fn operand(expr: &Expr, value: &dyn Fn(&str) -> Value) -> Value {
         Expr::Paren(inner) => operand(inner, value),
         Expr::Integer(v) => Value::Integer(*v),
         Expr::Float(v) => Value::Float(*v),
-        Expr::String(s) => Value::String(s.clone()),
+        Expr::String(s) => Value::text(s.as_str()),
         Expr::Boolean(b) => Value::Boolean(*b),
         _ => Value::Null,
     }
