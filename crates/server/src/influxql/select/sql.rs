@@ -178,12 +178,20 @@ mod tests {
         let got = read(Arc::new(tags));
         assert_eq!(
             got,
-            [Value::text("a"), Value::Null, Value::text("b"), Value::text("a")]
+            [
+                Value::text("a"),
+                Value::Null,
+                Value::text("b"),
+                Value::text("a")
+            ]
         );
         let (Value::String(first), Value::String(last)) = (&got[0], &got[3]) else {
             unreachable!()
         };
-        assert!(Arc::ptr_eq(first, last), "one allocation per dictionary value");
+        assert!(
+            Arc::ptr_eq(first, last),
+            "one allocation per dictionary value"
+        );
 
         let empty: DictionaryArray<Int32Type> = [None::<&str>, None].into_iter().collect();
         assert_eq!(read(Arc::new(empty)), [Value::Null, Value::Null]);
