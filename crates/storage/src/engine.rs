@@ -143,6 +143,10 @@ struct Inner {
     catalog: Arc<Catalog>,
     shards: Vec<Shard>,
     stop: AtomicBool,
+    /// Backups under way: while any runs, no tombstone is retired (`engine/backup.rs`).
+    backups_running: AtomicUsize,
+    /// A purge round skipped retiring tombstones for a backup: the next round retires.
+    retire_owed: AtomicBool,
     /// Rotates the shard each write starts with.
     next_start: AtomicUsize,
     /// Retention's counters and the state of its upkeep (`engine/retention.rs`).
@@ -414,6 +418,8 @@ impl Engine {
             catalog,
             shards,
             stop: AtomicBool::new(false),
+            backups_running: AtomicUsize::new(0),
+            retire_owed: AtomicBool::new(false),
             next_start: AtomicUsize::new(0),
             retention: RetentionState::new(shard_count),
             downsample: downsample::DownsampleState::new(),

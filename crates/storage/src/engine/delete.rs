@@ -112,10 +112,22 @@ pub(super) fn purge_shard(
     if !due {
         return Ok(());
     }
-    let Some(rewritten) = inner.shards[shard_index].purge_deleted()? else {
-        // Nothing new was purged here: retiring is checked by the shard that purges.
+    use std::sync::atomic::Ordering::SeqCst;
+    let rewritten = inner.shards[shard_index].purge_deleted()?;
+    // Retiring is checked by the shard that purged something, or by any once a round
+    // skipped it for a backup.
+    if rewritten.is_none() && !inner.retire_owed.load(SeqCst) {
         return Ok(());
-    };
+    }
+    let rewritten = rewritten.unwrap_or(0);
+    // A backup copies the shards' manifests one by one and the catalog last: a tombstone
+    // retired in between would leave the backup with parts it applies to and without it
+    // (deleted rows back in the restore). Retiring waits for a round without a backup.
+    if inner.backups_running.load(SeqCst) > 0 {
+        inner.retire_owed.store(true, SeqCst);
+        return Ok(());
+    }
+    inner.retire_owed.store(false, SeqCst);
     let done: Vec<u64> = tombstones
         .iter()
         .filter(|t| !inner.shards.iter().any(|s| s.subject_to(t)))
