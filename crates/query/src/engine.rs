@@ -5,9 +5,11 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::context::SessionState;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{DataFrame, SQLOptions, SessionConfig, SessionContext};
 use strata_storage::Engine;
 use strata_storage::options::available_cores;
@@ -21,7 +23,7 @@ use crate::error::QueryError;
 use crate::functions;
 use crate::guard::{Admission, QueryStream};
 use crate::preagg::PreAggregateRule;
-use crate::statements;
+use crate::statements::{self, is_read_statement};
 
 /// Statement timeout unless configured: long enough for any benchmark query, short enough
 /// that a runaway query does not hold a slot for long.
@@ -258,6 +260,19 @@ impl QueryEngine {
         database: &str,
         statement: &str,
     ) -> Result<datafusion::physical_plan::SendableRecordBatchStream, QueryError> {
+        let (state, plan) = self.logical_plan(database, statement).await?;
+        let frame = DataFrame::new(state, plan);
+        Ok(frame.execute_stream().await?)
+    }
+
+    /// DataFusion's plan of a query, and the session it runs in: unqualified names in
+    /// `database`, `now()` the engine's clock (injectable in tests) fixed for the
+    /// statement, DDL, DML and `SET` refused (Strata's own statements handle those).
+    async fn logical_plan(
+        &self,
+        database: &str,
+        statement: &str,
+    ) -> Result<(SessionState, LogicalPlan), QueryError> {
         let options = SQLOptions::new()
             .with_allow_ddl(false)
             .with_allow_dml(false)
@@ -266,7 +281,6 @@ impl QueryEngine {
         let mut state = self.state.clone();
         state.config_mut().options_mut().catalog.default_schema = database.to_string();
         state.mark_start_execution();
-        // `now()` is the engine's clock (injectable in tests), fixed for the statement.
         let now = DateTime::<Utc>::from_timestamp_nanos(self.engine.now_ns());
         state.execution_props_mut().query_execution_start_time = Some(now);
         let plan = state
@@ -274,7 +288,56 @@ impl QueryEngine {
             .await
             .and_then(|plan| options.verify_plan(&plan).map(|()| plan))
             .map_err(|e| QueryError::from(e).at_end_if_unplaced(statement))?;
-        let frame = DataFrame::new(state, plan);
-        Ok(frame.execute_stream().await?)
+        Ok((state, plan))
     }
+
+    /// What `statement` would return and which parameters (`$1`, `$2`, …) it takes,
+    /// without running it: for protocols that describe a statement before running it
+    /// (the Postgres wire's Describe). Strata's `SHOW` and `DESCRIBE` are run (they read
+    /// only the catalog); its statements that change data return no columns.
+    pub async fn describe(
+        &self,
+        database: &str,
+        statement: &str,
+    ) -> Result<Description, QueryError> {
+        if statements::is_strata_statement(statement) {
+            let schema = if is_read_statement(statement) {
+                match statements::execute(&self.engine, database, statement).await {
+                    Some(done) => done.map_err(QueryError::without_empty_position)?.schema(),
+                    None => Arc::new(Schema::empty()),
+                }
+            } else {
+                Arc::new(Schema::empty())
+            };
+            return Ok(Description {
+                schema,
+                parameters: Vec::new(),
+            });
+        }
+        let (_, plan) = self.logical_plan(database, statement).await?;
+        let found = plan.get_parameter_types()?;
+        // `$1` … `$n`: a parameter the statement never names has no type.
+        let count = found
+            .keys()
+            .filter_map(|name| name.strip_prefix('$')?.parse::<usize>().ok())
+            .max()
+            .unwrap_or(0);
+        let parameters = (1..=count)
+            .map(|n| found.get(&format!("${n}")).cloned().flatten())
+            .collect();
+        Ok(Description {
+            schema: Arc::new(plan.schema().as_arrow().clone()),
+            parameters,
+        })
+    }
+}
+
+/// A statement's result columns and parameter types, found without running it
+/// ([`QueryEngine::describe`]).
+#[derive(Debug, Clone)]
+pub struct Description {
+    /// The columns of every result batch; empty for a statement that returns no rows.
+    pub schema: SchemaRef,
+    /// The type of each parameter, `$1` first, where the plan fixes one.
+    pub parameters: Vec<Option<DataType>>,
 }

@@ -39,11 +39,12 @@ pub mod scan;
 mod statements;
 pub mod table;
 
-pub use engine::{QueryEngine, QueryOptions};
+pub use engine::{Description, QueryEngine, QueryOptions};
 pub use error::{Position, QueryError};
 pub use functions::register_functions;
+pub use functions::session::{POSTGRES_VERSION, version_text};
 pub use guard::QueryStream;
 pub use preagg::PreAggExec;
 pub use scan::StrataScanExec;
-pub use statements::is_read_statement;
+pub use statements::{is_read_statement, is_strata_statement};
 pub use table::StrataTable;

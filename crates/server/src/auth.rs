@@ -40,25 +40,33 @@ pub fn check(
     headers: &HeaderMap,
     query: &HashMap<String, String>,
 ) -> Result<Access, ApiError> {
-    let Some(token) = config.auth_token.as_deref() else {
+    if config.auth_token.is_none() {
         return Ok(Access::Full);
-    };
-    let offered = offered_secret(headers, query);
-    match offered {
-        Some(secret) if constant_time_eq(secret.as_bytes(), token.as_bytes()) => Ok(Access::Full),
-        Some(secret)
-            if config
-                .read_only_token
-                .as_deref()
-                .is_some_and(|ro| constant_time_eq(secret.as_bytes(), ro.as_bytes())) =>
-        {
-            Ok(Access::ReadOnly)
-        }
-        Some(_) => Err(ApiError::Unauthorized("authorization failed: wrong token".into())),
+    }
+    match offered_secret(headers, query) {
+        Some(secret) => token_access(config, &secret)
+            .ok_or_else(|| ApiError::Unauthorized("authorization failed: wrong token".into())),
         None => Err(ApiError::Unauthorized(
             "authorization required: send \"Authorization: Token <token>\", Bearer, Basic, or the u/p query parameters"
                 .into(),
         )),
+    }
+}
+
+/// What `secret` allows when auth is on: everything for the auth token, queries for the
+/// read-only token, nothing (`None`) for anything else.
+pub fn token_access(config: &ServerConfig, secret: &str) -> Option<Access> {
+    let token = config.auth_token.as_deref()?;
+    if constant_time_eq(secret.as_bytes(), token.as_bytes()) {
+        Some(Access::Full)
+    } else if config
+        .read_only_token
+        .as_deref()
+        .is_some_and(|ro| constant_time_eq(secret.as_bytes(), ro.as_bytes()))
+    {
+        Some(Access::ReadOnly)
+    } else {
+        None
     }
 }
 

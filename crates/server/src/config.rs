@@ -15,6 +15,29 @@ use crate::error::ServerError;
 /// nothing is exposed to the network until asked.
 pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8086";
 
+/// Default Postgres wire address: loopback only, Postgres's port.
+pub const DEFAULT_PG_ADDR: &str = "127.0.0.1:5432";
+
+/// Where the Postgres wire protocol listens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PgListen {
+    /// Nowhere (`--pg off`).
+    Off,
+    /// [`DEFAULT_PG_ADDR`], unless another process (a Postgres server, most likely) holds
+    /// that port: then a warning says so and the server starts without it.
+    Default,
+    /// This address; the server does not start if it cannot listen there.
+    Addr(SocketAddr),
+}
+
+/// Parses `--pg`: `off`, or an address.
+pub fn parse_pg(text: &str) -> Result<PgListen, ServerError> {
+    match text.trim() {
+        "" | "off" => Ok(PgListen::Off),
+        addr => parse_addr("pg address", addr).map(PgListen::Addr),
+    }
+}
+
 /// Default data directory, relative to the working directory.
 pub const DEFAULT_DATA_DIR: &str = "strata-data";
 
@@ -60,6 +83,8 @@ pub struct ServerConfig {
     pub tcp_addr: Option<SocketAddr>,
     /// Database for TCP writes. Default [`DEFAULT_TCP_DATABASE`].
     pub tcp_database: String,
+    /// Postgres wire listen address. Default [`PgListen::Default`].
+    pub pg: PgListen,
     /// Data directories, one per disk. Default `["strata-data"]`.
     pub data_dirs: Vec<PathBuf>,
     /// Engine shards; 0 (the default) means one per core this process may use.
@@ -117,6 +142,7 @@ impl Default for ServerConfig {
             http_addr: SocketAddr::from(([127, 0, 0, 1], 8086)),
             tcp_addr: None,
             tcp_database: DEFAULT_TCP_DATABASE.to_owned(),
+            pg: PgListen::Default,
             data_dirs: vec![PathBuf::from(DEFAULT_DATA_DIR)],
             shards: 0,
             wal_sync: WalSync::Interval(Duration::from_secs(1)),
@@ -145,6 +171,7 @@ impl Default for ServerConfig {
 /// http = "0.0.0.0:8086"
 /// tcp = "127.0.0.1:8089"
 /// tcp_db = "telegraf"
+/// pg = "127.0.0.1:5432"       # or "off"
 /// shards = 8
 /// wal_sync = "500ms"          # always | none | a duration
 /// wal_recovery = "strict"     # strict | skip-damaged
@@ -175,6 +202,8 @@ pub struct FileConfig {
     pub tcp: Option<String>,
     /// Database for TCP writes.
     pub tcp_db: Option<String>,
+    /// Postgres wire listen address, or `off`.
+    pub pg: Option<String>,
     /// Engine shards.
     pub shards: Option<usize>,
     /// WAL durability (`always`, `none` or a duration such as `1s`).

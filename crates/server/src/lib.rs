@@ -13,6 +13,8 @@
 //!   result streamed batch by batch; `sql_format` (json, csv, Arrow IPC) and `sql_cells`
 //!   (one column's values as text) encode it.
 //! - `tcp`: the line-protocol listener.
+//! - `pg`: the Postgres wire protocol listener (`--pg`): statements through the same
+//!   query engine as `/sql`.
 //! - `auth`: token checks (Token, Bearer, Basic, 1.x `u`/`p`).
 //! - [`metrics`]: server counters and the Prometheus text rendering.
 //!
@@ -34,6 +36,7 @@ mod backup;
 mod http;
 mod http_serve;
 mod influxql;
+mod pg;
 mod sql;
 mod sql_cells;
 mod sql_format;
@@ -162,8 +165,9 @@ pub async fn serve(
         })?;
     let tls = match (&config.tls_cert, &config.tls_key) {
         (Some(cert), Some(key)) => Some((
-            tls::acceptor(cert, key, tls::Protocol::Http)?,
-            tls::acceptor(cert, key, tls::Protocol::LineProtocol)?,
+            tls::acceptor(cert, key, tls::Wire::Http)?,
+            tls::acceptor(cert, key, tls::Wire::LineProtocol)?,
+            tls::acceptor(cert, key, tls::Wire::Postgres)?,
         )),
         (None, None) => None,
         _ => {
@@ -192,9 +196,32 @@ pub async fn serve(
                 database: Arc::from(config.tcp_database.as_str()),
                 max_line_bytes: config.max_line_bytes,
                 config: Arc::clone(&config),
-                tls: tls.as_ref().map(|(_, line_protocol)| line_protocol.clone()),
+                tls: tls
+                    .as_ref()
+                    .map(|(_, line_protocol, _)| line_protocol.clone()),
             };
             Some(tokio::spawn(tcp::serve(listener, context, stop_rx.clone())))
+        }
+        None => None,
+    };
+    let pg_task = match pg_listener(config.pg).await? {
+        Some(listener) => {
+            let bound = listener
+                .local_addr()
+                .map_err(|source| ServerError::Listen {
+                    addr: config.http_addr,
+                    source,
+                })?;
+            tracing::info!(
+                "listening for Postgres on postgres://{bound} (TLS {})",
+                if tls.is_some() { "on request" } else { "off" }
+            );
+            let context = pg::PgContext {
+                query: Arc::clone(&query),
+                config: Arc::clone(&config),
+                tls: tls.as_ref().map(|(_, _, postgres)| postgres.clone()),
+            };
+            Some(tokio::spawn(pg::serve(listener, context, stop_rx.clone())))
         }
         None => None,
     };
@@ -215,7 +242,7 @@ pub async fn serve(
         client_timeout: config.client_timeout,
     };
     let http_task = match tls {
-        Some((http_acceptor, _)) => {
+        Some((http_acceptor, _, _)) => {
             let listener =
                 tls::TlsListener::new(http_listener, http_acceptor).map_err(|source| {
                     ServerError::Listen {
@@ -250,8 +277,37 @@ pub async fn serve(
     {
         tracing::error!("TCP server task failed: {e}");
     }
+    if let Some(task) = pg_task
+        && let Err(e) = task.await
+    {
+        tracing::error!("Postgres server task failed: {e}");
+    }
     drop(metrics);
     close_engine(engine).await
+}
+
+/// The Postgres wire listener `pg` asks for. At the default address a port already in use
+/// (by a Postgres server, most likely) is a warning, not a failure.
+async fn pg_listener(pg: config::PgListen) -> Result<Option<tokio::net::TcpListener>, ServerError> {
+    let (addr, required) = match pg {
+        config::PgListen::Off => return Ok(None),
+        config::PgListen::Addr(addr) => (addr, true),
+        config::PgListen::Default => (
+            config::parse_addr("pg address", config::DEFAULT_PG_ADDR)?,
+            false,
+        ),
+    };
+    match tokio::net::TcpListener::bind(addr).await {
+        Ok(listener) => Ok(Some(listener)),
+        Err(source) if !required && source.kind() == std::io::ErrorKind::AddrInUse => {
+            tracing::warn!(
+                "Postgres wire not started: {addr} is in use (another Postgres server?); \
+                 give --pg ADDR to listen elsewhere, or --pg off"
+            );
+            Ok(None)
+        }
+        Err(source) => Err(ServerError::Listen { addr, source }),
+    }
 }
 
 /// `listener` with TCP_NODELAY set on every connection it accepts. With Nagle's algorithm a

@@ -27,7 +27,7 @@ const READY_QUEUE: usize = 64;
 
 /// What a listener speaks over TLS.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Protocol {
+pub enum Wire {
     /// HTTP/1.1 (announced by ALPN).
     Http,
     /// Line protocol over TCP: nothing is ever sent to the client after the handshake, not
@@ -35,11 +35,13 @@ pub enum Protocol {
     /// tickets been sent, unread bytes would make its kernel reset the connection, and a
     /// reset can discard the last lines it wrote before they are read.
     LineProtocol,
+    /// The Postgres wire: TLS after an SSL request, or direct TLS announced by ALPN.
+    Postgres,
 }
 
 /// The acceptor for `cert` (a PEM chain, leaf first) and `key` (a PEM private key:
 /// PKCS#8, PKCS#1 or SEC1). Errors name the file and what is wrong.
-pub fn acceptor(cert: &Path, key: &Path, protocol: Protocol) -> Result<TlsAcceptor, ServerError> {
+pub fn acceptor(cert: &Path, key: &Path, wire: Wire) -> Result<TlsAcceptor, ServerError> {
     let bad = |what: &str, path: &Path, e: &dyn std::fmt::Display| {
         ServerError::Config(format!("{what} {}: {e}", path.display()))
     };
@@ -62,9 +64,10 @@ pub fn acceptor(cert: &Path, key: &Path, protocol: Protocol) -> Result<TlsAccept
         .with_no_client_auth()
         .with_single_cert(chain, key)
         .map_err(|e| ServerError::Config(format!("TLS certificate and key do not fit: {e}")))?;
-    match protocol {
-        Protocol::Http => config.alpn_protocols = vec![b"http/1.1".to_vec()],
-        Protocol::LineProtocol => config.send_tls13_tickets = 0,
+    match wire {
+        Wire::Http => config.alpn_protocols = vec![b"http/1.1".to_vec()],
+        Wire::LineProtocol => config.send_tls13_tickets = 0,
+        Wire::Postgres => config.alpn_protocols = vec![b"postgresql".to_vec()],
     }
     Ok(TlsAcceptor::from(Arc::new(config)))
 }

@@ -125,10 +125,23 @@ pub struct QueryArgs {
     /// Also write the report as JSON to FILE (one entry per type and client count).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Print the generated statements instead of running them, one JSON object per line
+    /// (`{"type": …, "statement": …}`), for driving other clients with the same queries.
+    #[arg(long)]
+    print_statements: bool,
 }
 
 /// Runs the benchmark and prints the report (and writes the JSON when asked).
 pub fn run(args: &QueryArgs) -> Result<(), String> {
+    if args.print_statements {
+        for (query_type, queries) in statements(args)? {
+            for query in queries {
+                let line = serde_json::json!({"type": query_type.name(), "statement": query.sql});
+                println!("{line}");
+            }
+        }
+        return Ok(());
+    }
     let report = measure(args)?;
     print!("{}", report.render());
     if let Some(path) = &args.json {
@@ -136,6 +149,30 @@ pub fn run(args: &QueryArgs) -> Result<(), String> {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(())
+}
+
+/// Every query of every type asked for, generated (and, for InfluxQL, worded as TSBS
+/// words it: same hosts and windows) before any clock starts.
+fn statements(args: &QueryArgs) -> Result<Vec<(QueryType, Vec<Query>)>, String> {
+    let (dataset, workload, _) = dataset(&args.workload)?;
+    let types = query_types(&args.types, workload)?;
+    if args.queries == 0 {
+        return Err("--queries must be at least 1".into());
+    }
+    let seed = args.query_seed.unwrap_or(args.workload.seed());
+    let mut generated: Vec<(QueryType, Vec<Query>)> = Vec::with_capacity(types.len());
+    for query_type in &types {
+        let mut queries = queries::generate(&dataset, *query_type, args.queries, seed)?;
+        if args.protocol == ProtocolArg::InfluxQl {
+            queries = queries
+                .iter()
+                .map(|q| tsbs_influxql::translate(*query_type, q))
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("--protocol influxql: {e}"))?;
+        }
+        generated.push((*query_type, queries));
+    }
+    Ok(generated)
 }
 
 /// The target, with what it needs.
@@ -163,12 +200,8 @@ pub fn measure(args: &QueryArgs) -> Result<QueryReport, String> {
             );
         }
     }
-    let (dataset, workload, table) = dataset(&args.workload)?;
-    let types = query_types(&args.types, workload)?;
+    let (dataset, _, table) = dataset(&args.workload)?;
     let clients = client_counts(&args.clients, cores)?;
-    if args.queries == 0 {
-        return Err("--queries must be at least 1".into());
-    }
     if !(args.max_seconds > 0.0 && args.max_seconds.is_finite()) {
         return Err(format!(
             "--max-seconds {} must be a positive number",
@@ -179,20 +212,7 @@ pub fn measure(args: &QueryArgs) -> Result<QueryReport, String> {
         max_duration: Duration::from_secs_f64(args.max_seconds),
     };
     let seed = args.query_seed.unwrap_or(args.workload.seed());
-    // Every query is generated (and, for InfluxQL, worded as TSBS words it: same hosts
-    // and windows) before any clock starts.
-    let mut generated: Vec<(QueryType, Vec<Query>)> = Vec::with_capacity(types.len());
-    for query_type in &types {
-        let mut queries = queries::generate(&dataset, *query_type, args.queries, seed)?;
-        if args.protocol == ProtocolArg::InfluxQl {
-            queries = queries
-                .iter()
-                .map(|q| tsbs_influxql::translate(*query_type, q))
-                .collect::<Result<_, _>>()
-                .map_err(|e| format!("--protocol influxql: {e}"))?;
-        }
-        generated.push((*query_type, queries));
-    }
+    let generated = statements(args)?;
     let destination = match &args.http {
         Some(url) => Destination::Http(HttpUrl::parse(url).map_err(|e| e.to_string())?),
         None => Destination::Embedded(

@@ -34,6 +34,11 @@ pub struct ServeArgs {
     /// TCP line-protocol listen address; off unless set [default: off]
     #[arg(long, env = "STRATA_TCP", value_name = "ADDR")]
     tcp: Option<String>,
+    /// Postgres wire protocol listen address (psql, Postgres drivers, Grafana's PostgreSQL
+    /// data source), or off. When left at the default and the port is taken (a Postgres
+    /// server), a warning says so and Strata starts without it [default: 127.0.0.1:5432]
+    #[arg(long, env = "STRATA_PG", value_name = "ADDR|off")]
+    pg: Option<String>,
     /// Database that TCP writes go to [default: strata]
     #[arg(long, env = "STRATA_TCP_DB", value_name = "NAME")]
     tcp_db: Option<String>,
@@ -157,6 +162,10 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
         Some(text) => Some(parse_addr("tcp address", &text)?),
         None => defaults.tcp_addr,
     };
+    let pg = match args.pg.or(file.pg) {
+        Some(text) => config::parse_pg(&text)?,
+        None => defaults.pg,
+    };
     let wal_sync = match args.wal_sync.or(file.wal_sync) {
         Some(text) => parse_wal_sync(&text)?,
         None => defaults.wal_sync,
@@ -191,6 +200,7 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
     let config = ServerConfig {
         http_addr,
         tcp_addr,
+        pg,
         tcp_database: args.tcp_db.or(file.tcp_db).unwrap_or(defaults.tcp_database),
         data_dirs,
         shards: args.shards.or(file.shards).unwrap_or(defaults.shards),

@@ -457,3 +457,49 @@ fn influxql_protocol_errors() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn print_statements_lists_what_a_run_would_send() {
+    let args = [
+        "bench",
+        "query",
+        "--print-statements",
+        "--hosts",
+        "10",
+        "--duration",
+        "1h",
+        "--types",
+        "single-groupby-1-1-1,lastpoint",
+        "--queries",
+        "3",
+        "--query-seed",
+        "7",
+    ];
+    let out = strata(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        ["single-groupby-1-1-1"; 3]
+            .iter()
+            .chain(&["lastpoint"; 3])
+            .copied()
+            .collect::<Vec<_>>()
+    );
+    for line in &lines {
+        assert!(
+            line["statement"].as_str().unwrap().starts_with("SELECT"),
+            "{line}"
+        );
+    }
+    // The same seed draws the same statements; InfluxQL words them as TSBS does.
+    assert_eq!(text(&strata(&args).stdout), text(&out.stdout));
+    let mut influxql = args.to_vec();
+    influxql.extend(["--protocol", "influxql"]);
+    let worded = text(&strata(&influxql).stdout);
+    assert!(worded.contains("group by time(1m)"), "{worded}");
+}

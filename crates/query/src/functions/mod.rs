@@ -8,17 +8,21 @@
 //!   an origin for Monday weeks.
 //! - `first(x)` / `last(x)` (also `first(x, t)`): the value of `x` at the earliest / latest
 //!   time; see [`first_last`].
+//! - `current_database()`, `current_schema()`, `version()`: for SQL clients; see
+//!   [`session`].
 
 pub(crate) mod first_last;
 mod rewrite;
+pub mod session;
 
 use std::sync::Arc;
 
 use datafusion::execution::FunctionRegistry;
-use datafusion::logical_expr::AggregateUDF;
+use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 use datafusion::prelude::SessionContext;
 
 use first_last::{End, FirstLast};
+use session::{SessionFunction, SessionValue};
 
 /// Adds Strata's functions to `context`.
 pub(crate) fn register(context: &SessionContext) {
@@ -26,6 +30,13 @@ pub(crate) fn register(context: &SessionContext) {
     context.register_udf(date_bin.as_ref().clone().with_aliases(["time_bucket"]));
     context.register_udaf(AggregateUDF::new_from_impl(FirstLast::new(End::First)));
     context.register_udaf(AggregateUDF::new_from_impl(FirstLast::new(End::Last)));
+    for value in [
+        SessionValue::Database,
+        SessionValue::Schema,
+        SessionValue::Version,
+    ] {
+        context.register_udf(ScalarUDF::new_from_impl(SessionFunction::new(value)));
+    }
 }
 
 /// Adds Strata's SQL functions (`time_bucket`, `first`, `last`) to any DataFusion context,

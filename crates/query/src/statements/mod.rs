@@ -85,6 +85,19 @@ pub(crate) async fn execute(
     database: &str,
     statement: &str,
 ) -> Option<Result<QueryStream, QueryError>> {
+    let mut cursor = ours(statement)?;
+    let output = run(engine, database, statement, &mut cursor).await;
+    Some(output.map(|o| QueryStream::from_batches(o.schema, o.batches)))
+}
+
+/// Whether `statement` is one of Strata's own statements (see the module doc), which
+/// Strata runs itself rather than DataFusion.
+pub fn is_strata_statement(statement: &str) -> bool {
+    ours(statement).is_some()
+}
+
+/// A cursor at the start of `statement` if it is one of Strata's own statements.
+fn ours(statement: &str) -> Option<Cursor> {
     // Queries skip the tokenizer: only these first words can start one of ours.
     let first = first_word(statement);
     if ![
@@ -95,7 +108,7 @@ pub(crate) async fn execute(
     {
         return None;
     }
-    let mut cursor = Cursor::new(statement)?;
+    let cursor = Cursor::new(statement)?;
     let second = cursor.peek_second();
     let ours = match cursor.peek() {
         Some(first) if is_keyword(Some(first), "SHOW") => [
@@ -120,11 +133,7 @@ pub(crate) async fn execute(
         Some(first) => is_keyword(Some(first), "INSERT") || is_keyword(Some(first), "DELETE"),
         None => false,
     };
-    if !ours {
-        return None;
-    }
-    let output = run(engine, database, statement, &mut cursor).await;
-    Some(output.map(|o| QueryStream::from_batches(o.schema, o.batches)))
+    ours.then_some(cursor)
 }
 
 async fn run(

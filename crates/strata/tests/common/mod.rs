@@ -59,6 +59,9 @@ pub struct Server {
     pub http: SocketAddr,
     /// Its TCP line-protocol address, when started with `--tcp`.
     pub tcp: Option<SocketAddr>,
+    /// Its Postgres wire address, when started with `--pg` (the helper turns the
+    /// default 127.0.0.1:5432 off, so parallel tests never race for it).
+    pub pg: Option<SocketAddr>,
     /// Its data directory.
     pub data_dir: PathBuf,
     stderr: Arc<Mutex<String>>,
@@ -79,6 +82,11 @@ impl Server {
             .arg(data_dir)
             .args(["--http", "127.0.0.1:0", "--shards", "2", "--log", "info"])
             .args(extra)
+            .args(if extra.contains(&"--pg") {
+                &[][..]
+            } else {
+                &["--pg", "off"][..]
+            })
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -101,6 +109,7 @@ impl Server {
         });
         let deadline = Instant::now() + START_STOP_LIMIT;
         let mut tcp = None;
+        let mut pg = None;
         let http = loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let Ok(line) = rx.recv_timeout(left) else {
@@ -109,6 +118,9 @@ impl Server {
             };
             if let Some(addr) = address_after(&line, "listening for line protocol on tcp://") {
                 tcp = Some(addr);
+            }
+            if let Some(addr) = address_after(&line, "listening for Postgres on postgres://") {
+                pg = Some(addr);
             }
             if let Some(addr) = address_after(&line, "listening for HTTP on http://")
                 .or_else(|| address_after(&line, "listening for HTTP on https://"))
@@ -120,6 +132,7 @@ impl Server {
             child: Some(child),
             http,
             tcp,
+            pg,
             data_dir: data_dir.to_path_buf(),
             stderr,
         }

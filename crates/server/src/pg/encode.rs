@@ -1,0 +1,315 @@
+//! Arrow results as Postgres rows: each Arrow type's Postgres type ([`pg_type`]), the
+//! row description ([`fields`]) and the `DataRow`s of a batch ([`rows`]), in text or
+//! binary format per column as the client asked.
+//!
+//! Types: booleans `bool`; signed integers `int2`/`int4`/`int8`; unsigned integers the
+//! next wider signed type, `uint64` (InfluxDB's `u` fields) `numeric`; floats `float4`/
+//! `float8`; strings and dictionary-encoded tags `text`; timestamps `timestamp`, or
+//! `timestamptz` when Arrow gives a zone (microseconds, as Postgres keeps them: the
+//! nanoseconds below are cut, not rounded); dates `date`; binary `bytea`; anything else
+//! (intervals, lists, structs, decimals) `text` in Arrow's display form.
+
+use std::error::Error;
+use std::sync::Arc;
+
+use bytes::{BufMut, BytesMut};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Float32Array, Float64Array, Int16Array,
+    Int32Array, Int64Array, LargeBinaryArray, RecordBatch, StringArray, TimestampMicrosecondArray,
+    UInt64Array,
+};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Schema, TimeUnit};
+use pgwire::api::Type;
+use pgwire::api::portal::Format;
+use pgwire::api::results::{DataRowEncoder, FieldInfo};
+use pgwire::error::{PgWireError, PgWireResult};
+use pgwire::messages::data::DataRow;
+use pgwire::types::ToSqlText;
+use pgwire::types::format::FormatOptions;
+use postgres_types::{IsNull, ToSql, to_sql_checked};
+
+/// Microseconds from the Unix epoch to Postgres's, 2000-01-01.
+const POSTGRES_EPOCH_MICROS: i64 = 946_684_800_000_000;
+
+/// The Postgres type a column of `data_type` is sent as.
+pub(crate) fn pg_type(data_type: &DataType) -> Type {
+    match data_type {
+        DataType::Boolean => Type::BOOL,
+        DataType::Int8 | DataType::Int16 | DataType::UInt8 => Type::INT2,
+        DataType::Int32 | DataType::UInt16 => Type::INT4,
+        DataType::Int64 | DataType::UInt32 => Type::INT8,
+        DataType::UInt64 => Type::NUMERIC,
+        DataType::Float16 | DataType::Float32 => Type::FLOAT4,
+        DataType::Float64 => Type::FLOAT8,
+        DataType::Timestamp(_, None) => Type::TIMESTAMP,
+        DataType::Timestamp(_, Some(_)) => Type::TIMESTAMPTZ,
+        DataType::Date32 | DataType::Date64 => Type::DATE,
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => Type::BYTEA,
+        DataType::Dictionary(_, values) => pg_type(values),
+        _ => Type::TEXT,
+    }
+}
+
+/// The row description of `schema`; `format` says which columns the client wants in
+/// binary.
+pub(crate) fn fields(schema: &Schema, format: &Format) -> Vec<FieldInfo> {
+    schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, field)| {
+            FieldInfo::new(
+                field.name().clone(),
+                None,
+                None,
+                pg_type(field.data_type()),
+                format.format_for(i),
+            )
+        })
+        .collect()
+}
+
+/// The rows of `batch` as `DataRow`s described by `fields`.
+pub(crate) fn rows(
+    batch: &RecordBatch,
+    fields: &Arc<Vec<FieldInfo>>,
+) -> PgWireResult<Vec<DataRow>> {
+    if batch.num_columns() != fields.len() {
+        return Err(internal(format!(
+            "a result batch has {} columns where {} were described",
+            batch.num_columns(),
+            fields.len()
+        )));
+    }
+    let columns: Vec<Column> = batch
+        .columns()
+        .iter()
+        .zip(fields.iter())
+        .map(|(array, field)| Column::new(array, field.datatype()))
+        .collect::<Result<_, _>>()?;
+    let mut encoder = DataRowEncoder::new(Arc::clone(fields));
+    let mut out = Vec::with_capacity(batch.num_rows());
+    for row in 0..batch.num_rows() {
+        for column in &columns {
+            column.encode(row, &mut encoder)?;
+        }
+        out.push(encoder.take_row());
+    }
+    Ok(out)
+}
+
+fn internal(message: String) -> PgWireError {
+    PgWireError::UserError(Box::new(pgwire::error::ErrorInfo::new(
+        "ERROR".into(),
+        "XX000".into(),
+        message,
+    )))
+}
+
+/// One result column, typed as the Rust value its Postgres type is encoded from.
+enum Column {
+    Bool(BooleanArray),
+    Int16(Int16Array),
+    Int32(Int32Array),
+    Int64(Int64Array),
+    Numeric(UInt64Array),
+    Float32(Float32Array),
+    Float64(Float64Array),
+    Text(StringArray),
+    Bytes(LargeBinaryArray),
+    Timestamp(TimestampMicrosecondArray, bool),
+    Date(Date32Array),
+}
+
+impl Column {
+    /// `array` ready to encode as `pg`: integers widened, timestamps in microseconds,
+    /// dictionaries and other types as strings.
+    fn new(array: &ArrayRef, pg: &Type) -> PgWireResult<Self> {
+        let to = |data_type: DataType| {
+            cast(array, &data_type).map_err(|e| internal(format!("cannot encode a column: {e}")))
+        };
+        Ok(match *pg {
+            Type::BOOL => Column::Bool(to(DataType::Boolean)?.as_boolean().clone()),
+            Type::INT2 => Column::Int16(to(DataType::Int16)?.as_primitive().clone()),
+            Type::INT4 => Column::Int32(to(DataType::Int32)?.as_primitive().clone()),
+            Type::INT8 => Column::Int64(to(DataType::Int64)?.as_primitive().clone()),
+            Type::NUMERIC => Column::Numeric(to(DataType::UInt64)?.as_primitive().clone()),
+            Type::FLOAT4 => Column::Float32(to(DataType::Float32)?.as_primitive().clone()),
+            Type::FLOAT8 => Column::Float64(to(DataType::Float64)?.as_primitive().clone()),
+            Type::TIMESTAMP | Type::TIMESTAMPTZ => Column::Timestamp(
+                to(DataType::Timestamp(TimeUnit::Microsecond, None))?
+                    .as_primitive()
+                    .clone(),
+                *pg == Type::TIMESTAMPTZ,
+            ),
+            Type::DATE => Column::Date(to(DataType::Date32)?.as_primitive().clone()),
+            Type::BYTEA => Column::Bytes(to(DataType::LargeBinary)?.as_binary().clone()),
+            _ => Column::Text(to(DataType::Utf8)?.as_string().clone()),
+        })
+    }
+
+    fn encode(&self, row: usize, encoder: &mut DataRowEncoder) -> PgWireResult<()> {
+        fn at<'a, A: Array, T>(
+            array: &'a A,
+            row: usize,
+            value: impl FnOnce(&'a A) -> T,
+        ) -> Option<T> {
+            array.is_valid(row).then(|| value(array))
+        }
+        match self {
+            Column::Bool(a) => encoder.encode_field(&at(a, row, |a| a.value(row))),
+            Column::Int16(a) => encoder.encode_field(&at(a, row, |a| a.value(row))),
+            Column::Int32(a) => encoder.encode_field(&at(a, row, |a| a.value(row))),
+            Column::Int64(a) => encoder.encode_field(&at(a, row, |a| a.value(row))),
+            Column::Numeric(a) => encoder.encode_field(&at(a, row, |a| Numeric(a.value(row)))),
+            Column::Float32(a) => encoder.encode_field(&at(a, row, |a| a.value(row))),
+            Column::Float64(a) => encoder.encode_field(&at(a, row, |a| a.value(row))),
+            Column::Text(a) => encoder.encode_field(&at(a, row, |a| a.value(row))),
+            Column::Bytes(a) => encoder.encode_field(&at(a, row, |a| a.value(row))),
+            Column::Timestamp(a, zoned) => encoder.encode_field(&at(a, row, |a| Timestamp {
+                micros: a.value(row),
+                zoned: *zoned,
+            })),
+            Column::Date(a) => encoder.encode_field(&at(a, row, |a| Date(a.value(row)))),
+        }
+    }
+}
+
+/// A `uint64` sent as `numeric`.
+#[derive(Debug, Clone, Copy)]
+struct Numeric(u64);
+
+impl ToSql for Numeric {
+    /// Postgres's binary numeric: digit count, weight, sign, display scale, then base-10000
+    /// digits, most significant first.
+    fn to_sql(
+        &self,
+        _ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+        let mut digits = Vec::new();
+        let mut rest = self.0;
+        while rest > 0 {
+            digits.push((rest % 10_000) as i16);
+            rest /= 10_000;
+        }
+        let weight = digits.len() as i16 - 1;
+        // Trailing zero digits are implied by the weight.
+        let zeros = digits.iter().take_while(|&&d| d == 0).count();
+        let digits: Vec<i16> = digits[zeros..].iter().rev().copied().collect();
+        out.put_i16(digits.len() as i16);
+        out.put_i16(weight.max(0));
+        out.put_u16(0x0000); // positive
+        out.put_i16(0); // display scale
+        for digit in digits {
+            out.put_i16(digit);
+        }
+        Ok(IsNull::No)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::NUMERIC
+    }
+
+    to_sql_checked!();
+}
+
+impl ToSqlText for Numeric {
+    fn to_sql_text(
+        &self,
+        _ty: &Type,
+        out: &mut BytesMut,
+        _format: &FormatOptions,
+    ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+        out.put_slice(itoa::Buffer::new().format(self.0).as_bytes());
+        Ok(IsNull::No)
+    }
+}
+
+/// A timestamp in microseconds since the Unix epoch; `zoned` for `timestamptz` (UTC).
+#[derive(Debug, Clone, Copy)]
+struct Timestamp {
+    micros: i64,
+    zoned: bool,
+}
+
+impl ToSql for Timestamp {
+    fn to_sql(
+        &self,
+        _ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+        out.put_i64(self.micros.saturating_sub(POSTGRES_EPOCH_MICROS));
+        Ok(IsNull::No)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::TIMESTAMP || *ty == Type::TIMESTAMPTZ
+    }
+
+    to_sql_checked!();
+}
+
+impl ToSqlText for Timestamp {
+    /// As Postgres prints it (DateStyle ISO): `2016-01-01 00:00:00`, a fraction only when
+    /// there is one (trailing zeros cut), `+00` after a `timestamptz`.
+    fn to_sql_text(
+        &self,
+        _ty: &Type,
+        out: &mut BytesMut,
+        _format: &FormatOptions,
+    ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+        use std::fmt::Write;
+        let Some(at) = chrono::DateTime::from_timestamp_micros(self.micros) else {
+            return Err(format!("timestamp {} µs is out of range", self.micros).into());
+        };
+        write!(out, "{}", at.format("%Y-%m-%d %H:%M:%S"))?;
+        let fraction = at.timestamp_subsec_micros();
+        if fraction > 0 {
+            let digits = format!("{fraction:06}");
+            write!(out, ".{}", digits.trim_end_matches('0'))?;
+        }
+        if self.zoned {
+            out.put_slice(b"+00");
+        }
+        Ok(IsNull::No)
+    }
+}
+
+/// A date in days since the Unix epoch.
+#[derive(Debug, Clone, Copy)]
+struct Date(i32);
+
+impl ToSql for Date {
+    fn to_sql(
+        &self,
+        _ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+        // 2000-01-01 is day 10,957 of the Unix epoch.
+        out.put_i32(self.0 - 10_957);
+        Ok(IsNull::No)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::DATE
+    }
+
+    to_sql_checked!();
+}
+
+impl ToSqlText for Date {
+    fn to_sql_text(
+        &self,
+        _ty: &Type,
+        out: &mut BytesMut,
+        _format: &FormatOptions,
+    ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+        use std::fmt::Write;
+        let day = chrono::DateTime::from_timestamp(i64::from(self.0) * 86_400, 0)
+            .ok_or_else(|| format!("date {} is out of range", self.0))?;
+        write!(out, "{}", day.format("%Y-%m-%d"))?;
+        Ok(IsNull::No)
+    }
+}

@@ -1,0 +1,507 @@
+//! Statements over the Postgres wire: the simple protocol (a query string of one or more
+//! statements) and the extended one (Parse, Bind, Describe, Execute). Both end in
+//! [`Queries::execute`], which answers session statements itself and sends everything
+//! else to [`QueryEngine::sql_stream`], the entry `/sql` uses.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{ArrayRef, AsArray, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt64Type};
+use futures::{Sink, StreamExt, TryStreamExt};
+use pgwire::api::portal::{Format, Portal};
+use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
+use pgwire::api::results::{
+    DescribePortalResponse, DescribeStatementResponse, FieldInfo, QueryResponse, Response, Tag,
+};
+use pgwire::api::stmt::{QueryParser, StoredStatement};
+use pgwire::api::store::PortalStore;
+use pgwire::api::{ClientInfo, ClientPortalStore, Type};
+use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::PgWireBackendMessage;
+use strata_query::{QueryEngine, QueryError, QueryStream};
+
+use super::encode;
+use super::errors::{
+    INSUFFICIENT_PRIVILEGE, NOT_SUPPORTED, PROTOCOL_VIOLATION, QUERY_CANCELED, error, query_error,
+};
+use super::params;
+use super::session::{CancelSignal, Session, SessionStatement, session_statement};
+use super::sql_text::{parameter_count, split_statements, substitute};
+use crate::auth::Access;
+
+/// A statement prepared with Parse.
+#[derive(Debug, Clone)]
+pub(crate) struct Prepared {
+    /// Its text, with `$n` where parameters go.
+    sql: String,
+    /// The type each parameter must have where the statement fixes it (DataFusion's
+    /// inference), for clients that leave parameter types to the server.
+    implied: Vec<Option<Type>>,
+    /// Its result columns, when they could be found before parameters are bound.
+    columns: Option<SchemaRef>,
+}
+
+/// Finds a statement's columns and parameter types at Parse.
+#[derive(Debug)]
+pub(crate) struct Parser {
+    query: Arc<QueryEngine>,
+}
+
+/// Runs statements for both protocols.
+#[derive(Debug)]
+pub(crate) struct Queries {
+    query: Arc<QueryEngine>,
+    parser: Arc<Parser>,
+}
+
+impl Queries {
+    pub(crate) fn new(query: Arc<QueryEngine>) -> Self {
+        Self {
+            parser: Arc::new(Parser {
+                query: Arc::clone(&query),
+            }),
+            query,
+        }
+    }
+
+    /// Runs one statement. `format` says which result columns go in binary; `origin` is
+    /// the query text the client sent and the statement's byte offset in it, for error
+    /// positions (`None` when the statement is not the client's text: parameters were
+    /// substituted); `described` the columns a Describe already announced, which the rows
+    /// must then follow.
+    async fn execute(
+        &self,
+        session: &Session,
+        sql: &str,
+        format: &Format,
+        origin: Option<(&str, usize)>,
+        described: Option<&SchemaRef>,
+    ) -> PgWireResult<Response> {
+        session.start_statement();
+        if let Some(statement) = session_statement(sql, session, true) {
+            return session_response(&statement, session, format);
+        }
+        if session.access == Access::ReadOnly && !strata_query::is_read_statement(sql) {
+            return Err(error(
+                INSUFFICIENT_PRIVILEGE,
+                "the read-only token cannot run statements that change data (only SELECT, WITH, SHOW, DESCRIBE, EXPLAIN); connect with the auth token",
+            ));
+        }
+        let failed = |e: QueryError| match origin {
+            Some((query, offset)) => query_error(&e, query, offset),
+            None => query_error(&e, sql, sql.len()),
+        };
+        let stream = self
+            .query
+            .sql_stream(&session.database, sql)
+            .await
+            .map_err(failed)?;
+        let schema = stream.schema();
+        let first_word = sql
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_ascii_uppercase();
+        if first_word == "INSERT" && schema.fields().len() == 1 {
+            let batches = stream.collect().await.map_err(failed)?;
+            let count = batches
+                .first()
+                .and_then(|b| b.column(0).as_primitive_opt::<UInt64Type>())
+                .filter(|c| !c.is_empty())
+                .map_or(0, |c| c.value(0));
+            return Ok(Response::Execution(
+                Tag::new("INSERT").with_oid(0).with_rows(count as usize),
+            ));
+        }
+        if schema.fields().is_empty() {
+            stream.collect().await.map_err(failed)?;
+            return Ok(Response::Execution(Tag::new(&command_tag(sql))));
+        }
+        let columns = described
+            .filter(|d| d.fields().len() == schema.fields().len())
+            .unwrap_or(&schema);
+        Ok(Response::Query(rows_response(
+            columns,
+            stream,
+            format,
+            Arc::clone(&session.cancel),
+        )))
+    }
+}
+
+/// The answer to a session statement.
+fn session_response(
+    statement: &SessionStatement,
+    session: &Session,
+    format: &Format,
+) -> PgWireResult<Response> {
+    Ok(match statement {
+        SessionStatement::Done(tag) => Response::Execution(Tag::new(tag)),
+        SessionStatement::Begin => Response::TransactionStart(Tag::new("BEGIN")),
+        SessionStatement::End { rollback } => {
+            Response::TransactionEnd(Tag::new(if *rollback { "ROLLBACK" } else { "COMMIT" }))
+        }
+        SessionStatement::UnknownSetting(name) => {
+            return Err(error(
+                "42704",
+                format!("unrecognized configuration parameter \"{name}\""),
+            ));
+        }
+        SessionStatement::Show(_) => {
+            let schema = text_schema(&statement.columns());
+            let rows = statement.rows(session);
+            let columns: Vec<ArrayRef> = (0..schema.fields().len())
+                .map(|i| {
+                    Arc::new(StringArray::from_iter_values(
+                        rows.iter().map(|r| r[i].as_str()),
+                    )) as ArrayRef
+                })
+                .collect();
+            let batch = RecordBatch::try_new(Arc::clone(&schema), columns)
+                .map_err(|e| error("XX000", format!("cannot build the result: {e}")))?;
+            let stream = QueryStream::from_batches(Arc::clone(&schema), vec![batch]);
+            Response::Query(rows_response(&schema, stream, format, Arc::default()))
+        }
+    })
+}
+
+fn text_schema(names: &[String]) -> SchemaRef {
+    Arc::new(Schema::new(
+        names
+            .iter()
+            .map(|n| Field::new(n, DataType::Utf8, true))
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// Rows of `stream`, encoded batch by batch as the client reads them. A cancel request
+/// ends the stream at once, even while a batch is being computed: dropping it stops the
+/// statement.
+fn rows_response(
+    schema: &Schema,
+    stream: QueryStream,
+    format: &Format,
+    cancel: Arc<CancelSignal>,
+) -> QueryResponse {
+    let fields = Arc::new(encode::fields(schema, format));
+    let encode_with = Arc::clone(&fields);
+    let batches = futures::stream::unfold(Some((stream, cancel)), |state| async move {
+        let (mut stream, cancel) = state?;
+        tokio::select! {
+            biased;
+            () = cancel.requested() => Some((
+                Err(error(QUERY_CANCELED, "canceling statement due to user request")),
+                None,
+            )),
+            next = stream.next() => match next? {
+                Ok(batch) => Some((Ok(batch), Some((stream, cancel)))),
+                Err(e) => Some((Err(query_error(&e, "", 0)), None)),
+            },
+        }
+    });
+    let rows = batches
+        .map(move |batch| encode::rows(&batch?, &encode_with))
+        .map_ok(|rows| futures::stream::iter(rows.into_iter().map(Ok)))
+        .try_flatten();
+    QueryResponse::new(fields, rows)
+}
+
+/// The command tag of a statement that returns no rows: `CREATE TABLE`, `DROP DATABASE`,
+/// `DELETE`, …
+fn command_tag(sql: &str) -> String {
+    let words: Vec<String> = sql
+        .split_whitespace()
+        .take(2)
+        .map(str::to_ascii_uppercase)
+        .collect();
+    match words.first().map(String::as_str) {
+        Some("CREATE" | "DROP" | "ALTER") => words.join(" "),
+        Some(first) => first.to_owned(),
+        None => String::new(),
+    }
+}
+
+/// The connection's session (set up at authentication).
+fn session<C: ClientInfo>(client: &C) -> PgWireResult<Arc<Session>> {
+    client.session_extensions().get::<Session>().ok_or_else(|| {
+        error(
+            PROTOCOL_VIOLATION,
+            "the connection has not finished authenticating",
+        )
+    })
+}
+
+fn error_info(error: PgWireError) -> Box<ErrorInfo> {
+    match error {
+        PgWireError::UserError(info) => info,
+        other => Box::new(other.into()),
+    }
+}
+
+#[async_trait]
+impl SimpleQueryHandler for Queries {
+    async fn do_query<C>(&self, client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let session = session(client)?;
+        let statements = split_statements(query);
+        if statements.is_empty() {
+            return Ok(vec![Response::EmptyQuery]);
+        }
+        let last = statements.len() - 1;
+        let mut out = Vec::with_capacity(statements.len());
+        for (i, (offset, sql)) in statements.into_iter().enumerate() {
+            match self
+                .execute(
+                    &session,
+                    sql,
+                    &Format::UnifiedText,
+                    Some((query, offset)),
+                    None,
+                )
+                .await
+            {
+                // Each running statement holds a query slot until its rows are read, and
+                // they are read only after every statement has run: all but the last are
+                // read now, so a long script cannot hold every slot and wait on itself.
+                Ok(Response::Query(mut rows)) if i < last => {
+                    let mut read = Vec::new();
+                    while let Some(row) = rows.data_rows().next().await {
+                        match row {
+                            Ok(row) => read.push(Ok(row)),
+                            Err(e) => {
+                                out.push(Response::Error(error_info(e)));
+                                return Ok(out);
+                            }
+                        }
+                    }
+                    let fields = rows.row_schema();
+                    out.push(Response::Query(QueryResponse::new(
+                        fields,
+                        futures::stream::iter(read),
+                    )));
+                }
+                Ok(response) => out.push(response),
+                Err(e) => {
+                    out.push(Response::Error(error_info(e)));
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[async_trait]
+impl QueryParser for Parser {
+    type Statement = Prepared;
+
+    async fn parse_sql<C>(
+        &self,
+        client: &C,
+        sql: &str,
+        _types: &[Option<Type>],
+    ) -> PgWireResult<Option<Prepared>>
+    where
+        C: ClientInfo + Unpin + Send + Sync,
+    {
+        let session = session(client)?;
+        if let Some(statement) = session_statement(sql, &session, false) {
+            return Ok(Some(Prepared {
+                sql: sql.to_owned(),
+                implied: Vec::new(),
+                columns: Some(text_schema(&statement.columns())),
+            }));
+        }
+        match self.query.describe(&session.database, sql).await {
+            Ok(description) => Ok(Some(Prepared {
+                sql: sql.to_owned(),
+                implied: description
+                    .parameters
+                    .iter()
+                    .map(|t| t.as_ref().map(encode::pg_type))
+                    .collect(),
+                columns: Some(description.schema),
+            })),
+            // Some statements can only be planned once their parameters have values; a
+            // real mistake is reported when the statement runs.
+            Err(e) if parameter_count(sql) > 0 && !matches!(e, QueryError::Syntax { .. }) => {
+                Ok(Some(Prepared {
+                    sql: sql.to_owned(),
+                    implied: Vec::new(),
+                    columns: None,
+                }))
+            }
+            Err(e) => Err(query_error(&e, sql, 0)),
+        }
+    }
+
+    fn get_parameter_types(&self, statement: &Prepared) -> PgWireResult<Vec<Type>> {
+        let count = parameter_count(&statement.sql);
+        Ok((0..count)
+            .map(|i| {
+                statement
+                    .implied
+                    .get(i)
+                    .cloned()
+                    .flatten()
+                    .unwrap_or(Type::UNKNOWN)
+            })
+            .collect())
+    }
+
+    fn get_result_schema(
+        &self,
+        statement: &Prepared,
+        format: Option<&Format>,
+    ) -> PgWireResult<Vec<FieldInfo>> {
+        let columns = statement.columns.as_ref().ok_or_else(|| {
+            error(
+                NOT_SUPPORTED,
+                "the result columns of this statement are known only once its parameters are bound: describe the portal, or give the parameters' types",
+            )
+        })?;
+        Ok(encode::fields(
+            columns,
+            format.unwrap_or(&Format::UnifiedText),
+        ))
+    }
+}
+
+/// The statement text of `portal`: its statement with each parameter as a literal.
+fn bound_sql(portal: &Portal<Prepared>) -> PgWireResult<String> {
+    let stored = &portal.statement;
+    let count = parameter_count(&stored.statement.sql);
+    if portal.parameters.len() != count {
+        return Err(error(
+            PROTOCOL_VIOLATION,
+            format!(
+                "bind message supplies {} parameters, but prepared statement \"{}\" requires {count}",
+                portal.parameters.len(),
+                stored.id
+            ),
+        ));
+    }
+    let literals = portal
+        .parameters
+        .iter()
+        .enumerate()
+        .map(|(i, value)| {
+            let ty = parameter_type(stored, i);
+            params::literal(value.as_deref(), &ty, portal.parameter_format.is_binary(i))
+        })
+        .collect::<PgWireResult<Vec<String>>>()?;
+    substitute(&stored.statement.sql, &literals)
+        .map_err(|n| error(PROTOCOL_VIOLATION, format!("there is no parameter ${n}")))
+}
+
+/// Parameter `i`'s type: the client's, else the statement's, else `unknown`.
+fn parameter_type(stored: &StoredStatement<Prepared>, i: usize) -> Type {
+    stored
+        .parameter_types
+        .get(i)
+        .cloned()
+        .flatten()
+        .filter(|t| *t != Type::UNKNOWN)
+        .or_else(|| stored.statement.implied.get(i).cloned().flatten())
+        .unwrap_or(Type::UNKNOWN)
+}
+
+#[async_trait]
+impl ExtendedQueryHandler for Queries {
+    type Statement = Prepared;
+    type QueryParser = Parser;
+
+    fn query_parser(&self) -> Arc<Parser> {
+        Arc::clone(&self.parser)
+    }
+
+    async fn do_describe_statement<C>(
+        &self,
+        _client: &mut C,
+        target: &StoredStatement<Prepared>,
+    ) -> PgWireResult<DescribeStatementResponse>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Prepared>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let count = parameter_count(&target.statement.sql);
+        let types = (0..count).map(|i| parameter_type(target, i)).collect();
+        let fields = self.parser.get_result_schema(&target.statement, None)?;
+        Ok(DescribeStatementResponse::new(types, fields))
+    }
+
+    async fn do_describe_portal<C>(
+        &self,
+        client: &mut C,
+        portal: &Portal<Prepared>,
+    ) -> PgWireResult<DescribePortalResponse>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Prepared>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let format = &portal.result_column_format;
+        if let Some(columns) = &portal.statement.statement.columns {
+            return Ok(DescribePortalResponse::new(encode::fields(columns, format)));
+        }
+        let session = session(client)?;
+        let sql = bound_sql(portal)?;
+        let description = self
+            .query
+            .describe(&session.database, &sql)
+            .await
+            .map_err(|e| query_error(&e, &sql, sql.len()))?;
+        Ok(DescribePortalResponse::new(encode::fields(
+            &description.schema,
+            format,
+        )))
+    }
+
+    async fn do_query<C>(
+        &self,
+        client: &mut C,
+        portal: &Portal<Prepared>,
+        _max_rows: usize,
+    ) -> PgWireResult<Response>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Prepared>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let session = session(client)?;
+        let sql = bound_sql(portal)?;
+        let origin = (portal.parameters.is_empty()).then_some((sql.as_str(), 0));
+        let described = portal.statement.statement.columns.as_ref();
+        self.execute(
+            &session,
+            &sql,
+            &portal.result_column_format,
+            origin,
+            described,
+        )
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::command_tag;
+
+    #[test]
+    fn command_tags_name_what_ran() {
+        assert_eq!(command_tag("create table cpu (x double)"), "CREATE TABLE");
+        assert_eq!(command_tag("DROP DATABASE db"), "DROP DATABASE");
+        assert_eq!(command_tag("delete from cpu"), "DELETE");
+    }
+}

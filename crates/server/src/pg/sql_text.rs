@@ -1,0 +1,233 @@
+//! Just enough of Postgres's lexical rules to cut a simple-query string into statements
+//! and to find its parameters (`$1`, `$2`, …) outside strings, quoted names and comments:
+//! `'…'` (with `''`), `E'…'` (with backslash escapes), `"…"`, `$tag$…$tag$`, `-- …` and
+//! nested `/* … */`.
+
+use std::ops::Range;
+
+/// A lexical piece of SQL text that matters here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Mark {
+    /// A `;` outside strings and comments, at this byte.
+    End(usize),
+    /// `$n` at these bytes.
+    Parameter(usize, Range<usize>),
+}
+
+/// The `;` ends and `$n` parameters of `sql`, in order.
+fn marks(sql: &str) -> Vec<Mark> {
+    let bytes = sql.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts_word = i == 0 || !is_word_byte(bytes[i - 1]);
+        match bytes[i] {
+            b'\'' => {
+                let escapes = i > 0
+                    && matches!(bytes[i - 1], b'E' | b'e')
+                    && (i == 1 || !is_word_byte(bytes[i - 2]));
+                i = skip_quoted(bytes, i + 1, b'\'', escapes);
+            }
+            b'"' => i = skip_quoted(bytes, i + 1, b'"', false),
+            b'-' if bytes.get(i + 1) == Some(&b'-') => {
+                i = bytes[i..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(bytes.len(), |n| i + n + 1);
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => i = skip_block_comment(bytes, i),
+            b'$' if starts_word => {
+                let digits = bytes[i + 1..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit())
+                    .count();
+                if digits > 0 {
+                    let end = i + 1 + digits;
+                    let number = sql[i + 1..end].parse().unwrap_or(usize::MAX);
+                    out.push(Mark::Parameter(number, i..end));
+                    i = end;
+                } else if let Some(after) = skip_dollar_quoted(sql, i) {
+                    i = after;
+                } else {
+                    i += 1;
+                }
+            }
+            b';' => {
+                out.push(Mark::End(i));
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
+}
+
+/// The byte after the closing `quote` of a string or name opened before `i`; the end of
+/// the text if it is never closed (the engine's parser then reports it).
+fn skip_quoted(bytes: &[u8], mut i: usize, quote: u8, backslash_escapes: bool) -> usize {
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if backslash_escapes => i += 2,
+            b if b == quote => {
+                if bytes.get(i + 1) == Some(&quote) {
+                    i += 2;
+                } else {
+                    return i + 1;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// The byte after a `/* … */` comment starting at `i` (comments nest, as in Postgres).
+fn skip_block_comment(bytes: &[u8], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    while i < bytes.len() {
+        if bytes[i] == b'/' && bytes.get(i + 1) == Some(&b'*') {
+            depth += 1;
+            i += 2;
+        } else if bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/') {
+            depth -= 1;
+            i += 2;
+            if depth == 0 {
+                return i;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    bytes.len()
+}
+
+/// The byte after a `$tag$ … $tag$` string starting at `start`, if one starts there.
+fn skip_dollar_quoted(sql: &str, start: usize) -> Option<usize> {
+    let rest = &sql[start + 1..];
+    let tag_len = rest.find('$')?;
+    let tag = &rest[..tag_len];
+    if tag.starts_with(|c: char| c.is_ascii_digit())
+        || !tag.chars().all(|c| c.is_alphanumeric() || c == '_')
+    {
+        return None;
+    }
+    let delimiter = &sql[start..start + tag_len + 2];
+    let body = start + delimiter.len();
+    Some(
+        sql[body..]
+            .find(delimiter)
+            .map_or(sql.len(), |n| body + n + delimiter.len()),
+    )
+}
+
+/// The statements of a simple-query string, each with its byte offset in it; empty ones
+/// (only blanks and comments between `;`s) are left out.
+pub(crate) fn split_statements(sql: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let ends = marks(sql).into_iter().filter_map(|m| match m {
+        Mark::End(at) => Some(at),
+        Mark::Parameter(..) => None,
+    });
+    for end in ends.chain(std::iter::once(sql.len())) {
+        let piece = &sql[start..end];
+        if !is_blank(piece) {
+            out.push((start, piece));
+        }
+        start = (end + 1).min(sql.len());
+    }
+    out
+}
+
+/// Whether `sql` holds nothing but whitespace and comments.
+pub(crate) fn is_blank(sql: &str) -> bool {
+    let bytes = sql.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_whitespace() {
+            i += 1;
+        } else if bytes[i..].starts_with(b"--") {
+            i = bytes[i..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(bytes.len(), |n| i + n + 1);
+        } else if bytes[i..].starts_with(b"/*") {
+            i = skip_block_comment(bytes, i);
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// The highest parameter number `sql` uses (0 when it has none).
+pub(crate) fn parameter_count(sql: &str) -> usize {
+    marks(sql)
+        .into_iter()
+        .filter_map(|m| match m {
+            Mark::Parameter(n, _) => Some(n),
+            Mark::End(_) => None,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// `sql` with each `$n` replaced by `values[n - 1]`; `Err(n)` names a parameter that has
+/// no value.
+pub(crate) fn substitute(sql: &str, values: &[String]) -> Result<String, usize> {
+    let mut out = String::with_capacity(sql.len() + values.iter().map(String::len).sum::<usize>());
+    let mut copied = 0;
+    for mark in marks(sql) {
+        if let Mark::Parameter(n, range) = mark {
+            let value = n.checked_sub(1).and_then(|i| values.get(i)).ok_or(n)?;
+            out.push_str(&sql[copied..range.start]);
+            out.push_str(value);
+            copied = range.end;
+        }
+    }
+    out.push_str(&sql[copied..]);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_split_on_semicolons_outside_strings_names_and_comments() {
+        let sql = "SELECT ';' AS \"a;b\"; -- c;d\nSELECT $x$;$x$ /* e; /* f; */ g; */; ;\n SELECT E'\\';' ";
+        let pieces: Vec<&str> = split_statements(sql).into_iter().map(|(_, s)| s).collect();
+        assert_eq!(
+            pieces,
+            [
+                "SELECT ';' AS \"a;b\"",
+                " -- c;d\nSELECT $x$;$x$ /* e; /* f; */ g; */",
+                "\n SELECT E'\\';' "
+            ]
+        );
+        let offsets: Vec<usize> = split_statements(sql).into_iter().map(|(o, _)| o).collect();
+        assert_eq!(offsets[0], 0);
+        assert_eq!(&sql[offsets[1]..offsets[1] + 3], " --");
+        assert!(split_statements(" ; -- only a comment\n;").is_empty());
+        assert!(is_blank(" /* x */ -- y"));
+        assert!(!is_blank(" /* x */ SELECT 1"));
+    }
+
+    #[test]
+    fn parameters_are_replaced_outside_strings_and_names_only() {
+        let sql = "SELECT $1, '$1', \"$2\", a$1, $$ $2 $$, $tag$ $1 $tag$ FROM t WHERE x = $2";
+        assert_eq!(parameter_count(sql), 2);
+        let out = substitute(sql, &["10".into(), "'y'".into()]).expect("all given");
+        assert_eq!(
+            out,
+            "SELECT 10, '$1', \"$2\", a$1, $$ $2 $$, $tag$ $1 $tag$ FROM t WHERE x = 'y'"
+        );
+        assert_eq!(substitute("SELECT $3", &["1".into()]), Err(3));
+        assert_eq!(substitute("SELECT $0", &["1".into()]), Err(0));
+        assert_eq!(parameter_count("SELECT 1"), 0);
+    }
+}

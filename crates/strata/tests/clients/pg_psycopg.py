@@ -1,0 +1,249 @@
+"""Drives `strata serve --pg` with psycopg 3 (PyPI `psycopg[binary]`), checking every answer.
+
+Usage: pg_psycopg.py HOST HTTP_PORT PG_PORT SCENARIO
+  main        parameters, text and binary results, many rows, prepared statements, inserts,
+              errors and their SQLSTATEs, session settings, cancel, 200 connections at once.
+  raw         a raw-protocol client leaves in the middle of a huge result; the next query
+              must get the only query slot (the server runs with --query-concurrency 1);
+              and a raw-protocol client reads a portal 3 rows per Execute.
+Prints "all checks passed" at the end; any failed check raises.
+"""
+
+import datetime
+import decimal
+import socket
+import struct
+import sys
+import threading
+import time
+import urllib.request
+
+import psycopg
+from psycopg import errors
+
+HOST, HTTP_PORT, PG_PORT, SCENARIO = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+DB = "pgdb"
+T0 = 1_700_000_000_000_000_000
+BIG = 20_000
+
+
+def write(lines):
+    body = "\n".join(lines).encode()
+    url = f"http://{HOST}:{HTTP_PORT}/write?db={DB}"
+    with urllib.request.urlopen(urllib.request.Request(url, data=body, method="POST")) as r:
+        assert r.status == 204, r.status
+
+
+def connect(**kwargs):
+    return psycopg.connect(host=HOST, port=PG_PORT, user="tester", dbname=DB, autocommit=True, **kwargs)
+
+
+def expect_error(conn, sql, sqlstate, params=None):
+    try:
+        conn.execute(sql, params)
+    except psycopg.Error as e:
+        assert e.sqlstate == sqlstate, f"{sql}: {e.sqlstate} {e}"
+        return e
+    raise AssertionError(f"{sql}: no error, expected {sqlstate}")
+
+
+def main():
+    write(
+        [
+            f"cpu,host=a,region=eu usage=1.5,n=3i,u=7u,ok=true,note=\"x'y\" {T0}",
+            f"cpu,host=b,region=us usage=-2.25,n=-4i,u=18446744073709551615u,ok=false,note=\"\" {T0 + 1_000_000_500}",
+        ]
+    )
+    write(f"big,host=h{i % 50} v={i}i {T0 + i * 1_000_000_000}" for i in range(BIG))
+    conn = connect()
+
+    # Text results, text parameters.
+    cur = conn.execute("SELECT host, usage, n, ok, note, time FROM cpu WHERE host = %s", ("a",))
+    assert [c.name for c in cur.description] == ["host", "usage", "n", "ok", "note", "time"]
+    assert [c.type_code for c in cur.description] == [25, 701, 20, 16, 25, 1114], cur.description
+    row = cur.fetchone()
+    assert row == ("a", 1.5, 3, True, "x'y", datetime.datetime(2023, 11, 14, 22, 13, 20)), row
+
+    # Binary results; uint64 arrives as numeric, microseconds kept, nanoseconds cut.
+    cur = conn.cursor(binary=True)
+    cur.execute("SELECT host, usage, n, u, ok, time FROM cpu WHERE usage < %s", (0.0,))
+    row = cur.fetchone()
+    assert row == (
+        "b",
+        -2.25,
+        -4,
+        decimal.Decimal(18446744073709551615),
+        False,
+        datetime.datetime(2023, 11, 14, 22, 13, 21, 0),
+    ), row
+    cur.execute("SELECT u FROM cpu WHERE host = %s", ("a",), binary=True)
+    assert cur.fetchone() == (decimal.Decimal(7),)
+
+    # Typed parameters, text and binary: int, float, timestamp with zone, bool, NULL.
+    since = datetime.datetime(2023, 11, 14, 22, 13, 20, 500000, tzinfo=datetime.timezone.utc)
+    for binary in (False, True):
+        cur = conn.cursor(binary=binary)
+        cur.execute(
+            "SELECT count(*) FROM big WHERE v >= %s AND v < %s AND time >= %s",
+            (100, 200.5, since),
+            binary=binary,
+        )
+        assert cur.fetchone() == (101,), binary
+        cur.execute("SELECT host FROM cpu WHERE ok = %s", (True,), binary=binary)
+        assert cur.fetchall() == [("a",)]
+        cur.execute("SELECT %s::BIGINT IS NULL", (None,), binary=binary)
+        assert cur.fetchone() == (True,)
+    # A parameter is one value, never more SQL.
+    cur = conn.execute("SELECT count(*) FROM cpu WHERE host = %s", ("a' OR '1'='1",))
+    assert cur.fetchone() == (0,)
+
+    # Many rows, text and binary, through the extended protocol.
+    for binary in (False, True):
+        cur = conn.cursor(binary=binary)
+        cur.execute("SELECT v, host FROM big WHERE v >= %s ORDER BY time", (0,))
+        rows = cur.fetchall()
+        assert len(rows) == BIG and sum(r[0] for r in rows) == BIG * (BIG - 1) // 2, len(rows)
+        assert rows[49] == (49, "h49")
+    # And the simple protocol.
+    rows = conn.execute("SELECT v FROM big ORDER BY time").fetchall()
+    assert len(rows) == BIG
+
+    # Prepared statements: psycopg prepares after a few runs; then only Bind and Execute.
+    for i in range(10):
+        cur = conn.execute("SELECT max(v) FROM big WHERE host = %s", (f"h{i}",), prepare=True)
+        assert cur.fetchone() == (BIG - 50 + i,)
+
+    # Inserts through parameters, one statement and many.
+    cur = conn.execute(
+        "INSERT INTO cpu (time, host, region, usage) VALUES (%s, %s, %s, %s)",
+        (datetime.datetime(2023, 11, 15, tzinfo=datetime.timezone.utc), "c", "ap", 9.5),
+    )
+    assert cur.rowcount == 1 and cur.statusmessage == "INSERT 0 1", cur.statusmessage
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO cpu (time, host, usage) VALUES (%s, %s, %s)",
+            [(datetime.datetime(2023, 11, 16, i, tzinfo=datetime.timezone.utc), "d", float(i)) for i in range(5)],
+        )
+    assert conn.execute("SELECT count(*), sum(usage) FROM cpu WHERE host IN ('c', 'd')").fetchone() == (6, 19.5)
+
+    # Errors: Postgres's SQLSTATEs, positions, and the connection stays usable.
+    expect_error(conn, "SELECT * FROM nope", "42P01")
+    e = expect_error(conn, "SELECT host FROM cpu WHER x", "42601")
+    assert e.diag.statement_position is not None, e.diag.statement_position
+    expect_error(conn, "SELECT nope FROM cpu", "42703")
+    expect_error(conn, "SELECT %s::INT", "22P02", ("12x",))
+    expect_error(conn, "SHOW nope", "42704")
+    assert conn.execute("SELECT count(*) FROM cpu").fetchone() == (8,)
+
+    # Session: settings, database, version.
+    conn.execute("SET application_name = 'strata-test'")
+    assert conn.execute("SHOW application_name").fetchone() == ("strata-test",)
+    assert conn.execute("SELECT current_database()").fetchone() == (DB,)
+    assert conn.execute("SELECT version()").fetchone()[0].startswith("PostgreSQL 16.6 (Strata ")
+    assert conn.info.server_version >= 160000, conn.info.server_version
+    with conn.transaction():
+        conn.execute("SELECT 1")
+
+    # Cancel: a statement that would run for minutes stops at once.
+    started = time.monotonic()
+    threading.Timer(0.5, conn.cancel).start()
+    expect_error(conn, "SELECT count(*) FROM big a, big b WHERE a.v < b.v", "57014")
+    assert time.monotonic() - started < 10, time.monotonic() - started
+    assert conn.execute("SELECT count(*) FROM big").fetchone() == (BIG,)
+    conn.close()
+
+    # 200 connections open at once, each answering its own query.
+    many = 200
+    ready = threading.Barrier(many)
+    failures = []
+
+    def client(i):
+        try:
+            with connect() as c:
+                ready.wait(timeout=60)
+                host = f"h{i % 50}"
+                for _ in range(100):
+                    try:
+                        got = c.execute("SELECT count(*) FROM big WHERE host = %s", (host,)).fetchone()
+                        break
+                    except errors.InsufficientResources:
+                        time.sleep(0.05)  # the query slots are full: Strata says so, retry
+                assert got == (BIG // 50,), got
+        except Exception as e:  # noqa: BLE001 - every failure is reported below
+            failures.append(f"{i}: {e!r}")
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(many)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures[:5]
+
+
+def raw_connect():
+    """A connection speaking the protocol by hand, past start-up."""
+    raw = socket.create_connection((HOST, PG_PORT))
+    params = b"user\0tester\0database\0" + DB.encode() + b"\0\0"
+    raw.sendall(struct.pack("!ii", 8 + len(params), 196608) + params)
+    seen = b""
+    while b"Z\0\0\0\x05" not in seen:  # ReadyForQuery
+        chunk = raw.recv(65536)
+        assert chunk, "connection closed during start-up"
+        seen += chunk
+    return raw
+
+
+def message(kind, body):
+    return kind + struct.pack("!i", 4 + len(body)) + body
+
+
+def read_messages(raw, until):
+    """(type, body) of each message up to and including the first of type `until`."""
+    buf, out = b"", []
+    while True:
+        while len(buf) >= 5 and len(buf) >= 1 + struct.unpack("!i", buf[1:5])[0]:
+            n = struct.unpack("!i", buf[1:5])[0]
+            out.append((buf[:1], buf[5 : 1 + n]))
+            buf = buf[1 + n :]
+            if out[-1][0] == until:
+                return out
+        chunk = raw.recv(65536)
+        assert chunk, f"closed; got {out}"
+        buf += chunk
+
+
+def portal_in_steps():
+    raw = raw_connect()
+    raw.sendall(
+        message(b"P", b"\0SELECT v FROM big ORDER BY time\0\0\0")  # Parse, no parameter types
+        + message(b"B", b"\0\0" + struct.pack("!hhh", 0, 0, 0))  # Bind: no formats, no values
+        + message(b"E", b"\0" + struct.pack("!i", 3))  # Execute, 3 rows
+        + message(b"E", b"\0" + struct.pack("!i", 3))
+        + message(b"S", b"")  # Sync
+    )
+    kinds = [k for k, _ in read_messages(raw, b"Z")]
+    assert kinds == [b"1", b"2"] + [b"D"] * 3 + [b"s"] + [b"D"] * 3 + [b"s", b"Z"], kinds
+    raw.close()
+
+
+def raw():
+    write(f"big,host=h{i % 50} v={i}i {T0 + i * 1_000_000_000}" for i in range(BIG))
+    portal_in_steps()
+    raw = raw_connect()
+    sql = b"SELECT a.v, b.v FROM big a, big b\0"  # 400 million rows
+    raw.sendall(b"Q" + struct.pack("!i", 4 + len(sql)) + sql)
+    got = 0
+    while got < 1_000_000:
+        chunk = raw.recv(65536)
+        assert chunk, "closed before the rows came"
+        got += len(chunk)
+    raw.close()
+    # The only query slot must come back: the abandoned statement was dropped.
+    started = time.monotonic()
+    with connect() as conn:
+        assert conn.execute("SELECT count(*) FROM big").fetchone() == (BIG,)
+    assert time.monotonic() - started < 10, time.monotonic() - started
+
+
+{"main": main, "raw": raw}[SCENARIO]()
+print("all checks passed")

@@ -1,0 +1,29 @@
+-- Strata through psql: statements, meta-commands, session settings and errors.
+CREATE TABLE weather (city VARCHAR TAG, time TIMESTAMP, temp DOUBLE, rain BIGINT, sunny BOOLEAN);
+INSERT INTO weather (time, city, temp, rain, sunny) VALUES
+  ('2026-01-01T00:00:00Z', 'paris', 3.5, 2, false),
+  ('2026-01-01T01:00:00.25Z', 'paris', 2.75, 0, true),
+  ('2026-01-01T00:00:00Z', 'oslo', -7.125, 5, false);
+SELECT * FROM weather ORDER BY city, time;
+SELECT city, avg(temp) AS mean, sum(rain) AS rain FROM weather GROUP BY city ORDER BY city;
+SELECT date_trunc('hour', time) AS hour, count(*) FROM weather GROUP BY 1 ORDER BY 1;
+SELECT city, temp FROM weather WHERE time >= TIMESTAMP '2026-01-01T00:30:00Z';
+SHOW TABLES;
+DESCRIBE weather;
+\x
+SELECT * FROM weather WHERE city = 'oslo';
+\x
+SET application_name = 'psql-script';
+SHOW application_name;
+SELECT current_database(), current_schema();
+SELECT 1 AS one \; SELECT 'two' AS two;
+BEGIN;
+SELECT count(*) FROM weather;
+COMMIT;
+SELECT * FROM missing;
+SELECT nope FROM weather;
+SELEC 1;
+SELECT 1 / 0;
+SHOW no_such_setting;
+DROP TABLE weather;
+SELECT count(*) FROM weather;
