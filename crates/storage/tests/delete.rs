@@ -23,7 +23,8 @@ use strata_storage::model::Value;
 use strata_storage::series::TagPredicate;
 
 use strata_storage::{
-    DeleteRequest, Engine, EngineOptions, ManualClock, PURGE_DELAY_NS, ReadRequest, WalSync,
+    DeleteRequest, Engine, EngineOptions, ManualClock, PURGE_DELAY_NS, ReadRequest, StorageError,
+    WalSync,
 };
 
 const MINUTE_NS: i64 = 60_000_000_000;
@@ -43,6 +44,27 @@ fn options(dir: &Path, clock: &Arc<ManualClock>) -> EngineOptions {
         background: false,
         clock: Arc::clone(clock) as _,
         ..EngineOptions::default()
+    }
+}
+
+/// Opens the engine again after it was closed. Another test of this binary spawns child
+/// processes; a child holds copies of this process's open files from its fork until its
+/// exec, the directory lock's included, so a reopen in that window sees the lock held (by
+/// this process's own pid). Retried for up to 5 s; any other error, or a lock held longer,
+/// fails.
+fn reopen(dir: &Path, clock: &Arc<ManualClock>) -> Engine {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        match Engine::open(options(dir, clock)) {
+            Ok((engine, _)) => return engine,
+            Err(StorageError::InUse { owner, .. })
+                if owner == Some(std::process::id().to_string())
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => panic!("reopen: {e}"),
+        }
     }
 }
 
@@ -282,7 +304,7 @@ fn run(seed: u64) {
             }
             _ => {
                 engine.close().unwrap();
-                engine = Engine::open(options(dir.path(), &clock)).unwrap().0;
+                engine = reopen(dir.path(), &clock);
                 "restart"
             }
         };
@@ -296,7 +318,7 @@ fn run(seed: u64) {
     maintain_after_delay(&engine, &clock);
     assert_eq!(engine.pending_tombstones(), 0);
     engine.close().unwrap();
-    let (engine, _) = Engine::open(options(dir.path(), &clock)).unwrap();
+    let engine = reopen(dir.path(), &clock);
     run.check(&engine, &format!("seed {seed}, reopened after retiring"));
     run.check_series(
         &engine,
@@ -316,7 +338,7 @@ fn deletes_match_a_model_through_every_read_path() {
 fn a_delete_removes_only_rows_written_before_it() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(START_NS + 4 * HOUR_NS));
-    let (engine, _) = Engine::open(options(dir.path(), &clock)).unwrap();
+    let engine = reopen(dir.path(), &clock);
     let write = |lines: &str| {
         engine
             .write_lines(DB, lines.as_bytes(), Precision::Nanoseconds)
