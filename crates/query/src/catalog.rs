@@ -9,13 +9,15 @@ use datafusion::catalog::{CatalogProvider, SchemaProvider, TableProvider};
 use datafusion::common::Result as DfResult;
 use strata_storage::Engine;
 
+use crate::pg_catalog::{PG_CATALOG, PgCatalogSchema};
 use crate::table::StrataTable;
 
 /// Name of the DataFusion catalog holding every database (`strata.db.table`).
 pub const CATALOG_NAME: &str = "strata";
 
 /// Every database of the engine; any name is a schema (a database without tables yet has
-/// none, so its queries fail with "table not found").
+/// none, so its queries fail with "table not found"); and `pg_catalog`, Postgres's system
+/// catalog for SQL clients (a database cannot be named so).
 #[derive(Debug)]
 pub struct StrataCatalog {
     engine: Arc<Engine>,
@@ -30,10 +32,15 @@ impl StrataCatalog {
 
 impl CatalogProvider for StrataCatalog {
     fn schema_names(&self) -> Vec<String> {
-        self.engine.catalog().databases()
+        let mut names = self.engine.catalog().databases();
+        names.push(PG_CATALOG.to_owned());
+        names
     }
 
     fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
+        if name == PG_CATALOG {
+            return Some(Arc::new(PgCatalogSchema::new(Arc::clone(&self.engine))));
+        }
         Some(Arc::new(DatabaseSchema {
             engine: Arc::clone(&self.engine),
             database: name.to_string(),

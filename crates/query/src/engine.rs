@@ -138,7 +138,8 @@ impl QueryEngine {
             .with_target_partitions(options.target_partitions.max(1))
             .with_default_catalog_and_schema(CATALOG_NAME, "public")
             .with_create_default_catalog_and_schema(false)
-            .with_information_schema(false);
+            // `information_schema.tables` / `.columns`: SQL clients list tables from it.
+            .with_information_schema(true);
         // Spans let planning errors point at the offending identifier.
         config.options_mut().sql_parser.collect_spans = true;
         let mut runtime = RuntimeEnvBuilder::new();
@@ -161,6 +162,7 @@ impl QueryEngine {
             Arc::new(StrataCatalog::new(Arc::clone(&engine))),
         );
         functions::register(&context);
+        crate::pg_catalog::register(&context);
         let mut state = context.state();
         functions::register_rewrites(&mut state)?;
         Ok(Self {

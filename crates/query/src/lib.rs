@@ -33,6 +33,7 @@ pub mod engine;
 pub mod error;
 mod functions;
 mod guard;
+pub mod pg_catalog;
 mod preagg;
 mod pushdown;
 pub mod scan;

@@ -2,12 +2,9 @@
 //! row description ([`fields`]) and the `DataRow`s of a batch ([`rows`]), in text or
 //! binary format per column as the client asked.
 //!
-//! Types: booleans `bool`; signed integers `int2`/`int4`/`int8`; unsigned integers the
-//! next wider signed type, `uint64` (InfluxDB's `u` fields) `numeric`; floats `float4`/
-//! `float8`; strings and dictionary-encoded tags `text`; timestamps `timestamp`, or
-//! `timestamptz` when Arrow gives a zone (microseconds, as Postgres keeps them: the
-//! nanoseconds below are cut, not rounded); dates `date`; binary `bytea`; anything else
-//! (intervals, lists, structs, decimals) `text` in Arrow's display form.
+//! Timestamps go with microseconds, as Postgres keeps them: the nanoseconds below are
+//! cut, not rounded. Types without a Postgres counterpart (intervals, lists, structs,
+//! decimals) go as `text` in Arrow's display form.
 
 use std::error::Error;
 use std::sync::Arc;
@@ -28,27 +25,15 @@ use pgwire::messages::data::DataRow;
 use pgwire::types::ToSqlText;
 use pgwire::types::format::FormatOptions;
 use postgres_types::{IsNull, ToSql, to_sql_checked};
+use strata_query::pg_catalog::types::pg_type_of;
 
 /// Microseconds from the Unix epoch to Postgres's, 2000-01-01.
 const POSTGRES_EPOCH_MICROS: i64 = 946_684_800_000_000;
 
-/// The Postgres type a column of `data_type` is sent as.
+/// The Postgres type a column of `data_type` is sent as: the mapping `pg_catalog` shows
+/// (`strata_query::pg_catalog::types::pg_type_of`).
 pub(crate) fn pg_type(data_type: &DataType) -> Type {
-    match data_type {
-        DataType::Boolean => Type::BOOL,
-        DataType::Int8 | DataType::Int16 | DataType::UInt8 => Type::INT2,
-        DataType::Int32 | DataType::UInt16 => Type::INT4,
-        DataType::Int64 | DataType::UInt32 => Type::INT8,
-        DataType::UInt64 => Type::NUMERIC,
-        DataType::Float16 | DataType::Float32 => Type::FLOAT4,
-        DataType::Float64 => Type::FLOAT8,
-        DataType::Timestamp(_, None) => Type::TIMESTAMP,
-        DataType::Timestamp(_, Some(_)) => Type::TIMESTAMPTZ,
-        DataType::Date32 | DataType::Date64 => Type::DATE,
-        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => Type::BYTEA,
-        DataType::Dictionary(_, values) => pg_type(values),
-        _ => Type::TEXT,
-    }
+    Type::from_oid(pg_type_of(data_type).oid).unwrap_or(Type::TEXT)
 }
 
 /// The row description of `schema`; `format` says which columns the client wants in

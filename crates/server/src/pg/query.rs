@@ -3,6 +3,7 @@
 //! [`Queries::execute`], which answers session statements itself and sends everything
 //! else to [`QueryEngine::sql_stream`], the entry `/sql` uses.
 
+use std::borrow::Cow;
 use std::fmt::Debug;
 use std::sync::Arc;
 
@@ -22,13 +23,14 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use strata_query::{QueryEngine, QueryError, QueryStream};
 
+use super::catalog_sql::{aggregate_scalar_subqueries, empty_answer};
 use super::encode;
 use super::errors::{
     INSUFFICIENT_PRIVILEGE, NOT_SUPPORTED, PROTOCOL_VIOLATION, QUERY_CANCELED, error, query_error,
 };
 use super::params;
 use super::session::{CancelSignal, Session, SessionStatement, session_statement};
-use super::sql_text::{parameter_count, split_statements, substitute};
+use super::sql_text::{from_postgres, parameter_count, split_statements, substitute};
 use crate::auth::Access;
 
 /// A statement prepared with Parse.
@@ -80,8 +82,22 @@ impl Queries {
         described: Option<&SchemaRef>,
     ) -> PgWireResult<Response> {
         session.start_statement();
+        let rewritten = to_strata(sql);
+        // Positions point into the client's text only when it was not rewritten.
+        let origin = origin.filter(|_| matches!(rewritten, Cow::Borrowed(_)));
+        let sql = rewritten.as_ref();
         if let Some(statement) = session_statement(sql, session, true) {
             return session_response(&statement, session, format);
+        }
+        if let Some(columns) = empty_answer(sql) {
+            let schema = text_schema(&columns);
+            let stream = QueryStream::from_batches(Arc::clone(&schema), Vec::new());
+            return Ok(Response::Query(rows_response(
+                &schema,
+                stream,
+                format,
+                Arc::default(),
+            )));
         }
         if session.access == Access::ReadOnly && !strata_query::is_read_statement(sql) {
             return Err(error(
@@ -128,6 +144,16 @@ impl Queries {
             format,
             Arc::clone(&session.cancel),
         )))
+    }
+}
+
+/// A client's statement in the SQL Strata plans: Postgres-only catalog syntax rewritten
+/// (see `sql_text::from_postgres` and `catalog_sql`); borrowed when nothing changed.
+fn to_strata(sql: &str) -> Cow<'_, str> {
+    let rewritten = from_postgres(sql);
+    match aggregate_scalar_subqueries(&rewritten) {
+        Some(aggregated) => Cow::Owned(aggregated),
+        None => rewritten,
     }
 }
 
@@ -319,7 +345,18 @@ impl QueryParser for Parser {
                 columns: Some(text_schema(&statement.columns())),
             }));
         }
-        match self.query.describe(&session.database, sql).await {
+        if let Some(columns) = empty_answer(sql) {
+            return Ok(Some(Prepared {
+                sql: sql.to_owned(),
+                implied: Vec::new(),
+                columns: Some(text_schema(&columns)),
+            }));
+        }
+        match self
+            .query
+            .describe(&session.database, &to_strata(sql))
+            .await
+        {
             Ok(description) => Ok(Some(Prepared {
                 sql: sql.to_owned(),
                 implied: description

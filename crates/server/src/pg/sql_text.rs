@@ -3,6 +3,7 @@
 //! `'…'` (with `''`), `E'…'` (with backslash escapes), `"…"`, `$tag$…$tag$`, `-- …` and
 //! nested `/* … */`.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 /// A lexical piece of SQL text that matters here.
@@ -193,6 +194,131 @@ pub(crate) fn substitute(sql: &str, values: &[String]) -> Result<String, usize> 
     Ok(out)
 }
 
+/// The byte ranges of `sql` outside strings, quoted names and comments.
+fn code_ranges(sql: &str) -> Vec<Range<usize>> {
+    let bytes = sql.as_bytes();
+    let mut out = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    while i < bytes.len() {
+        let skipped_to = match bytes[i] {
+            b'\'' => {
+                let escapes = i > 0
+                    && matches!(bytes[i - 1], b'E' | b'e')
+                    && (i == 1 || !is_word_byte(bytes[i - 2]));
+                Some(skip_quoted(bytes, i + 1, b'\'', escapes))
+            }
+            b'"' => Some(skip_quoted(bytes, i + 1, b'"', false)),
+            b'-' if bytes.get(i + 1) == Some(&b'-') => Some(
+                bytes[i..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(bytes.len(), |n| i + n + 1),
+            ),
+            b'/' if bytes.get(i + 1) == Some(&b'*') => Some(skip_block_comment(bytes, i)),
+            b'$' if i == 0 || !is_word_byte(bytes[i - 1]) => skip_dollar_quoted(sql, i),
+            _ => None,
+        };
+        match skipped_to {
+            Some(end) => {
+                out.push(start..i);
+                start = end;
+                i = end;
+            }
+            None => i += 1,
+        }
+    }
+    out.push(start..bytes.len());
+    out
+}
+
+/// `sql` with the Postgres-only syntax that system-catalog queries from clients (psql's
+/// `\d`, drivers' metadata calls) use turned into what Strata's SQL takes:
+/// `OPERATOR(pg_catalog.~)` → `~`, `COLLATE pg_catalog.default` dropped, casts to
+/// `regclass`, `regtype`, `regproc` and `oid` dropped (oids are plain integers here), and
+/// `::pg_catalog.text` → `::text`. Only code is touched, never strings or names.
+pub(crate) fn from_postgres(sql: &str) -> Cow<'_, str> {
+    const MARKERS: [&str; 3] = ["OPERATOR", "COLLATE", "::"];
+    if !MARKERS.iter().any(|m| sql.to_ascii_uppercase().contains(m)) {
+        return Cow::Borrowed(sql);
+    }
+    let mut out = String::with_capacity(sql.len());
+    let mut copied = 0;
+    for range in code_ranges(sql) {
+        out.push_str(&sql[copied..range.start]);
+        out.push_str(&rewrite_code(&sql[range.clone()]));
+        copied = range.end;
+    }
+    out.push_str(&sql[copied..]);
+    Cow::Owned(out)
+}
+
+/// [`from_postgres`] on one stretch of code.
+fn rewrite_code(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while !rest.is_empty() {
+        let upper = rest.to_ascii_uppercase();
+        if is_keyword_at(&upper, "OPERATOR") && !out.ends_with(is_ident_char) {
+            let after = rest["OPERATOR".len()..].trim_start();
+            if let Some(inner) = after.strip_prefix('(')
+                && let Some(close) = inner.find(')')
+            {
+                let operator = inner[..close].trim();
+                let operator = operator.strip_prefix("pg_catalog.").unwrap_or(operator);
+                out.push(' ');
+                out.push_str(operator.trim());
+                out.push(' ');
+                rest = &inner[close + 1..];
+                continue;
+            }
+        }
+        if is_keyword_at(&upper, "COLLATE") && !out.ends_with(is_ident_char) {
+            let after = rest["COLLATE".len()..].trim_start();
+            let name_len = after
+                .find(|c: char| !(is_ident_char(c) || c == '.' || c == '"'))
+                .unwrap_or(after.len());
+            if name_len > 0 {
+                rest = &after[name_len..];
+                continue;
+            }
+        }
+        if let Some(after) = rest.strip_prefix("::") {
+            let trimmed = after.trim_start();
+            let name_len = trimmed
+                .find(|c: char| !(is_ident_char(c) || c == '.'))
+                .unwrap_or(trimmed.len());
+            let name = trimmed[..name_len].to_ascii_lowercase();
+            let bare = name.strip_prefix("pg_catalog.").unwrap_or(&name);
+            if matches!(
+                bare,
+                "regclass" | "regtype" | "regproc" | "regprocedure" | "oid"
+            ) {
+                rest = &trimmed[name_len..];
+                continue;
+            }
+            if name.starts_with("pg_catalog.") {
+                out.push_str("::");
+                out.push_str(bare);
+                rest = &trimmed[name_len..];
+                continue;
+            }
+        }
+        let c = rest.chars().next().unwrap_or(' ');
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// Whether `upper` starts with the whole word `keyword`.
+fn is_keyword_at(upper: &str, keyword: &str) -> bool {
+    upper.starts_with(keyword) && !upper[keyword.len()..].starts_with(is_ident_char)
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,5 +355,24 @@ mod tests {
         assert_eq!(substitute("SELECT $3", &["1".into()]), Err(3));
         assert_eq!(substitute("SELECT $0", &["1".into()]), Err(0));
         assert_eq!(parameter_count("SELECT 1"), 0);
+    }
+
+    #[test]
+    fn postgres_only_catalog_syntax_is_rewritten_outside_strings() {
+        let psql = "SELECT c.oid::pg_catalog.regclass, t.typname::pg_catalog.text FROM pg_catalog.pg_class c \
+                    WHERE c.relname OPERATOR(pg_catalog.~) '^(cpu)$' COLLATE pg_catalog.default \
+                    AND c.oid = '16385'::pg_catalog.oid AND x = 'OPERATOR(pg_catalog.~)::regclass'";
+        assert_eq!(
+            from_postgres(psql),
+            "SELECT c.oid, t.typname::text FROM pg_catalog.pg_class c \
+                    WHERE c.relname  ~  '^(cpu)$'  \
+                    AND c.oid = '16385' AND x = 'OPERATOR(pg_catalog.~)::regclass'"
+        );
+        // Ordinary SQL comes back as it was, without a copy.
+        assert!(matches!(from_postgres("SELECT 1"), Cow::Borrowed(_)));
+        assert_eq!(
+            from_postgres("SELECT x::BIGINT, collate_x FROM t"),
+            "SELECT x::BIGINT, collate_x FROM t"
+        );
     }
 }

@@ -10,6 +10,13 @@ SELECT date_trunc('hour', time) AS hour, count(*) FROM weather GROUP BY 1 ORDER 
 SELECT city, temp FROM weather WHERE time >= TIMESTAMP '2026-01-01T00:30:00Z';
 SHOW TABLES;
 DESCRIBE weather;
+\dt
+\d weather
+\dn
+\l
+SELECT relname, relkind FROM pg_catalog.pg_class ORDER BY 1;
+SELECT attname, format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute ORDER BY attnum;
+SELECT table_schema, table_name, table_type FROM information_schema.tables WHERE table_schema = current_schema();
 \x
 SELECT * FROM weather WHERE city = 'oslo';
 \x

@@ -1,0 +1,450 @@
+//! Statements on `pg_catalog` as clients write them, made plannable. Postgres plans any
+//! correlated scalar subquery; DataFusion only one that is aggregated and whose correlated
+//! predicates are equalities. psql's `\d` asks
+//! `(SELECT pg_get_expr(d.adbin, …) FROM pg_attrdef d WHERE d.adrelid = a.attrelid AND …
+//! AND a.atthasdef)` and `(SELECT c.collname FROM pg_collation c, pg_type t WHERE c.oid =
+//! a.attcollation AND … AND a.attcollation <> t.typcollation)`. So, in statements that name
+//! `pg_catalog` only, each plain scalar subquery is rewritten to the same answer wherever
+//! Postgres gives one:
+//! - its one value is wrapped in `max(…)` (Postgres fails when there are more rows);
+//! - conditions on the outer row alone move out: `CASE WHEN a.atthasdef THEN (…) END`;
+//! - an outer column an equality ties to an inner one (`c.oid = a.attcollation`) is
+//!   replaced by that inner column in the subquery's other conditions.
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{
+    BinaryOperator, Expr, GroupByExpr, JoinOperator, Query, Select, SelectItem, SetExpr,
+    SetOperator, Statement, TableFactor, visit_expressions_mut,
+};
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use datafusion::sql::sqlparser::parser::{Parser, ParserError};
+
+/// Aggregate functions a scalar subquery may already return.
+const AGGREGATES: &[&str] = &[
+    "max",
+    "min",
+    "count",
+    "sum",
+    "avg",
+    "array_agg",
+    "string_agg",
+    "bool_and",
+    "bool_or",
+];
+
+/// `sql` with its plain scalar subqueries aggregated, when it names `pg_catalog` and has
+/// any; `None` otherwise (run it as it is).
+pub(crate) fn aggregate_scalar_subqueries(sql: &str) -> Option<String> {
+    if !sql.contains("pg_catalog") {
+        return None;
+    }
+    let mut statements = Parser::parse_sql(&PostgreSqlDialect {}, sql).ok()?;
+    let mut changed = false;
+    let _ = visit_expressions_mut(&mut statements, |expr| {
+        if let Expr::Subquery(query) = expr
+            && aggregate_one_value(query)
+        {
+            changed = true;
+            let outer_only = decorrelate(query);
+            if !outer_only.is_empty()
+                && let Ok(guarded) = parse_expr(&format!(
+                    "CASE WHEN {} THEN ({query}) END",
+                    outer_only.join(" AND ")
+                ))
+            {
+                *expr = guarded;
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    changed.then(|| {
+        statements
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    })
+}
+
+/// Wraps the one value of a plain `SELECT x FROM …` (no grouping, not already an
+/// aggregate) in `max(x)`; whether it did.
+fn aggregate_one_value(query: &mut Query) -> bool {
+    let SetExpr::Select(select) = query.body.as_mut() else {
+        return false;
+    };
+    let grouped = match &select.group_by {
+        GroupByExpr::Expressions(expressions, _) => !expressions.is_empty(),
+        GroupByExpr::All(_) => true,
+    };
+    if grouped || select.projection.len() != 1 || select.from.is_empty() {
+        return false;
+    }
+    let value = match &mut select.projection[0] {
+        SelectItem::UnnamedExpr(value) | SelectItem::ExprWithAlias { expr: value, .. } => value,
+        _ => return false,
+    };
+    if let Expr::Function(function) = value
+        && AGGREGATES
+            .iter()
+            .any(|a| function.name.to_string().eq_ignore_ascii_case(a))
+    {
+        return false;
+    }
+    let Ok(wrapped) = parse_expr(&format!("max({value})")) else {
+        return false;
+    };
+    *value = wrapped;
+    true
+}
+
+fn parse_expr(text: &str) -> Result<Expr, ParserError> {
+    Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+}
+
+/// Rewrites the conditions of an (already aggregated) subquery as the module doc says;
+/// returns the conditions on the outer row alone, taken out of it.
+fn decorrelate(query: &mut Query) -> Vec<String> {
+    let SetExpr::Select(select) = query.body.as_mut() else {
+        return Vec::new();
+    };
+    let Some(selection) = select.selection.take() else {
+        return Vec::new();
+    };
+    let inner: HashSet<String> = select
+        .from
+        .iter()
+        .flat_map(|t| std::iter::once(&t.relation).chain(t.joins.iter().map(|j| &j.relation)))
+        .filter_map(|relation| match relation {
+            TableFactor::Table { name, alias, .. } => Some(match alias {
+                Some(alias) => alias.name.value.to_ascii_lowercase(),
+                None => name.to_string().rsplit('.').next()?.to_ascii_lowercase(),
+            }),
+            _ => None,
+        })
+        .collect();
+    let mut conditions = Vec::new();
+    split_and(selection, &mut conditions);
+    // Outer column → the inner column an equality ties it to.
+    let mut tied: Vec<(String, Expr)> = Vec::new();
+    for condition in &conditions {
+        if let Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Eq,
+            right,
+        } = condition
+        {
+            for (a, b) in [(left, right), (right, left)] {
+                if side(a, &inner) == Side::Inner && side(b, &inner) == Side::Outer {
+                    tied.push((b.to_string(), (**a).clone()));
+                }
+            }
+        }
+    }
+    let mut outer_only = Vec::new();
+    let mut kept = Vec::new();
+    for mut condition in conditions {
+        match side(&condition, &inner) {
+            Side::Outer => outer_only.push(condition.to_string()),
+            Side::Mixed if !is_equality(&condition) => {
+                let _ = visit_expressions_mut(&mut condition, |e| {
+                    if let Some((_, inner_column)) = tied.iter().find(|(o, _)| *o == e.to_string())
+                    {
+                        *e = inner_column.clone();
+                    }
+                    ControlFlow::<()>::Continue(())
+                });
+                kept.push(condition);
+            }
+            _ => kept.push(condition),
+        }
+    }
+    select.selection = kept.into_iter().reduce(|a, b| Expr::BinaryOp {
+        left: Box::new(a),
+        op: BinaryOperator::And,
+        right: Box::new(b),
+    });
+    outer_only
+}
+
+fn split_and(expr: Expr, out: &mut Vec<Expr>) {
+    match expr {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => {
+            split_and(*left, out);
+            split_and(*right, out);
+        }
+        Expr::Nested(inner)
+            if matches!(
+                *inner,
+                Expr::BinaryOp {
+                    op: BinaryOperator::And,
+                    ..
+                }
+            ) =>
+        {
+            split_and(*inner, out);
+        }
+        other => out.push(other),
+    }
+}
+
+fn is_equality(expr: &Expr) -> bool {
+    matches!(
+        expr,
+        Expr::BinaryOp {
+            op: BinaryOperator::Eq,
+            ..
+        }
+    )
+}
+
+/// Which rows an expression's qualified columns come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// No qualified column.
+    Neither,
+    /// Only the subquery's own tables.
+    Inner,
+    /// Only the outer query's.
+    Outer,
+    Mixed,
+}
+
+fn side(expr: &Expr, inner: &HashSet<String>) -> Side {
+    let (mut has_inner, mut has_outer) = (false, false);
+    let _ = datafusion::sql::sqlparser::ast::visit_expressions(expr, |e| {
+        if let Expr::CompoundIdentifier(parts) = e
+            && parts.len() == 2
+        {
+            if inner.contains(&parts[0].value.to_ascii_lowercase()) {
+                has_inner = true;
+            } else {
+                has_outer = true;
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    match (has_inner, has_outer) {
+        (false, false) => Side::Neither,
+        (true, false) => Side::Inner,
+        (false, true) => Side::Outer,
+        (true, true) => Side::Mixed,
+    }
+}
+
+/// Catalog tables that never have rows here: Strata has no policies, extended statistics,
+/// publications, inheritance, triggers, constraints, indexes, rules or defaults.
+const EMPTY_TABLES: &[&str] = &[
+    "pg_policy",
+    "pg_statistic_ext",
+    "pg_publication",
+    "pg_publication_rel",
+    "pg_publication_namespace",
+    "pg_inherits",
+    "pg_trigger",
+    "pg_constraint",
+    "pg_index",
+    "pg_rewrite",
+    "pg_attrdef",
+    "pg_foreign_table",
+    "pg_partitioned_table",
+];
+
+/// The column names of `sql` when it is a query on the catalog that cannot return a row: a
+/// `SELECT` (no aggregate, no grouping) one of whose `FROM` items is one of the
+/// [`EMPTY_TABLES`] joined only by inner or left joins, or a `UNION` of such. psql's `\d` asks such
+/// questions (its policies, statistics, publications and inheritance footers) in
+/// Postgres's full syntax (`array(SELECT …)`, `= any(…)`); their answer is known without
+/// planning them.
+pub(crate) fn empty_answer(sql: &str) -> Option<Vec<String>> {
+    if !sql.contains("pg_catalog") {
+        return None;
+    }
+    let statements = Parser::parse_sql(&PostgreSqlDialect {}, sql).ok()?;
+    let [Statement::Query(query)] = statements.as_slice() else {
+        return None;
+    };
+    empty_body(&query.body)
+}
+
+/// The column names of a query body that cannot return a row: an empty `SELECT`, or a
+/// `UNION` of them.
+fn empty_body(body: &SetExpr) -> Option<Vec<String>> {
+    match body {
+        SetExpr::Select(select) => empty_select(select),
+        SetExpr::SetOperation {
+            op: SetOperator::Union,
+            left,
+            right,
+            ..
+        } => {
+            let names = empty_body(left)?;
+            empty_body(right)?;
+            Some(names)
+        }
+        SetExpr::Query(query) => empty_body(&query.body),
+        _ => None,
+    }
+}
+
+/// The column names of a `SELECT` that cannot return a row (see [`empty_answer`]).
+fn empty_select(select: &Select) -> Option<Vec<String>> {
+    let grouped = match &select.group_by {
+        GroupByExpr::Expressions(expressions, _) => !expressions.is_empty(),
+        GroupByExpr::All(_) => true,
+    };
+    // A cross product (`FROM a, b`) is empty when one of its items is.
+    let empty_item = select.from.iter().any(|from| {
+        let TableFactor::Table { name, .. } = &from.relation else {
+            return false;
+        };
+        let table = name.to_string().to_ascii_lowercase();
+        let only_inner_or_left = from.joins.iter().all(|j| {
+            matches!(
+                j.join_operator,
+                JoinOperator::Join(_)
+                    | JoinOperator::Inner(_)
+                    | JoinOperator::Left(_)
+                    | JoinOperator::LeftOuter(_)
+            )
+        });
+        table
+            .strip_prefix("pg_catalog.")
+            .is_some_and(|t| EMPTY_TABLES.contains(&t))
+            && only_inner_or_left
+    });
+    if grouped || !empty_item {
+        return None;
+    }
+    let mut names = Vec::new();
+    for item in &select.projection {
+        let (expr, name) = match item {
+            SelectItem::ExprWithAlias { expr, alias } => (expr, alias.value.clone()),
+            SelectItem::UnnamedExpr(expr) => (expr, column_name(expr)),
+            _ => return None,
+        };
+        if let Expr::Function(function) = expr
+            && AGGREGATES
+                .iter()
+                .any(|a| function.name.to_string().eq_ignore_ascii_case(a))
+        {
+            return None;
+        }
+        names.push(name);
+    }
+    Some(names)
+}
+
+/// The name Postgres gives an unnamed result column: a column's own name (through casts),
+/// a function's name, else `?column?`.
+fn column_name(expr: &Expr) -> String {
+    match expr {
+        Expr::Cast { expr, .. } | Expr::Nested(expr) => column_name(expr),
+        Expr::Identifier(ident) => ident.value.clone(),
+        Expr::CompoundIdentifier(parts) => {
+            parts.last().map_or_else(String::new, |p| p.value.clone())
+        }
+        Expr::Function(function) => function
+            .name
+            .0
+            .last()
+            .map_or_else(String::new, |p| p.to_string()),
+        _ => "?column?".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_scalar_subqueries_on_the_catalog_are_aggregated() {
+        let psql = "SELECT a.attname, (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true) \
+                    FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid), \
+                    (SELECT count(*) FROM pg_catalog.pg_class) FROM pg_catalog.pg_attribute a";
+        let out = aggregate_scalar_subqueries(psql).expect("rewritten");
+        assert!(
+            out.contains("(SELECT max(pg_catalog.pg_get_expr(d.adbin, d.adrelid, true)) FROM"),
+            "{out}"
+        );
+        assert!(
+            out.contains("(SELECT count(*) FROM pg_catalog.pg_class)"),
+            "{out}"
+        );
+        // psql's \\d: outer-only conditions move out, tied outer columns move in.
+        let psql = "SELECT (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true) \
+                    FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND a.atthasdef), \
+                    (SELECT c.collname FROM pg_catalog.pg_collation c, pg_catalog.pg_type t \
+                    WHERE c.oid = a.attcollation AND a.attcollation <> t.typcollation) \
+                    FROM pg_catalog.pg_attribute a";
+        let out = aggregate_scalar_subqueries(psql).expect("rewritten");
+        assert!(
+            out.contains("CASE WHEN a.atthasdef THEN (SELECT max(pg_catalog.pg_get_expr(d.adbin, d.adrelid, true)) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid) END"),
+            "{out}"
+        );
+        assert!(
+            out.contains("WHERE c.oid = a.attcollation AND c.oid <> t.typcollation)"),
+            "{out}"
+        );
+        // Statements that do not name the catalog, or have nothing to change, run as sent.
+        assert_eq!(
+            aggregate_scalar_subqueries("SELECT (SELECT x FROM t) FROM u"),
+            None
+        );
+        assert_eq!(
+            aggregate_scalar_subqueries("SELECT relname FROM pg_catalog.pg_class"),
+            None
+        );
+    }
+
+    #[test]
+    fn queries_on_tables_without_rows_are_answered_empty() {
+        let psql = "SELECT pol.polname, pol.polpermissive, CASE WHEN pol.polroles = '{0}' THEN NULL \
+                    ELSE pg_catalog.array_to_string(array(select rolname from pg_catalog.pg_roles \
+                    where oid = any (pol.polroles) order by 1),',') END AS roles \
+                    FROM pg_catalog.pg_policy pol WHERE pol.polrelid = '16385' ORDER BY 1";
+        assert_eq!(
+            empty_answer(psql),
+            Some(vec![
+                "polname".into(),
+                "polpermissive".into(),
+                "roles".into()
+            ])
+        );
+        // A table with rows, an aggregate (one row even over nothing), a right join: planned.
+        assert_eq!(
+            empty_answer("SELECT relname FROM pg_catalog.pg_class"),
+            None
+        );
+        let union = "SELECT pubname, NULL FROM pg_catalog.pg_publication p WHERE p.puballtables \
+                     UNION SELECT pubname, pg_get_expr(pr.prqual, c.oid) FROM pg_catalog.pg_publication p \
+                     JOIN pg_catalog.pg_publication_rel pr ON p.oid = pr.prpubid ORDER BY 1";
+        assert_eq!(
+            empty_answer(union),
+            Some(vec!["pubname".into(), "?column?".into()])
+        );
+        let with_rows = "SELECT relname FROM pg_catalog.pg_inherits i JOIN pg_catalog.pg_class c ON true \
+                         UNION SELECT relname FROM pg_catalog.pg_class";
+        assert_eq!(empty_answer(with_rows), None);
+        let product = "SELECT c.oid::pg_catalog.regclass FROM pg_catalog.pg_class c, pg_catalog.pg_inherits i \
+                       WHERE c.oid = i.inhparent ORDER BY inhseqno";
+        assert_eq!(empty_answer(product), Some(vec!["oid".into()]));
+        assert_eq!(
+            empty_answer("SELECT count(*) FROM pg_catalog.pg_policy"),
+            None
+        );
+        assert_eq!(
+            empty_answer(
+                "SELECT c.relname FROM pg_catalog.pg_inherits i RIGHT JOIN pg_catalog.pg_class c ON true"
+            ),
+            None
+        );
+    }
+}
