@@ -6,6 +6,9 @@
 //! - psycopg 3 (PyPI `psycopg[binary]`, pinned in the README's test command) runs
 //!   `clients/pg_psycopg.py`: parameters, text and binary results, many rows, prepared
 //!   statements, errors and SQLSTATEs, cancel, 200 connections, a client leaving mid-result.
+//! - pgjdbc (Maven Central, fetched by `clients/fetch-pgjdbc.sh`, which the README's test
+//!   command runs) runs `clients/PgJdbc.java`: prepared inserts and queries, a fetch size
+//!   read through a portal, `getTables`/`getColumns` metadata, SQLSTATEs.
 //! - Authentication with the auth and read-only tokens, and TLS on request.
 //!
 //! Never skipped: a missing client fails the test, saying how to install it.
@@ -160,6 +163,35 @@ fn raw_protocol_portal_row_limits_and_a_client_leaving_mid_result() {
     let dir = data_dir();
     let server = start(dir.path(), &["--query-concurrency", "1"]);
     psycopg(&server, "raw");
+    assert!(server.stop().success());
+}
+
+#[test]
+fn pgjdbc_prepared_statements_fetch_size_and_metadata() {
+    let jar = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/test-clients/postgresql-42.7.14.jar");
+    assert!(
+        jar.is_file(),
+        "{} is missing; run crates/strata/tests/clients/fetch-pgjdbc.sh (the README's test \
+         command does)",
+        jar.display()
+    );
+    let dir = data_dir();
+    let server = start(dir.path(), &[]);
+    let out = Command::new("java")
+        .arg("-cp")
+        .arg(&jar)
+        .arg(tests_dir().join("clients/PgJdbc.java"))
+        .arg(server.pg.unwrap().port().to_string())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run java ({e}): the Java 17 runtime is needed"));
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("all checks passed"),
+        "pgjdbc checks failed:\nstdout: {stdout}\nstderr: {}\nserver: {}",
+        text(&out.stderr),
+        server.stderr()
+    );
     assert!(server.stop().success());
 }
 

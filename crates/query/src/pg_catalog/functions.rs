@@ -1,5 +1,6 @@
 //! The Postgres catalog functions clients' metadata queries call, under their
-//! `pg_catalog.` names and their bare ones: `pg_get_userbyid` (the one role, `strata`),
+//! `pg_catalog.` names and their bare ones: `pg_get_userbyid` and `current_user` (the one
+//! role, `strata`),
 //! `pg_encoding_to_char` (`UTF8`), `pg_table_is_visible` (every table of the database is on
 //! the search path), `format_type` (the type's SQL name), `array_to_string` (catalog
 //! arrays are stored as text already, so it passes them through), and `pg_get_expr`,
@@ -103,8 +104,9 @@ impl ScalarUDFImpl for CatalogFunction {
 
 /// Adds the catalog functions to `context`.
 pub(crate) fn register(context: &SessionContext) {
-    let functions: [(&'static str, Body); 13] = [
+    let functions: [(&'static str, Body); 14] = [
         ("pg_get_userbyid", Body::Text(OWNER_NAME)),
+        ("current_user", Body::Text(OWNER_NAME)),
         ("pg_encoding_to_char", Body::Text("UTF8")),
         ("pg_table_is_visible", Body::True),
         ("format_type", Body::FormatType),

@@ -130,6 +130,23 @@ fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
     }
 }
 
+/// A catalog table's oid: Postgres's own for the tables clients name by oid
+/// (`classoid = 'pg_class'::regclass`), a hash for the rest.
+fn catalog_oid(name: &str) -> i64 {
+    match name {
+        "pg_type" => 1247,
+        "pg_attribute" => 1249,
+        "pg_class" => 1259,
+        "pg_database" => 1262,
+        "pg_namespace" => 2615,
+        "pg_constraint" => 2606,
+        "pg_description" => 2609,
+        "pg_index" => 2610,
+        "pg_trigger" => 2620,
+        _ => oid_of(&format!("pg_catalog.{name}")),
+    }
+}
+
 /// An oid for a user object from its name: FNV-1a folded above Postgres's first user oid.
 pub(crate) fn oid_of(name: &str) -> i64 {
     let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
@@ -202,17 +219,26 @@ pub(crate) const TABLES: &[CatalogTable] = &[
             ("relpartbound", Kind::Text),
         ],
         rows: |engine, database| {
-            engine
-                .catalog()
-                .tables(database)
-                .iter()
-                .map(|table| {
-                    let columns = 1 + table.tags.len() + table.fields.len();
-                    let oid = oid_of(&format!("{database}.{}", table.name));
+            let user = engine.catalog().tables(database).into_iter().map(|table| {
+                let columns = 1 + table.tags.len() + table.fields.len();
+                let oid = oid_of(&format!("{database}.{}", table.name));
+                (oid, table.name.clone(), DATABASE_NAMESPACE, columns)
+            });
+            // The catalog's own tables are relations too (`'pg_class'::regclass`).
+            let catalog = TABLES.iter().map(|t| {
+                (
+                    catalog_oid(t.name),
+                    t.name.to_owned(),
+                    PG_CATALOG_NAMESPACE,
+                    t.columns.len(),
+                )
+            });
+            user.chain(catalog)
+                .map(|(oid, name, namespace, columns)| {
                     vec![
                         Int(oid),
-                        text(&table.name),
-                        Int(DATABASE_NAMESPACE),
+                        text(&name),
+                        Int(namespace),
                         Int(0),
                         Int(0),
                         Int(OWNER),
@@ -271,10 +297,13 @@ pub(crate) const TABLES: &[CatalogTable] = &[
             ("attfdwoptions", Kind::Text),
         ],
         rows: |engine, database| {
-            let mut rows = Vec::new();
-            for table in engine.catalog().tables(database) {
+            let user = engine.catalog().tables(database).into_iter().map(|table| {
                 let oid = oid_of(&format!("{database}.{}", table.name));
-                let schema = strata_storage::arrow::table_schema(&table, None);
+                (oid, strata_storage::arrow::table_schema(&table, None))
+            });
+            let catalog = TABLES.iter().map(|t| (catalog_oid(t.name), t.schema()));
+            let mut rows = Vec::new();
+            for (oid, schema) in user.chain(catalog) {
                 for (i, field) in schema.fields().iter().enumerate() {
                     let ty = pg_type_of(field.data_type());
                     let collation = if ty.oid == 25 { 100 } else { 0 };

@@ -74,22 +74,14 @@ fn aggregate_one_value(query: &mut Query) -> bool {
     let SetExpr::Select(select) = query.body.as_mut() else {
         return false;
     };
-    let grouped = match &select.group_by {
-        GroupByExpr::Expressions(expressions, _) => !expressions.is_empty(),
-        GroupByExpr::All(_) => true,
-    };
-    if grouped || select.projection.len() != 1 || select.from.is_empty() {
+    if is_grouped(select) || select.projection.len() != 1 || select.from.is_empty() {
         return false;
     }
     let value = match &mut select.projection[0] {
         SelectItem::UnnamedExpr(value) | SelectItem::ExprWithAlias { expr: value, .. } => value,
         _ => return false,
     };
-    if let Expr::Function(function) = value
-        && AGGREGATES
-            .iter()
-            .any(|a| function.name.to_string().eq_ignore_ascii_case(a))
-    {
+    if is_aggregate(value) {
         return false;
     }
     let Ok(wrapped) = parse_expr(&format!("max({value})")) else {
@@ -97,6 +89,20 @@ fn aggregate_one_value(query: &mut Query) -> bool {
     };
     *value = wrapped;
     true
+}
+
+/// Whether `expr` is a call of one of the [`AGGREGATES`].
+fn is_aggregate(expr: &Expr) -> bool {
+    matches!(expr, Expr::Function(function)
+        if AGGREGATES.iter().any(|a| function.name.to_string().eq_ignore_ascii_case(a)))
+}
+
+/// Whether `select` has a `GROUP BY`.
+fn is_grouped(select: &Select) -> bool {
+    match &select.group_by {
+        GroupByExpr::Expressions(expressions, _) => !expressions.is_empty(),
+        GroupByExpr::All(_) => true,
+    }
 }
 
 fn parse_expr(text: &str) -> Result<Expr, ParserError> {
@@ -296,10 +302,7 @@ fn empty_body(body: &SetExpr) -> Option<Vec<String>> {
 
 /// The column names of a `SELECT` that cannot return a row (see [`empty_answer`]).
 fn empty_select(select: &Select) -> Option<Vec<String>> {
-    let grouped = match &select.group_by {
-        GroupByExpr::Expressions(expressions, _) => !expressions.is_empty(),
-        GroupByExpr::All(_) => true,
-    };
+    let grouped = is_grouped(select);
     // A cross product (`FROM a, b`) is empty when one of its items is.
     let empty_item = select.from.iter().any(|from| {
         let TableFactor::Table { name, .. } = &from.relation else {
@@ -330,11 +333,7 @@ fn empty_select(select: &Select) -> Option<Vec<String>> {
             SelectItem::UnnamedExpr(expr) => (expr, column_name(expr)),
             _ => return None,
         };
-        if let Expr::Function(function) = expr
-            && AGGREGATES
-                .iter()
-                .any(|a| function.name.to_string().eq_ignore_ascii_case(a))
-        {
+        if is_aggregate(expr) {
             return None;
         }
         names.push(name);

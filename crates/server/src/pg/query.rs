@@ -10,17 +10,19 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::arrow::array::{ArrayRef, AsArray, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt64Type};
-use futures::{Sink, StreamExt, TryStreamExt};
+use futures::{Sink, SinkExt, StreamExt, TryStreamExt};
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{
     DescribePortalResponse, DescribeStatementResponse, FieldInfo, QueryResponse, Response, Tag,
 };
 use pgwire::api::stmt::{QueryParser, StoredStatement};
-use pgwire::api::store::PortalStore;
-use pgwire::api::{ClientInfo, ClientPortalStore, Type};
+use pgwire::api::store::{Entry, PortalStore};
+use pgwire::api::{ClientInfo, ClientPortalStore, DEFAULT_NAME, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
+use pgwire::messages::data::{NoData, ParameterDescription};
+use pgwire::messages::extendedquery::{Describe, TARGET_TYPE_BYTE_STATEMENT};
 use strata_query::{QueryEngine, QueryError, QueryStream};
 
 use super::catalog_sql::{aggregate_scalar_subqueries, empty_answer};
@@ -457,6 +459,37 @@ impl ExtendedQueryHandler for Queries {
 
     fn query_parser(&self) -> Arc<Parser> {
         Arc::clone(&self.parser)
+    }
+
+    /// As pgwire's, except that a statement returning no rows is described as Postgres
+    /// describes it, parameters then NoData (pgwire sends an empty RowDescription when the
+    /// statement has parameters, and pgjdbc then takes an INSERT for a query).
+    async fn on_describe<C>(&self, client: &mut C, message: Describe) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Prepared>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if message.target_type == TARGET_TYPE_BYTE_STATEMENT {
+            let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+            if let Some(Entry::Value(statement)) = client.portal_store().get_statement(name) {
+                let described = self.do_describe_statement(client, &statement).await?;
+                if described.fields.is_empty() {
+                    let types = described.parameters.iter().map(Type::oid).collect();
+                    client
+                        .feed(PgWireBackendMessage::ParameterDescription(
+                            ParameterDescription::new(types),
+                        ))
+                        .await?;
+                    client
+                        .send(PgWireBackendMessage::NoData(NoData::new()))
+                        .await?;
+                    return Ok(());
+                }
+            }
+        }
+        self._on_describe(client, message).await
     }
 
     async fn do_describe_statement<C>(

@@ -235,21 +235,47 @@ fn code_ranges(sql: &str) -> Vec<Range<usize>> {
 /// `\d`, drivers' metadata calls) use turned into what Strata's SQL takes:
 /// `OPERATOR(pg_catalog.~)` → `~`, `COLLATE pg_catalog.default` dropped, casts to
 /// `regclass`, `regtype`, `regproc` and `oid` dropped (oids are plain integers here), and
-/// `::pg_catalog.text` → `::text`. Only code is touched, never strings or names.
+/// `::pg_catalog.text` → `::text`, `'name'::regclass` becomes the oid of the table called
+/// so (a lookup in `pg_class`), and `current_catalog`, `current_schema`, `current_user`,
+/// `session_user` without parentheses become function calls. Only code is touched, never strings or names.
 pub(crate) fn from_postgres(sql: &str) -> Cow<'_, str> {
-    const MARKERS: [&str; 3] = ["OPERATOR", "COLLATE", "::"];
+    const MARKERS: [&str; 5] = ["OPERATOR", "COLLATE", "::", "CURRENT_", "SESSION_USER"];
     if !MARKERS.iter().any(|m| sql.to_ascii_uppercase().contains(m)) {
         return Cow::Borrowed(sql);
     }
     let mut out = String::with_capacity(sql.len());
     let mut copied = 0;
     for range in code_ranges(sql) {
-        out.push_str(&sql[copied..range.start]);
-        out.push_str(&rewrite_code(&sql[range.clone()]));
+        let before = &sql[copied..range.start];
+        let mut code = &sql[range.clone()];
+        // `'name'::regclass` is the oid of the table called so.
+        if let Some(name) = before
+            .strip_prefix('\'')
+            .and_then(|b| b.strip_suffix('\''))
+            .filter(|n| !n.contains('\''))
+            && let Some(after) = strip_regclass_cast(code)
+        {
+            out.push_str(&format!(
+                "(SELECT oid FROM pg_catalog.pg_class WHERE relname = '{name}')"
+            ));
+            code = after;
+        } else {
+            out.push_str(before);
+        }
+        out.push_str(&rewrite_code(code));
         copied = range.end;
     }
     out.push_str(&sql[copied..]);
     Cow::Owned(out)
+}
+
+/// `code` after a leading `::regclass` (or `::pg_catalog.regclass`), if it starts so.
+fn strip_regclass_cast(code: &str) -> Option<&str> {
+    let after = code.trim_start().strip_prefix("::")?.trim_start();
+    let after = after.strip_prefix("pg_catalog.").unwrap_or(after);
+    let rest = after.get("regclass".len()..)?;
+    (after[.."regclass".len()].eq_ignore_ascii_case("regclass") && !rest.starts_with(is_ident_char))
+        .then_some(rest)
 }
 
 /// [`from_postgres`] on one stretch of code.
@@ -281,6 +307,26 @@ fn rewrite_code(code: &str) -> String {
                 rest = &after[name_len..];
                 continue;
             }
+        }
+        // SQL's niladic functions, written without parentheses.
+        if !out.ends_with(|c: char| is_ident_char(c) || c == '.')
+            && let Some(word) = [
+                "CURRENT_CATALOG",
+                "CURRENT_SCHEMA",
+                "CURRENT_USER",
+                "SESSION_USER",
+            ]
+            .into_iter()
+            .find(|w| is_keyword_at(&upper, w))
+            && !rest[word.len()..].trim_start().starts_with('(')
+        {
+            out.push_str(match word {
+                "CURRENT_CATALOG" => "current_database()",
+                "CURRENT_SCHEMA" => "current_schema()",
+                _ => "current_user()",
+            });
+            rest = &rest[word.len()..];
+            continue;
         }
         if let Some(after) = rest.strip_prefix("::") {
             let trimmed = after.trim_start();
@@ -367,6 +413,14 @@ mod tests {
             "SELECT c.oid, t.typname::text FROM pg_catalog.pg_class c \
                     WHERE c.relname  ~  '^(cpu)$'  \
                     AND c.oid = '16385' AND x = 'OPERATOR(pg_catalog.~)::regclass'"
+        );
+        assert_eq!(
+            from_postgres("SELECT 1 WHERE classoid = 'pg_class'::pg_catalog.regclass AND x"),
+            "SELECT 1 WHERE classoid = (SELECT oid FROM pg_catalog.pg_class WHERE relname = 'pg_class') AND x"
+        );
+        assert_eq!(
+            from_postgres("SELECT current_catalog, current_schema(), session_user, t.current_user"),
+            "SELECT current_database(), current_schema(), current_user(), t.current_user"
         );
         // Ordinary SQL comes back as it was, without a copy.
         assert!(matches!(from_postgres("SELECT 1"), Cow::Borrowed(_)));

@@ -14,8 +14,10 @@ DESCRIBE weather;
 \d weather
 \dn
 \l
-SELECT relname, relkind FROM pg_catalog.pg_class ORDER BY 1;
-SELECT attname, format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute ORDER BY attnum;
+SELECT relname, relkind FROM pg_catalog.pg_class WHERE relnamespace = 2200 ORDER BY 1;
+\d pg_catalog.pg_am
+SELECT attname, format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
+  WHERE attrelid = (SELECT oid FROM pg_catalog.pg_class WHERE relname = 'weather') ORDER BY attnum;
 SELECT table_schema, table_name, table_type FROM information_schema.tables WHERE table_schema = current_schema();
 \x
 SELECT * FROM weather WHERE city = 'oslo';

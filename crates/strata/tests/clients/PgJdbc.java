@@ -1,0 +1,95 @@
+// Drives `strata serve --pg` with pgjdbc (org.postgresql:postgresql from Maven Central),
+// checking every answer. Usage: java -cp postgresql.jar PgJdbc.java PORT
+// Prints "all checks passed" at the end; any failed check throws.
+
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+
+public class PgJdbc {
+    static void check(boolean ok, String what) {
+        if (!ok) {
+            throw new AssertionError(what);
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        String url = "jdbc:postgresql://127.0.0.1:" + args[0] + "/jdbcdb";
+        try (Connection c = DriverManager.getConnection(url, "tester", "")) {
+            DatabaseMetaData md = c.getMetaData();
+            check(md.getDatabaseProductName().equals("PostgreSQL"), md.getDatabaseProductName());
+            check(md.getDatabaseMajorVersion() == 16, "major " + md.getDatabaseMajorVersion());
+            try (Statement s = c.createStatement()) {
+                s.execute("CREATE TABLE cpu (host VARCHAR TAG, time TIMESTAMP, usage DOUBLE, n BIGINT)");
+            }
+            // Inserts through a prepared statement, run often enough to be prepared on the server.
+            try (PreparedStatement p = c.prepareStatement(
+                    "INSERT INTO cpu (time, host, usage, n) VALUES (?, ?, ?, ?)")) {
+                for (int i = 0; i < 10; i++) {
+                    p.setTimestamp(1, java.sql.Timestamp.valueOf("2026-01-01 00:00:0" + i));
+                    p.setString(2, i % 2 == 0 ? "a" : "b");
+                    p.setDouble(3, i + 0.5);
+                    p.setLong(4, i);
+                    check(p.executeUpdate() == 1, "insert " + i);
+                }
+            }
+            try (Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT host, sum(n) AS n, max(usage) AS top FROM cpu GROUP BY host ORDER BY host")) {
+                check(rs.next() && rs.getString(1).equals("a") && rs.getLong(2) == 20 && rs.getDouble(3) == 8.5, "group a");
+                check(rs.next() && rs.getString(1).equals("b") && rs.getLong(2) == 25 && rs.getDouble(3) == 9.5, "group b");
+                check(!rs.next(), "two groups");
+            }
+            try (PreparedStatement p = c.prepareStatement("SELECT count(*) FROM cpu WHERE host = ? AND usage > ?")) {
+                for (int i = 0; i < 7; i++) {
+                    p.setString(1, "a");
+                    p.setDouble(2, 4.0);
+                    try (ResultSet rs = p.executeQuery()) {
+                        check(rs.next() && rs.getLong(1) == 3, "prepared count");
+                    }
+                }
+            }
+            // A fetch size outside autocommit reads the result through a portal, 3 rows at a time.
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                s.setFetchSize(3);
+                List<Long> seen = new ArrayList<>();
+                try (ResultSet rs = s.executeQuery("SELECT n FROM cpu ORDER BY time")) {
+                    while (rs.next()) {
+                        seen.add(rs.getLong(1));
+                    }
+                }
+                check(seen.size() == 10 && seen.get(9) == 9, "fetched " + seen);
+            }
+            c.commit();
+            c.setAutoCommit(true);
+            // Metadata as DBeaver and other JDBC tools ask for it.
+            List<String> tables = new ArrayList<>();
+            try (ResultSet rs = md.getTables(null, null, "%", new String[] {"TABLE"})) {
+                while (rs.next()) {
+                    tables.add(rs.getString("TABLE_SCHEM") + "." + rs.getString("TABLE_NAME"));
+                }
+            }
+            check(tables.equals(List.of("jdbcdb.cpu")), "tables " + tables);
+            List<String> columns = new ArrayList<>();
+            try (ResultSet rs = md.getColumns(null, null, "cpu", "%")) {
+                while (rs.next()) {
+                    columns.add(rs.getString("COLUMN_NAME") + " " + rs.getString("TYPE_NAME"));
+                }
+            }
+            check(columns.equals(List.of("time timestamp", "host text", "usage float8", "n int8")), "columns " + columns);
+            try (Statement s = c.createStatement()) {
+                s.executeQuery("SELECT * FROM nope");
+                check(false, "no error for an unknown table");
+            } catch (SQLException e) {
+                check("42P01".equals(e.getSQLState()), "sqlstate " + e.getSQLState());
+            }
+        }
+        System.out.println("all checks passed");
+    }
+}
