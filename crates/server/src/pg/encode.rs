@@ -19,7 +19,7 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Schema, TimeUnit};
 use pgwire::api::Type;
 use pgwire::api::portal::Format;
-use pgwire::api::results::{DataRowEncoder, FieldInfo};
+use pgwire::api::results::{FieldFormat, FieldInfo};
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::data::DataRow;
 use pgwire::types::ToSqlText;
@@ -55,7 +55,9 @@ pub(crate) fn fields(schema: &Schema, format: &Format) -> Vec<FieldInfo> {
         .collect()
 }
 
-/// The rows of `batch` as `DataRow`s described by `fields`.
+/// The rows of `batch` as `DataRow`s described by `fields`. Every row is written into one
+/// buffer per batch and split off it, each field as its length then its bytes (text or
+/// binary, per the field's format).
 pub(crate) fn rows(
     batch: &RecordBatch,
     fields: &Arc<Vec<FieldInfo>>,
@@ -67,21 +69,50 @@ pub(crate) fn rows(
             fields.len()
         )));
     }
-    let columns: Vec<Column> = batch
+    let columns: Vec<(Column, &FieldInfo)> = batch
         .columns()
         .iter()
         .zip(fields.iter())
-        .map(|(array, field)| Column::new(array, field.datatype()))
-        .collect::<Result<_, _>>()?;
-    let mut encoder = DataRowEncoder::new(Arc::clone(fields));
+        .map(|(array, field)| Ok((Column::new(array, field.datatype())?, field)))
+        .collect::<PgWireResult<_>>()?;
+    let field_count = i16::try_from(fields.len()).map_err(|_| {
+        internal(format!(
+            "{} columns are more than a row can hold",
+            fields.len()
+        ))
+    })?;
+    let mut buffer = BytesMut::with_capacity(batch.num_rows() * (16 + 12 * fields.len()));
     let mut out = Vec::with_capacity(batch.num_rows());
     for row in 0..batch.num_rows() {
-        for column in &columns {
-            column.encode(row, &mut encoder)?;
+        for (column, field) in &columns {
+            column.write(row, field, &mut buffer)?;
         }
-        out.push(encoder.take_row());
+        out.push(DataRow::new(buffer.split(), field_count));
     }
     Ok(out)
+}
+
+/// Writes one field: its length (-1 for NULL) then `value` in `field`'s format.
+fn write_field<T: ToSql + ToSqlText>(
+    value: Option<T>,
+    field: &FieldInfo,
+    out: &mut BytesMut,
+) -> PgWireResult<()> {
+    let Some(value) = value else {
+        out.put_i32(-1);
+        return Ok(());
+    };
+    let at = out.len();
+    out.put_i32(0);
+    let written = match field.format() {
+        FieldFormat::Binary => value.to_sql(field.datatype(), out),
+        FieldFormat::Text => value.to_sql_text(field.datatype(), out, field.format_options()),
+    };
+    written.map_err(|e| internal(format!("cannot encode {}: {e}", field.name())))?;
+    let len = i32::try_from(out.len() - at - 4)
+        .map_err(|_| internal(format!("a value of {} is over 2 GiB", field.name())))?;
+    out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+    Ok(())
 }
 
 fn internal(message: String) -> PgWireError {
@@ -134,7 +165,7 @@ impl Column {
         })
     }
 
-    fn encode(&self, row: usize, encoder: &mut DataRowEncoder) -> PgWireResult<()> {
+    fn write(&self, row: usize, field: &FieldInfo, out: &mut BytesMut) -> PgWireResult<()> {
         fn at<'a, A: Array, T>(
             array: &'a A,
             row: usize,
@@ -143,20 +174,24 @@ impl Column {
             array.is_valid(row).then(|| value(array))
         }
         match self {
-            Column::Bool(a) => encoder.encode_field(&at(a, row, |a| a.value(row))),
-            Column::Int16(a) => encoder.encode_field(&at(a, row, |a| a.value(row))),
-            Column::Int32(a) => encoder.encode_field(&at(a, row, |a| a.value(row))),
-            Column::Int64(a) => encoder.encode_field(&at(a, row, |a| a.value(row))),
-            Column::Numeric(a) => encoder.encode_field(&at(a, row, |a| Numeric(a.value(row)))),
-            Column::Float32(a) => encoder.encode_field(&at(a, row, |a| a.value(row))),
-            Column::Float64(a) => encoder.encode_field(&at(a, row, |a| a.value(row))),
-            Column::Text(a) => encoder.encode_field(&at(a, row, |a| a.value(row))),
-            Column::Bytes(a) => encoder.encode_field(&at(a, row, |a| a.value(row))),
-            Column::Timestamp(a, zoned) => encoder.encode_field(&at(a, row, |a| Timestamp {
-                micros: a.value(row),
-                zoned: *zoned,
-            })),
-            Column::Date(a) => encoder.encode_field(&at(a, row, |a| Date(a.value(row)))),
+            Column::Bool(a) => write_field(at(a, row, |a| a.value(row)), field, out),
+            Column::Int16(a) => write_field(at(a, row, |a| a.value(row)), field, out),
+            Column::Int32(a) => write_field(at(a, row, |a| a.value(row)), field, out),
+            Column::Int64(a) => write_field(at(a, row, |a| a.value(row)), field, out),
+            Column::Numeric(a) => write_field(at(a, row, |a| Numeric(a.value(row))), field, out),
+            Column::Float32(a) => write_field(at(a, row, |a| a.value(row)), field, out),
+            Column::Float64(a) => write_field(at(a, row, |a| a.value(row)), field, out),
+            Column::Text(a) => write_field(at(a, row, |a| a.value(row)), field, out),
+            Column::Bytes(a) => write_field(at(a, row, |a| a.value(row)), field, out),
+            Column::Timestamp(a, zoned) => write_field(
+                at(a, row, |a| Timestamp {
+                    micros: a.value(row),
+                    zoned: *zoned,
+                }),
+                field,
+                out,
+            ),
+            Column::Date(a) => write_field(at(a, row, |a| Date(a.value(row))), field, out),
         }
     }
 }
