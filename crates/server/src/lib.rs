@@ -205,13 +205,7 @@ pub async fn serve(
         None => None,
     };
     let pg_task = match pg_listener(config.pg).await? {
-        Some(listener) => {
-            let bound = listener
-                .local_addr()
-                .map_err(|source| ServerError::Listen {
-                    addr: config.http_addr,
-                    source,
-                })?;
+        Some((listener, bound)) => {
             tracing::info!(
                 "listening for Postgres on postgres://{bound} (TLS {})",
                 if tls.is_some() { "on request" } else { "off" }
@@ -286,9 +280,12 @@ pub async fn serve(
     close_engine(engine).await
 }
 
-/// The Postgres wire listener `pg` asks for. At the default address a port already in use
-/// (by a Postgres server, most likely) is a warning, not a failure.
-async fn pg_listener(pg: config::PgListen) -> Result<Option<tokio::net::TcpListener>, ServerError> {
+/// The Postgres wire listener `pg` asks for, and the address it is bound to. At the default
+/// address a port already in use (by a Postgres server, most likely) is a warning, not a
+/// failure.
+async fn pg_listener(
+    pg: config::PgListen,
+) -> Result<Option<(tokio::net::TcpListener, std::net::SocketAddr)>, ServerError> {
     let (addr, required) = match pg {
         config::PgListen::Off => return Ok(None),
         config::PgListen::Addr(addr) => (addr, true),
@@ -298,7 +295,12 @@ async fn pg_listener(pg: config::PgListen) -> Result<Option<tokio::net::TcpListe
         ),
     };
     match tokio::net::TcpListener::bind(addr).await {
-        Ok(listener) => Ok(Some(listener)),
+        Ok(listener) => {
+            let bound = listener
+                .local_addr()
+                .map_err(|source| ServerError::Listen { addr, source })?;
+            Ok(Some((listener, bound)))
+        }
         Err(source) if !required && source.kind() == std::io::ErrorKind::AddrInUse => {
             tracing::warn!(
                 "Postgres wire not started: {addr} is in use (another Postgres server?); \

@@ -304,3 +304,50 @@ fn ssl_is_refused_without_tls_and_spoken_with_it() {
     );
     assert!(secure.stop().success());
 }
+
+#[test]
+fn a_taken_default_port_is_a_warning_and_a_taken_chosen_port_an_error() {
+    // Hold 127.0.0.1:5432 (if another process holds it already, it is taken all the same).
+    let _held = std::net::TcpListener::bind("127.0.0.1:5432");
+    let dir = data_dir();
+    let mut child = Command::new(common::strata_binary())
+        .args(["serve", "--data-dir"])
+        .arg(dir.path())
+        .args(["--http", "127.0.0.1:0", "--log", "info"])
+        .env_remove("STRATA_PG")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    let mut log = String::new();
+    let started = loop {
+        let Some(Ok(line)) = lines.next() else {
+            break false;
+        };
+        log.push_str(&line);
+        log.push('\n');
+        if line.contains("listening for HTTP") {
+            break true;
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(started, "the server did not start:\n{log}");
+    assert!(
+        log.contains("Postgres wire not started: 127.0.0.1:5432 is in use"),
+        "{log}"
+    );
+
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().to_string();
+    let dir = data_dir();
+    let out = Command::new(common::strata_binary())
+        .args(["serve", "--data-dir"])
+        .arg(dir.path())
+        .args(["--http", "127.0.0.1:0", "--pg", &port])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains(&port), "{}", text(&out.stderr));
+}
