@@ -2,21 +2,23 @@
 //! `pg_catalog.` names and their bare ones: `pg_get_userbyid` and `current_user` (the one
 //! role, `strata`),
 //! `pg_encoding_to_char` (`UTF8`), `pg_table_is_visible` (every table of the database is on
-//! the search path), `format_type` (the type's SQL name), `array_to_string` (catalog
-//! arrays are stored as text already, so it passes them through), and `pg_get_expr`,
+//! the search path), `format_type` (the type's SQL name), `pg_catalog.array_to_string`
+//! (catalog arrays are stored as text already, so it passes them through; the bare name is
+//! DataFusion's), and `pg_get_expr`,
 //! `obj_description`, `col_description`, `pg_get_indexdef`, `pg_get_constraintdef`,
 //! `pg_get_triggerdef`, `pg_get_statisticsobjdef_columns`, `pg_get_partkeydef` (NULL:
 //! Strata has no defaults, comments, indexes, constraints, triggers or partitions).
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray, StringBuilder};
+use datafusion::arrow::array::{Array, AsArray, Int64Builder, ListBuilder, StringBuilder};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type};
 use datafusion::common::{Result, ScalarValue};
 use datafusion::execution::FunctionRegistry;
 use datafusion::logical_expr::{
-    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
+    Volatility,
 };
 use datafusion::prelude::SessionContext;
 
@@ -36,6 +38,17 @@ enum Body {
     FormatType,
     /// `array_to_string(text, separator)`: the first argument.
     PassText,
+    /// `quote_ident(text)`: the name, double-quoted when it needs to be.
+    QuoteIdent,
+    /// `current_setting(name)`: `search_path` is the statement's database; other settings
+    /// are NULL here.
+    CurrentSetting,
+    /// `parse_ident(text)`: a qualified name's parts, as a list.
+    ParseIdent,
+    /// `array_lower(list, 1)`: 1, or NULL for an empty list.
+    ArrayLower,
+    /// `array_upper(list, 1)`: the list's length, or NULL for an empty one.
+    ArrayUpper,
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -62,6 +75,8 @@ impl ScalarUDFImpl for CatalogFunction {
     fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
         Ok(match self.body {
             Body::True => DataType::Boolean,
+            Body::ArrayLower | Body::ArrayUpper => DataType::Int64,
+            Body::ParseIdent => DataType::new_list(DataType::Utf8, true),
             _ => DataType::Utf8,
         })
     }
@@ -79,6 +94,56 @@ impl ScalarUDFImpl for CatalogFunction {
                 }
                 None => scalar(ScalarValue::Utf8(None)),
             },
+            Body::QuoteIdent => map_text(&args, |name| Some(quote_ident(name))),
+            Body::CurrentSetting => {
+                let database = args.config_options.catalog.default_schema.clone();
+                map_text(&args, |name| {
+                    name.eq_ignore_ascii_case("search_path")
+                        .then(|| database.clone())
+                })
+            }
+            Body::ParseIdent => {
+                let Some(first) = args.args.first() else {
+                    return scalar(ScalarValue::Utf8(None));
+                };
+                let names = cast(&first.to_array(args.number_rows)?, &DataType::Utf8)?;
+                let names = names.as_string::<i32>();
+                let mut out = ListBuilder::new(StringBuilder::new());
+                for i in 0..names.len() {
+                    if names.is_null(i) {
+                        out.append_null();
+                        continue;
+                    }
+                    for part in parse_ident(names.value(i)) {
+                        out.values().append_value(part);
+                    }
+                    out.append(true);
+                }
+                Ok(ColumnarValue::Array(Arc::new(out.finish())))
+            }
+            Body::ArrayLower | Body::ArrayUpper => {
+                let Some(first) = args.args.first() else {
+                    return scalar(ScalarValue::Int64(None));
+                };
+                let lists = first.to_array(args.number_rows)?;
+                let Some(lists) = lists.as_list_opt::<i32>() else {
+                    return scalar(ScalarValue::Int64(None));
+                };
+                let mut out = Int64Builder::new();
+                for i in 0..lists.len() {
+                    let len = if lists.is_null(i) {
+                        0
+                    } else {
+                        lists.value_length(i)
+                    };
+                    match (len, self.body) {
+                        (0, _) => out.append_null(),
+                        (_, Body::ArrayLower) => out.append_value(1),
+                        (n, _) => out.append_value(i64::from(n)),
+                    }
+                }
+                Ok(ColumnarValue::Array(Arc::new(out.finish())))
+            }
             Body::FormatType => {
                 let Some(oids) = args.args.first() else {
                     return scalar(ScalarValue::Utf8(None));
@@ -102,15 +167,88 @@ impl ScalarUDFImpl for CatalogFunction {
     }
 }
 
+/// `f` of every text value of the first argument (NULL stays NULL).
+fn map_text(
+    args: &ScalarFunctionArgs,
+    f: impl Fn(&str) -> Option<String>,
+) -> Result<ColumnarValue> {
+    let Some(first) = args.args.first() else {
+        return Ok(ColumnarValue::Scalar(ScalarValue::Utf8(None)));
+    };
+    let values = cast(&first.to_array(args.number_rows)?, &DataType::Utf8)?;
+    let values = values.as_string::<i32>();
+    let mut out = StringBuilder::new();
+    for i in 0..values.len() {
+        match (!values.is_null(i)).then(|| f(values.value(i))).flatten() {
+            Some(text) => out.append_value(text),
+            None => out.append_null(),
+        }
+    }
+    Ok(ColumnarValue::Array(Arc::new(out.finish())))
+}
+
+/// `name` as Postgres's `quote_ident` gives it: unchanged when it is lower-case letters,
+/// digits and `_` not starting with a digit, else in double quotes with `"` doubled.
+fn quote_ident(name: &str) -> String {
+    let plain = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        name.to_owned()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
+/// The parts of a qualified name (`a.b`, `"A.x".b`): quoted parts kept as written, others
+/// lower-cased, as Postgres's `parse_ident` does.
+fn parse_ident(text: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                current.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => current.push(c),
+            (false, '"') => quoted = true,
+            (false, '.') => parts.push(std::mem::take(&mut current)),
+            (false, c) => current.extend(c.to_lowercase()),
+        }
+    }
+    parts.push(current);
+    parts
+}
+
+/// Any arguments, none included (`current_user()`).
+fn any_arguments() -> Signature {
+    Signature::one_of(
+        vec![TypeSignature::Nullary, TypeSignature::VariadicAny],
+        Volatility::Stable,
+    )
+}
+
 /// Adds the catalog functions to `context`.
 pub(crate) fn register(context: &SessionContext) {
-    let functions: [(&'static str, Body); 14] = [
+    let functions: [(&'static str, Body); 18] = [
+        ("quote_ident", Body::QuoteIdent),
+        ("current_setting", Body::CurrentSetting),
+        ("parse_ident", Body::ParseIdent),
+        ("array_lower", Body::ArrayLower),
+        ("array_upper", Body::ArrayUpper),
         ("pg_get_userbyid", Body::Text(OWNER_NAME)),
         ("current_user", Body::Text(OWNER_NAME)),
         ("pg_encoding_to_char", Body::Text("UTF8")),
         ("pg_table_is_visible", Body::True),
         ("format_type", Body::FormatType),
-        ("array_to_string", Body::PassText),
         ("pg_get_expr", Body::NullText),
         ("obj_description", Body::NullText),
         ("col_description", Body::NullText),
@@ -125,9 +263,17 @@ pub(crate) fn register(context: &SessionContext) {
             name,
             aliases: vec![format!("pg_catalog.{name}")],
             body,
-            signature: Signature::variadic_any(Volatility::Stable),
+            signature: any_arguments(),
         }));
     }
+    // Only qualified: the bare name is DataFusion's, over real lists; the catalog's
+    // "arrays" (`datacl`, `reloptions`) are text here and pass through.
+    context.register_udf(ScalarUDF::new_from_impl(CatalogFunction {
+        name: "pg_catalog.array_to_string",
+        aliases: Vec::new(),
+        body: Body::PassText,
+        signature: any_arguments(),
+    }));
     // The session functions under their catalog names too.
     for (name, qualified) in [
         ("current_database", "pg_catalog.current_database"),
@@ -137,5 +283,20 @@ pub(crate) fn register(context: &SessionContext) {
         if let Ok(udf) = context.udf(name) {
             context.register_udf(udf.as_ref().clone().with_aliases([qualified]));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_ident, quote_ident};
+
+    #[test]
+    fn identifiers_are_quoted_and_parsed_as_postgres_does() {
+        assert_eq!(quote_ident("cpu_2"), "cpu_2");
+        assert_eq!(quote_ident("Cpu"), "\"Cpu\"");
+        assert_eq!(quote_ident("a\"b c"), "\"a\"\"b c\"");
+        assert_eq!(quote_ident("2x"), "\"2x\"");
+        assert_eq!(parse_ident("public.Games"), ["public", "games"]);
+        assert_eq!(parse_ident("\"My.Db\".t"), ["My.Db", "t"]);
     }
 }

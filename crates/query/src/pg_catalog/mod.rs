@@ -6,7 +6,7 @@
 //! are in [`functions`]; [`types`] maps Strata's columns to Postgres types.
 
 mod functions;
-pub(crate) mod tables;
+mod tables;
 pub mod types;
 
 use std::sync::Arc;
@@ -23,6 +23,7 @@ use strata_storage::Engine;
 
 pub(crate) use functions::register;
 use tables::CatalogTable;
+pub use tables::OWNER_NAME;
 
 /// The schema name.
 pub const PG_CATALOG: &str = "pg_catalog";

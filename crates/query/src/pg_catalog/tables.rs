@@ -28,7 +28,7 @@ const INFORMATION_SCHEMA_NAMESPACE: i64 = 13_000;
 /// The one role: oid 10, as a Postgres bootstrap superuser.
 pub(crate) const OWNER: i64 = 10;
 /// The role's name.
-pub(crate) const OWNER_NAME: &str = "strata";
+pub const OWNER_NAME: &str = "strata";
 
 /// One cell of a catalog row.
 #[derive(Debug, Clone)]

@@ -6,12 +6,14 @@
 //! Files: `startup` (authentication, cancel requests), `session` (settings and the session
 //! statements answered here), `query` (simple and extended protocol), `params` (bound
 //! values as literals), `sql_text` (statement splitting, `$n`, Postgres-only catalog
-//! syntax), `catalog_sql` (catalog queries made plannable), `encode` (Arrow to Postgres
+//! syntax), `catalog_sql` and `from_functions` (catalog queries made plannable), `encode`
+//! (Arrow to Postgres
 //! rows), `errors` (SQLSTATE codes). `pg_catalog` itself is in `strata_query`. What differs from Postgres is in `docs/postgres.md`.
 
 mod catalog_sql;
 mod encode;
 mod errors;
+mod from_functions;
 mod params;
 mod query;
 mod session;

@@ -30,6 +30,7 @@ use super::encode;
 use super::errors::{
     INSUFFICIENT_PRIVILEGE, NOT_SUPPORTED, PROTOCOL_VIOLATION, QUERY_CANCELED, error, query_error,
 };
+use super::from_functions;
 use super::params;
 use super::session::{CancelSignal, Session, SessionStatement, session_statement};
 use super::sql_text::{from_postgres, parameter_count, split_statements, substitute};
@@ -150,13 +151,17 @@ impl Queries {
 }
 
 /// A client's statement in the SQL Strata plans: Postgres-only catalog syntax rewritten
-/// (see `sql_text::from_postgres` and `catalog_sql`); borrowed when nothing changed.
+/// (see `sql_text::from_postgres`, `catalog_sql` and `from_functions`); borrowed when
+/// nothing changed.
 fn to_strata(sql: &str) -> Cow<'_, str> {
-    let rewritten = from_postgres(sql);
-    match aggregate_scalar_subqueries(&rewritten) {
-        Some(aggregated) => Cow::Owned(aggregated),
-        None => rewritten,
+    let mut text = from_postgres(sql);
+    if let Some(aggregated) = aggregate_scalar_subqueries(&text) {
+        text = Cow::Owned(aggregated);
     }
+    if let Some(rewritten) = from_functions::rewrite(&text) {
+        text = Cow::Owned(rewritten);
+    }
+    text
 }
 
 /// The answer to a session statement.

@@ -2,7 +2,9 @@
 
 Usage: pg_psycopg.py HOST HTTP_PORT PG_PORT SCENARIO
   main        parameters, text and binary results, many rows, prepared statements, inserts,
-              errors and their SQLSTATEs, session settings, cancel, 200 connections at once.
+              errors and their SQLSTATEs, session settings, cancel, 200 connections at once,
+              and the SQL Grafana's PostgreSQL data source sends (health check, table and
+              column lists, macro-expanded time series).
   raw         a raw-protocol client leaves in the middle of a huge result; the next query
               must get the only query slot (the server runs with --query-concurrency 1);
               and a raw-protocol client reads a portal 3 rows per Execute.
@@ -178,6 +180,76 @@ def main():
     for t in threads:
         t.join()
     assert not failures, failures[:5]
+    grafana()
+
+
+# How Grafana's PostgreSQL data source (Grafana 10/11) lists tables and columns: the search
+# path split with Postgres's array functions.
+SEARCH_PATH = """SELECT
+    CASE WHEN trim(s[i]) = '"$user"' THEN user ELSE trim(s[i]) END
+  FROM
+    generate_series(
+      array_lower(string_to_array(current_setting('search_path'),','),1),
+      array_upper(string_to_array(current_setting('search_path'),','),1)
+    ) as i,
+    string_to_array(current_setting('search_path'),',') s"""
+GRAFANA_TABLES = f"""SELECT
+    CASE WHEN quote_ident(table_schema) IN ({SEARCH_PATH})
+      THEN quote_ident(table_name)
+      ELSE quote_ident(table_schema) || '.' || quote_ident(table_name)
+    END AS "table"
+    FROM information_schema.tables
+    WHERE quote_ident(table_schema) NOT IN ('information_schema', 'pg_catalog',
+      '_timescaledb_cache', '_timescaledb_catalog', '_timescaledb_internal',
+      '_timescaledb_config', 'timescaledb_information', 'timescaledb_experimental')
+    ORDER BY CASE WHEN quote_ident(table_schema) IN ({SEARCH_PATH}) THEN 0 ELSE 1 END, 1"""
+
+
+def grafana_columns(table):
+    return f"""SELECT quote_ident(column_name) AS "column", data_type AS "type"
+    FROM information_schema.columns
+    WHERE
+      CASE WHEN array_length(parse_ident('{table}'),1) = 2
+        THEN quote_ident(table_schema) = (parse_ident('{table}'))[1]
+          AND quote_ident(table_name) = (parse_ident('{table}'))[2]
+        ELSE quote_ident(table_name) = '{table}'
+          AND quote_ident(table_schema) IN ({SEARCH_PATH})
+      END"""
+
+
+def grafana():
+    write(["other_mem,host=a free=1 1700000000000000000"])
+    with urllib.request.urlopen(
+        urllib.request.Request(
+            f"http://{HOST}:{HTTP_PORT}/write?db=otherdb",
+            data=b"mem,host=a free=1 1700000000000000000",
+            method="POST",
+        )
+    ) as r:
+        assert r.status == 204
+    conn = connect()
+    assert conn.execute("SELECT 1").fetchone() == (1,)
+    tables = [t for (t,) in conn.execute(GRAFANA_TABLES).fetchall()]
+    # This database's tables first and unqualified, then other databases' qualified.
+    assert tables[:3] == ["big", "cpu", "other_mem"] and "otherdb.mem" in tables, tables
+    columns = conn.execute(grafana_columns("cpu")).fetchall()
+    assert [c for c, _ in columns] == ["time", "host", "region", "usage", "n", "u", "ok", "note"], columns
+    assert [c for c, _ in conn.execute(grafana_columns("otherdb.mem")).fetchall()] == ["time", "host", "free"]
+    # Macro-expanded queries: $__timeGroupAlias(time, 1m), $__timeFilter(time), ORDER BY 1.
+    rows = conn.execute(
+        """SELECT floor(extract(epoch from time)/60)*60 AS "time", avg(v) AS "v"
+           FROM big WHERE time BETWEEN '2023-11-14T22:13:20Z' AND '2023-11-14T22:23:19Z'
+           GROUP BY 1 ORDER BY 1"""
+    ).fetchall()
+    # Minutes 22:13 (rows 0-39) to 22:23 (rows 580-599) of the 600 rows in the window.
+    assert len(rows) == 11 and rows[0] == (1699999980.0, 19.5) and rows[-1] == (1700000580.0, 589.5), rows
+    # $__unixEpochFilter(time) on a time column, and a table panel's raw rows.
+    rows = conn.execute(
+        """SELECT time AS "time", host, v FROM big
+           WHERE extract(epoch from time) >= 1700000000 AND extract(epoch from time) <= 1700000004
+           ORDER BY 1"""
+    ).fetchall()
+    assert [r[2] for r in rows] == [0, 1, 2, 3, 4], rows
 
 
 def raw_connect():
