@@ -45,6 +45,8 @@ enum Body {
     CurrentSetting,
     /// `parse_ident(text)`: a qualified name's parts, as a list.
     ParseIdent,
+    /// `current_schemas(implicit)`: the search path as a list, `pg_catalog` first.
+    CurrentSchemas,
     /// `array_lower(list, 1)`: 1, or NULL for an empty list.
     ArrayLower,
     /// `array_upper(list, 1)`: the list's length, or NULL for an empty one.
@@ -76,7 +78,7 @@ impl ScalarUDFImpl for CatalogFunction {
         Ok(match self.body {
             Body::True => DataType::Boolean,
             Body::ArrayLower | Body::ArrayUpper => DataType::Int64,
-            Body::ParseIdent => DataType::new_list(DataType::Utf8, true),
+            Body::ParseIdent | Body::CurrentSchemas => DataType::new_list(DataType::Utf8, true),
             _ => DataType::Utf8,
         })
     }
@@ -120,6 +122,20 @@ impl ScalarUDFImpl for CatalogFunction {
                     out.append(true);
                 }
                 Ok(ColumnarValue::Array(Arc::new(out.finish())))
+            }
+            Body::CurrentSchemas => {
+                let database = args.config_options.catalog.default_schema.clone();
+                let mut out = ListBuilder::new(StringBuilder::new());
+                for _ in 0..args.number_rows.max(1) {
+                    out.values().append_value("pg_catalog");
+                    out.values().append_value(&database);
+                    out.append(true);
+                }
+                let list = out.finish();
+                if args.number_rows <= 1 {
+                    return Ok(ColumnarValue::Scalar(ScalarValue::List(Arc::new(list))));
+                }
+                Ok(ColumnarValue::Array(Arc::new(list)))
             }
             Body::ArrayLower | Body::ArrayUpper => {
                 let Some(first) = args.args.first() else {
@@ -238,7 +254,8 @@ fn any_arguments() -> Signature {
 
 /// Adds the catalog functions to `context`.
 pub(crate) fn register(context: &SessionContext) {
-    let functions: [(&'static str, Body); 18] = [
+    let functions: [(&'static str, Body); 19] = [
+        ("current_schemas", Body::CurrentSchemas),
         ("quote_ident", Body::QuoteIdent),
         ("current_setting", Body::CurrentSetting),
         ("parse_ident", Body::ParseIdent),

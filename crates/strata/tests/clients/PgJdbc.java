@@ -83,6 +83,13 @@ public class PgJdbc {
                 }
             }
             check(columns.equals(List.of("time timestamp", "host text", "usage float8", "n int8")), "columns " + columns);
+            List<String> schemas = new ArrayList<>();
+            try (ResultSet rs = md.getSchemas()) {
+                while (rs.next()) {
+                    schemas.add(rs.getString("TABLE_SCHEM"));
+                }
+            }
+            check(schemas.equals(List.of("information_schema", "jdbcdb", "pg_catalog")), "schemas " + schemas);
             try (Statement s = c.createStatement()) {
                 s.executeQuery("SELECT * FROM nope");
                 check(false, "no error for an unknown table");

@@ -8,6 +8,9 @@ SELECT * FROM weather ORDER BY city, time;
 SELECT city, avg(temp) AS mean, sum(rain) AS rain FROM weather GROUP BY city ORDER BY city;
 SELECT date_trunc('hour', time) AS hour, count(*) FROM weather GROUP BY 1 ORDER BY 1;
 SELECT city, temp FROM weather WHERE time >= TIMESTAMP '2026-01-01T00:30:00Z';
+SELECT time_bucket(INTERVAL '30 minutes', time) AS bucket, count(*) AS n FROM weather GROUP BY 1 ORDER BY 1;
+SELECT extract(epoch from time)::BIGINT AS epoch, temp::INT AS t FROM weather ORDER BY time, city LIMIT 2 OFFSET 1;
+SELECT count(*) AS recent FROM weather WHERE time > now() - interval '1 hour';
 SHOW TABLES;
 DESCRIBE weather;
 \dt
