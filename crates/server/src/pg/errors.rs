@@ -42,9 +42,10 @@ fn info(code: &str, message: String) -> ErrorInfo {
     ErrorInfo::new("ERROR".to_owned(), code.to_owned(), message)
 }
 
-/// `error` as Postgres reports it; `statement` is the statement that failed and `offset`
-/// its byte offset in `query`, the text the client sent.
-pub(crate) fn query_error(error: &QueryError, query: &str, offset: usize) -> PgWireError {
+/// `error` as Postgres reports it. `origin` is the text the client sent and the failed
+/// statement's byte offset in it, for the error's position; `None` when the statement ran
+/// is not the client's text (parameters bound, syntax rewritten): no position then.
+pub(crate) fn query_error(error: &QueryError, origin: Option<(&str, usize)>) -> PgWireError {
     let message = error.to_string();
     let code = match error {
         QueryError::Syntax { .. } => SYNTAX_ERROR,
@@ -66,11 +67,14 @@ pub(crate) fn query_error(error: &QueryError, query: &str, offset: usize) -> PgW
         QueryError::Execution { .. } => INTERNAL_ERROR,
     };
     let mut info = info(code, message);
-    info.position = error.position().and_then(|p| {
-        let statement = &query[offset..];
-        let at = byte_of(statement, p.line, p.column)?;
-        Some((query[..offset + at].chars().count() + 1).to_string())
-    });
+    info.position = error
+        .position()
+        .zip(origin)
+        .and_then(|(p, (query, offset))| {
+            let statement = &query[offset..];
+            let at = byte_of(statement, p.line, p.column)?;
+            Some((query[..offset + at].chars().count() + 1).to_string())
+        });
     PgWireError::UserError(Box::new(info))
 }
 
@@ -131,7 +135,7 @@ mod tests {
             message: "expected an expression".into(),
             position: Some(Position { line: 2, column: 3 }),
         };
-        let (code, position) = fields(query_error(&error, query, offset));
+        let (code, position) = fields(query_error(&error, Some((query, offset))));
         assert_eq!(code, SYNTAX_ERROR);
         // 'x' is the 22nd character of the whole text.
         assert_eq!(position.as_deref(), Some("22"));
@@ -144,7 +148,7 @@ mod tests {
             message: message.into(),
             position: None,
         };
-        let code = |e: QueryError| fields(query_error(&e, "", 0)).0;
+        let code = |e: QueryError| fields(query_error(&e, None)).0;
         assert_eq!(code(plan("table 'strata.nope' not found")), UNDEFINED_TABLE);
         assert_eq!(
             code(plan(

@@ -108,10 +108,7 @@ impl Queries {
                 "the read-only token cannot run statements that change data (only SELECT, WITH, SHOW, DESCRIBE, EXPLAIN); connect with the auth token",
             ));
         }
-        let failed = |e: QueryError| match origin {
-            Some((query, offset)) => query_error(&e, query, offset),
-            None => query_error(&e, sql, sql.len()),
-        };
+        let failed = |e: QueryError| query_error(&e, origin);
         let stream = self
             .query
             .sql_stream(&session.database, sql)
@@ -230,7 +227,7 @@ fn rows_response(
             )),
             next = stream.next() => match next? {
                 Ok(batch) => Some((Ok(batch), Some((stream, cancel)))),
-                Err(e) => Some((Err(query_error(&e, "", 0)), None)),
+                Err(e) => Some((Err(query_error(&e, None)), None)),
             },
         }
     });
@@ -359,11 +356,10 @@ impl QueryParser for Parser {
                 columns: Some(text_schema(&columns)),
             }));
         }
-        match self
-            .query
-            .describe(&session.database, &to_strata(sql))
-            .await
-        {
+        let planned = to_strata(sql);
+        // Positions point into the client's text only when it was not rewritten.
+        let origin = matches!(planned, Cow::Borrowed(_)).then_some((sql, 0));
+        match self.query.describe(&session.database, &planned).await {
             Ok(description) => Ok(Some(Prepared {
                 sql: sql.to_owned(),
                 implied: description
@@ -382,7 +378,7 @@ impl QueryParser for Parser {
                     columns: None,
                 }))
             }
-            Err(e) => Err(query_error(&e, sql, 0)),
+            Err(e) => Err(query_error(&e, origin)),
         }
     }
 
@@ -535,7 +531,7 @@ impl ExtendedQueryHandler for Queries {
             .query
             .describe(&session.database, &sql)
             .await
-            .map_err(|e| query_error(&e, &sql, sql.len()))?;
+            .map_err(|e| query_error(&e, None))?;
         Ok(DescribePortalResponse::new(encode::fields(
             &description.schema,
             format,
