@@ -23,13 +23,16 @@ use datafusion::sql::sqlparser::ast::{
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
+use super::sql_text::contains_ignore_ascii_case;
+
 /// Table functions DataFusion has, whose columns are already named.
 const TABLE_FUNCTIONS: &[&str] = &["range", "unnest"];
 
 /// `sql` with those forms rewritten, if it is a metadata query that has any.
 pub(crate) fn rewrite(sql: &str) -> Option<String> {
-    let lower = sql.to_ascii_lowercase();
-    if !lower.contains("information_schema") && !lower.contains("pg_catalog") {
+    if !contains_ignore_ascii_case(sql, "information_schema")
+        && !contains_ignore_ascii_case(sql, "pg_catalog")
+    {
         return None;
     }
     let mut statements = Parser::parse_sql(&PostgreSqlDialect {}, sql).ok()?;

@@ -193,6 +193,27 @@ pub(crate) fn session_statement(
     session: &Session,
     apply: bool,
 ) -> Option<SessionStatement> {
+    // Most statements are queries: look at the first word before splitting the rest.
+    const FIRST_WORDS: [&str; 13] = [
+        "BEGIN",
+        "START",
+        "COMMIT",
+        "END",
+        "ROLLBACK",
+        "ABORT",
+        "SAVEPOINT",
+        "RELEASE",
+        "DISCARD",
+        "DEALLOCATE",
+        "SET",
+        "RESET",
+        "SHOW",
+    ];
+    let first = statement.split_whitespace().next().unwrap_or_default();
+    let first = first.trim_end_matches(';');
+    if !FIRST_WORDS.iter().any(|w| first.eq_ignore_ascii_case(w)) {
+        return None;
+    }
     let words = words(statement);
     let word = |i: usize| {
         words

@@ -240,7 +240,7 @@ fn code_ranges(sql: &str) -> Vec<Range<usize>> {
 /// `session_user` without parentheses become function calls. Only code is touched, never strings or names.
 pub(crate) fn from_postgres(sql: &str) -> Cow<'_, str> {
     const MARKERS: [&str; 5] = ["OPERATOR", "COLLATE", "::", "CURRENT_", "SESSION_USER"];
-    if !MARKERS.iter().any(|m| sql.to_ascii_uppercase().contains(m)) {
+    if !MARKERS.iter().any(|m| contains_ignore_ascii_case(sql, m)) {
         return Cow::Borrowed(sql);
     }
     let mut out = String::with_capacity(sql.len());
@@ -283,8 +283,7 @@ fn rewrite_code(code: &str) -> String {
     let mut out = String::with_capacity(code.len());
     let mut rest = code;
     while !rest.is_empty() {
-        let upper = rest.to_ascii_uppercase();
-        if is_keyword_at(&upper, "OPERATOR") && !out.ends_with(is_ident_char) {
+        if is_keyword_at(rest, "OPERATOR") && !out.ends_with(is_ident_char) {
             let after = rest["OPERATOR".len()..].trim_start();
             if let Some(inner) = after.strip_prefix('(')
                 && let Some(close) = inner.find(')')
@@ -298,7 +297,7 @@ fn rewrite_code(code: &str) -> String {
                 continue;
             }
         }
-        if is_keyword_at(&upper, "COLLATE") && !out.ends_with(is_ident_char) {
+        if is_keyword_at(rest, "COLLATE") && !out.ends_with(is_ident_char) {
             let after = rest["COLLATE".len()..].trim_start();
             let name_len = after
                 .find(|c: char| !(is_ident_char(c) || c == '.' || c == '"'))
@@ -317,7 +316,7 @@ fn rewrite_code(code: &str) -> String {
                 "SESSION_USER",
             ]
             .into_iter()
-            .find(|w| is_keyword_at(&upper, w))
+            .find(|w| is_keyword_at(rest, w))
             && !rest[word.len()..].trim_start().starts_with('(')
         {
             out.push_str(match word {
@@ -356,9 +355,20 @@ fn rewrite_code(code: &str) -> String {
     out
 }
 
-/// Whether `upper` starts with the whole word `keyword`.
-fn is_keyword_at(upper: &str, keyword: &str) -> bool {
-    upper.starts_with(keyword) && !upper[keyword.len()..].starts_with(is_ident_char)
+/// Whether `text` starts with the whole word `keyword` (an upper-case ASCII word), in any
+/// case. No copy: this runs at every position of a statement's code.
+fn is_keyword_at(text: &str, keyword: &str) -> bool {
+    text.get(..keyword.len())
+        .is_some_and(|start| start.eq_ignore_ascii_case(keyword))
+        && !text[keyword.len()..].starts_with(is_ident_char)
+}
+
+/// Whether `needle` occurs in `haystack`, ASCII case ignored, without copying either.
+pub(crate) fn contains_ignore_ascii_case(haystack: &str, needle: &str) -> bool {
+    haystack
+        .as_bytes()
+        .windows(needle.len())
+        .any(|window| window.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
 fn is_ident_char(c: char) -> bool {
