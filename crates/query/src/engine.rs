@@ -22,6 +22,7 @@ use crate::direct;
 use crate::error::QueryError;
 use crate::functions;
 use crate::guard::{Admission, QueryStream};
+use crate::nesting;
 use crate::preagg::PreAggregateRule;
 use crate::statements::{self, is_read_statement};
 
@@ -209,6 +210,7 @@ impl QueryEngine {
         database: &str,
         statement: &str,
     ) -> Result<QueryStream, QueryError> {
+        nesting::check(statement)?;
         if let Some(done) = statements::execute(&self.engine, database, statement).await {
             return done.map_err(QueryError::without_empty_position);
         }
@@ -246,7 +248,7 @@ impl QueryEngine {
 
     /// Whether `statement` is answered by the direct path rather than DataFusion's plan.
     pub fn is_direct(&self, database: &str, statement: &str) -> bool {
-        self.direct_plan(database, statement).is_some()
+        nesting::check(statement).is_ok() && self.direct_plan(database, statement).is_some()
     }
 
     fn direct_plan(&self, database: &str, statement: &str) -> Option<direct::DirectPlan> {
@@ -302,6 +304,7 @@ impl QueryEngine {
         database: &str,
         statement: &str,
     ) -> Result<Description, QueryError> {
+        nesting::check(statement)?;
         if statements::is_strata_statement(statement) {
             let schema = if is_read_statement(statement) {
                 match statements::execute(&self.engine, database, statement).await {

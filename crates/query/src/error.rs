@@ -60,6 +60,15 @@ pub enum QueryError {
         /// Statements that may run at once ([`crate::QueryOptions::max_concurrent`]).
         limit: usize,
     },
+    /// The statement is too complex to plan safely: an expression nested deeper than
+    /// [`crate::nesting::MAX_EXPRESSION_DEPTH`] levels.
+    #[error("{message}")]
+    TooComplex {
+        /// What bound it passed.
+        message: String,
+        /// Where it passed it.
+        position: Option<Position>,
+    },
     /// The statement needed more memory than [`crate::QueryOptions::memory_limit`] leaves.
     #[error("query memory limit reached: {message}")]
     ResourcesExhausted {
@@ -81,13 +90,15 @@ impl QueryError {
     /// Where in the statement the error is, when known.
     pub fn position(&self) -> Option<Position> {
         match self {
-            QueryError::Syntax { position, .. } | QueryError::Plan { position, .. } => *position,
+            QueryError::Syntax { position, .. }
+            | QueryError::Plan { position, .. }
+            | QueryError::TooComplex { position, .. } => *position,
             _ => None,
         }
     }
 
     /// A short stable name of the error's kind, for machine-readable output: `syntax`,
-    /// `plan`, `not_supported`, `storage`, `execution`, `timeout`, `busy` or
+    /// `plan`, `not_supported`, `storage`, `execution`, `timeout`, `busy`, `too_complex` or
     /// `resources_exhausted`.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -98,6 +109,7 @@ impl QueryError {
             QueryError::Execution { .. } => "execution",
             QueryError::Timeout { .. } => "timeout",
             QueryError::Busy { .. } => "busy",
+            QueryError::TooComplex { .. } => "too_complex",
             QueryError::ResourcesExhausted { .. } => "resources_exhausted",
         }
     }
@@ -149,6 +161,16 @@ impl From<DataFusionError> for QueryError {
         let message = err.strip_backtrace();
         let root = err.find_root();
         match root {
+            DataFusionError::SQL(parser, _)
+                if matches!(**parser, ParserError::RecursionLimitExceeded) =>
+            {
+                QueryError::TooComplex {
+                    message: "statement too deeply nested: parentheses, subqueries or unary \
+                              operators more than 50 levels deep"
+                        .to_string(),
+                    position,
+                }
+            }
             DataFusionError::SQL(parser, _) => {
                 let text = parser_text(parser);
                 let (words, at) = split_position(&text);

@@ -12,6 +12,8 @@
 //! - [`error`]: [`QueryError`], with the position in the statement where known.
 //! - `preagg`: aggregates from block pre-aggregates ([`PreAggExec`]), a physical
 //!   optimizer rule.
+//! - [`nesting`]: the bound on expression depth, checked on a statement's text before it is
+//!   parsed (a deep tree would overflow the stack of whatever walks it).
 //! - `guard`: the guard rails — concurrency slots and [`QueryStream`] with its deadline.
 //! - `statements`: what Strata runs itself before DataFusion sees a statement — `SHOW`,
 //!   `DESCRIBE`, `CREATE TABLE`, `INSERT … VALUES` (through `Engine::write_lines`),
@@ -33,6 +35,7 @@ pub mod engine;
 pub mod error;
 mod functions;
 mod guard;
+pub mod nesting;
 pub mod pg_catalog;
 mod preagg;
 mod pushdown;

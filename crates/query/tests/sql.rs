@@ -190,3 +190,87 @@ fn the_query_engine_can_be_shared_across_tasks() {
     let sql = QueryEngine::new(open_engine(dir.path())).unwrap();
     sendable(sql.sql("db", "SELECT 1"));
 }
+
+/// One value of the single-row, single-column answer `batches`, as text.
+fn only_value(batches: &[RecordBatch]) -> String {
+    let text = table_text(batches);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5, "{text}");
+    lines[3].trim_matches(|c| c == '|' || c == ' ').to_string()
+}
+
+/// Expressions up to the depth bound are planned and answered on threads with the stack
+/// the bound is sized for (the server's workers have it); deeper ones are refused before
+/// anything parses them. A chain of 40,000 `+` once overflowed the stack and aborted the
+/// server.
+#[test]
+fn expressions_nested_to_the_bound_answer_and_deeper_ones_are_refused() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_stack_size(strata_query::nesting::PLANNING_STACK_BYTES)
+        .enable_all()
+        .build()
+        .unwrap();
+    // On a worker: `block_on` would run it on this test thread, with the default stack.
+    runtime
+        .block_on(runtime.spawn(nested_to_the_bound()))
+        .unwrap();
+}
+
+async fn nested_to_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(dir.path());
+    engine
+        .write_lines(
+            "db",
+            b"m,host=a v=1i 1\nm,host=b v=2i 2\n",
+            Precision::Nanoseconds,
+        )
+        .unwrap();
+    let sql = QueryEngine::new(engine).unwrap();
+    let bound = strata_query::nesting::MAX_EXPRESSION_DEPTH;
+
+    let sum = |terms: usize| format!("SELECT 1{} AS x", " + 1".repeat(terms));
+    let answer = sql.sql("db", &sum(bound)).await.unwrap();
+    assert_eq!(only_value(&answer), (bound + 1).to_string());
+    // Each `OR v = 2` is two operators; through the scan, the filter and the direct path.
+    let ors = |terms: usize| {
+        format!(
+            "SELECT count(*) AS n FROM m WHERE v = 2{}",
+            " OR v = 2".repeat(terms)
+        )
+    };
+    let answer = sql.sql("db", &ors(bound / 2 - 1)).await.unwrap();
+    assert_eq!(only_value(&answer), "1");
+    // The `=` is the thousandth operator.
+    let casts = format!(
+        "SELECT v{} AS c FROM m WHERE host = 'a'",
+        "::bigint".repeat(bound - 1)
+    );
+    assert_eq!(only_value(&sql.sql("db", &casts).await.unwrap()), "1");
+
+    for deep in [sum(bound + 1), ors(bound / 2), sum(200_000)] {
+        let err = sql.sql("db", &deep).await.unwrap_err();
+        assert!(matches!(err, QueryError::TooComplex { .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "expression too deeply nested: more than 1000 levels"
+        );
+        assert!(err.position().is_some());
+        let err = sql.describe("db", &deep).await.unwrap_err();
+        assert!(matches!(err, QueryError::TooComplex { .. }), "{err:?}");
+    }
+    // The 1001st `+` of `SELECT 1 + 1 …`: the k-th is at column 6 + 4k.
+    let err = sql.sql("db", &sum(bound + 1)).await.unwrap_err();
+    assert_eq!(
+        err.position(),
+        Some(Position {
+            line: 1,
+            column: 4010
+        })
+    );
+    // sqlparser's own bound, on parentheses: refused the same way.
+    let parens = format!("SELECT {}1{} AS p", "(".repeat(60), ")".repeat(60));
+    let err = sql.sql("db", &parens).await.unwrap_err();
+    assert!(matches!(err, QueryError::TooComplex { .. }), "{err:?}");
+}

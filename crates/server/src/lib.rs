@@ -75,6 +75,8 @@ pub fn run(config: ServerConfig) -> Result<(), ServerError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("strata-server")
+        // Statements are planned on these threads (and on its blocking pool).
+        .thread_stack_size(strata_query::nesting::PLANNING_STACK_BYTES)
         .build()
         .map_err(ServerError::Runtime)?;
     runtime.block_on(async {

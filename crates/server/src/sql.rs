@@ -47,13 +47,15 @@ impl From<QueryError> for SqlError {
 }
 
 /// The HTTP status of a statement's failure: the client's fault (bad SQL, unknown names,
-/// unsupported statements, data that does not fit the schema) is 400, a timeout 504, too
+/// unsupported statements, data that does not fit the schema, expressions nested too
+/// deeply) is 400, a timeout 504, too
 /// many queries 503, everything else 500.
 pub(crate) fn query_status(err: &QueryError) -> StatusCode {
     match err {
-        QueryError::Syntax { .. } | QueryError::Plan { .. } | QueryError::NotSupported { .. } => {
-            StatusCode::BAD_REQUEST
-        }
+        QueryError::Syntax { .. }
+        | QueryError::Plan { .. }
+        | QueryError::NotSupported { .. }
+        | QueryError::TooComplex { .. } => StatusCode::BAD_REQUEST,
         QueryError::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
         QueryError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
         QueryError::Storage(StorageError::Schema(_) | StorageError::Invalid(_)) => {

@@ -33,6 +33,33 @@ fn a_statement_past_its_timeout_is_504() {
     assert!(server.stop().success());
 }
 
+/// An expression nested deeper than the bound is refused with 400 and its place; one at
+/// the bound answers. A chain of 40,000 `+` once overflowed a worker's stack and aborted
+/// the whole server.
+#[test]
+fn an_expression_nested_too_deeply_is_400_and_the_server_lives_on() {
+    let dir = data_dir();
+    let server = Server::start(dir.path(), &[]);
+    let chain = |terms: usize| format!("SELECT 1{} AS x", " + 1".repeat(terms));
+    for terms in [1001, 40_000] {
+        let deep = post_sql(&server, "", &chain(terms));
+        assert_eq!(deep.status, 400, "{}", deep.text());
+        let error = deep.json();
+        assert_eq!(error["kind"], "too_complex", "{error}");
+        assert_eq!(
+            error["error"], "expression too deeply nested: more than 1000 levels",
+            "{error}"
+        );
+        // The 1001st `+`: the k-th is at column 6 + 4k.
+        assert_eq!(error["position"]["line"], 1, "{error}");
+        assert_eq!(error["position"]["column"], 4010, "{error}");
+    }
+    let at_the_bound = post_sql(&server, "", &chain(1000));
+    assert_eq!(at_the_bound.status, 200, "{}", at_the_bound.text());
+    assert_eq!(at_the_bound.json()["rows"][0][0], 1001);
+    assert!(server.stop().success());
+}
+
 /// A client that goes away cancels its statement: the handler polling the statement is
 /// dropped with it, and the server's CPU goes quiet. Before the yield points above joins,
 /// this cross join (20,000 x 20,000 rows) ran on in one poll of the handler, minutes

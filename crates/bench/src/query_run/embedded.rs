@@ -23,6 +23,7 @@ impl EmbeddedQueries {
     pub fn new(engine: Arc<strata_storage::Engine>, database: &str) -> Result<Self, String> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(strata_storage::options::available_cores())
+            .thread_stack_size(strata_query::nesting::PLANNING_STACK_BYTES)
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start the query runtime: {e}"))?;

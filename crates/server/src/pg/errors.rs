@@ -61,6 +61,8 @@ pub(crate) fn query_error(error: &QueryError, origin: Option<(&str, usize)>) -> 
         QueryError::Timeout { .. } => QUERY_CANCELED,
         // `insufficient_resources`, `out_of_memory`.
         QueryError::Busy { .. } => "53000",
+        // `statement_too_complex`.
+        QueryError::TooComplex { .. } => "54001",
         QueryError::ResourcesExhausted { .. } => "53200",
         QueryError::Storage(_) => "58000",
         QueryError::Execution { message } if message.contains("Divide by zero") => "22012",

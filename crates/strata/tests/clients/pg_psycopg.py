@@ -135,6 +135,10 @@ def main():
     expect_error(conn, "SELECT nope FROM cpu", "42703")
     expect_error(conn, "SELECT %s::INT", "22P02", ("12x",))
     expect_error(conn, "SHOW nope", "42704")
+    # Nested past the bound: refused with its place (the k-th `+` is at character 6 + 4k).
+    e = expect_error(conn, "SELECT 1" + " + 1" * 40000, "54001")
+    assert e.diag.statement_position == "4010", e.diag.statement_position
+    assert conn.execute("SELECT 1" + " + 1" * 1000).fetchone() == (1001,)
     assert conn.execute("SELECT count(*) FROM cpu").fetchone() == (8,)
 
     # Session: settings, database, version.
