@@ -161,15 +161,21 @@ pub(crate) fn to_sql(expr: &Expr, schema: &TableSchema, engine: &Engine) -> Resu
         Expr::Paren(inner) => Ok(format!("({})", to_sql(inner, schema, engine)?)),
         Expr::Binary {
             op: op @ (BinaryOp::And | BinaryOp::Or),
-            lhs,
-            rhs,
+            ..
         } => {
-            let word = if *op == BinaryOp::And { "AND" } else { "OR" };
-            Ok(format!(
-                "({} {word} {})",
-                to_sql(lhs, schema, engine)?,
-                to_sql(rhs, schema, engine)?
-            ))
+            // A chain `a OR b OR c …` is one parenthesised list, not parentheses nested per
+            // operator: the SQL parser bounds nesting at 50 levels, and InfluxDB answers
+            // hundreds of ORed hosts.
+            let word = if *op == BinaryOp::And {
+                " AND "
+            } else {
+                " OR "
+            };
+            let terms = chain_terms(expr, *op)
+                .into_iter()
+                .map(|term| to_sql(term, schema, engine))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(format!("({})", terms.join(word)))
         }
         Expr::Binary { op, lhs, rhs } if is_comparison(*op) => {
             if let Some((tag, value)) = tag_operand(lhs, rhs, schema) {
@@ -188,6 +194,23 @@ pub(crate) fn to_sql(expr: &Expr, schema: &TableSchema, engine: &Engine) -> Resu
         Expr::Boolean(b) => Ok(if *b { "TRUE" } else { "FALSE" }.into()),
         _ => Err("invalid condition: expected a comparison".into()),
     }
+}
+
+/// The operands of the chain of `op` at `expr`, left to right: `a OR b OR c` (however the
+/// parser nested it) gives `[a, b, c]`. Without recursion: a chain may be 1,000 long.
+fn chain_terms(expr: &Expr, op: BinaryOp) -> Vec<&Expr> {
+    let mut terms = Vec::new();
+    let mut pending = vec![expr];
+    while let Some(next) = pending.pop() {
+        match next {
+            Expr::Binary { op: o, lhs, rhs } if *o == op => {
+                pending.push(rhs);
+                pending.push(lhs);
+            }
+            term => terms.push(term),
+        }
+    }
+    terms
 }
 
 fn is_comparison(op: BinaryOp) -> bool {
@@ -340,12 +363,24 @@ fn operand_sql(expr: &Expr, schema: &TableSchema) -> Result<String, String> {
         Expr::Float(v) => format!("{v:?}"),
         Expr::String(s) => quote_str(s),
         Expr::Boolean(b) => b.to_string(),
-        Expr::Binary { op, lhs, rhs } if !is_comparison(*op) => format!(
-            "({} {} {})",
-            operand_sql(lhs, schema)?,
-            op_sql(*op),
-            operand_sql(rhs, schema)?
-        ),
+        Expr::Binary { op, .. } if !is_comparison(*op) => {
+            // `a + b + c`: one parenthesised chain (left-associative in SQL as in
+            // InfluxQL), not parentheses per operator, which the SQL parser bounds at 50.
+            let mut right = Vec::new();
+            let mut first = expr;
+            while let Expr::Binary { op: o, lhs, rhs } = first
+                && o == op
+            {
+                right.push(rhs);
+                first = lhs;
+            }
+            let mut sql = format!("({}", operand_sql(first, schema)?);
+            for rhs in right.iter().rev() {
+                sql.push_str(&format!(" {} {}", op_sql(*op), operand_sql(rhs, schema)?));
+            }
+            sql.push(')');
+            sql
+        }
         _ => return Err("invalid condition operand".into()),
     })
 }

@@ -227,3 +227,61 @@ async fn answers_of_tsbs_queries() {
     assert!(!expected.is_empty());
     assert_eq!(series[0].values, expected);
 }
+
+/// Hundreds of ORed hosts, as a dashboard with a long host list sends them, are answered,
+/// and an OR of hosts still takes the direct path. Each OR used to open its own
+/// parentheses in the SQL, and past about 50 the SQL parser refused the statement.
+#[tokio::test]
+async fn long_chains_of_ored_hosts_are_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    tsbs_like(&engine);
+    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+
+    let absent: Vec<String> = (0..300).map(|i| format!("hostname = 'x{i}'")).collect();
+    let text = format!(
+        "SELECT count(usage_user) FROM cpu WHERE time >= '2016-01-01T00:00:00Z' AND \
+         time < '2016-01-01T01:00:00Z' AND ({} OR hostname = 'h1')",
+        absent.join(" OR ")
+    );
+    let series = run(&query, &engine, &text).await;
+    assert_eq!(
+        series[0].values,
+        [[Value::Time(START_NS), Value::Integer(360)]]
+    );
+    // Long AND chains and arithmetic chains in a condition, the same.
+    let text = format!(
+        "SELECT count(usage_user) FROM cpu WHERE time >= '2016-01-01T00:00:00Z' AND \
+         time < '2016-01-01T01:00:00Z' AND hostname = 'h1' AND ({}) AND usage_user > 0{}",
+        ["usage_user >= 0"; 200].join(" AND "),
+        " + 0".repeat(200)
+    );
+    let positive = (0..360i64).filter(|i| (i * 7 + 1) % 100 > 0).count() as i64;
+    let series = run(&query, &engine, &text).await;
+    assert_eq!(
+        series[0].values,
+        [[Value::Time(START_NS), Value::Integer(positive)]]
+    );
+
+    let schema = engine.table("benchmark", "cpu").unwrap();
+    let three = statement(
+        "SELECT max(usage_user) FROM cpu WHERE hostname = 'h0' OR hostname = 'h1' OR hostname = 'h2'",
+    );
+    let filter =
+        super::condition::to_sql(three.condition.as_ref().unwrap(), &schema, &engine).unwrap();
+    assert_eq!(
+        filter,
+        "((\"hostname\" = 'h0') OR (\"hostname\" = 'h1') OR (\"hostname\" = 'h2'))"
+    );
+    let sql = super::grouped::aggregate_sql(
+        &schema,
+        &[],
+        Some((3_600 * SECOND_NS, 0)),
+        &[vec!["max(\"usage_user\")".to_owned()]],
+        &format!(" WHERE \"time\" >= '2016-01-01T00:00:00.000000000Z' AND {filter}"),
+    );
+    assert!(
+        query.is_direct("benchmark", &sql),
+        "not on the direct path: {sql}"
+    );
+}
