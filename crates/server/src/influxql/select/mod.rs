@@ -669,6 +669,15 @@ pub(super) fn cast_value(value: Value, cast: Option<strata_influxql::VarType>) -
     }
 }
 
+/// A row: `time`, then `values`, in one allocation (growing a one-cell vector to a wide
+/// row reallocated it four or five times, per row).
+fn with_time(time: i64, values: Vec<Value>) -> Vec<Value> {
+    let mut row = Vec::with_capacity(values.len() + 1);
+    row.push(Value::Time(time));
+    row.extend(values);
+    row
+}
+
 /// Rows from per-row projection values (in ascending time): transformations applied
 /// column by column over the rows in the statement's order (`ORDER BY time DESC` runs them
 /// over descending points, as InfluxDB does) and the rows joined on time; rows whose values
@@ -689,11 +698,7 @@ pub(super) fn finish_rows(
         return Ok(rows
             .into_iter()
             .filter(|(_, v)| !drop_empty || v.iter().any(|x| !x.is_null()))
-            .map(|(t, v)| {
-                let mut row = vec![Value::Time(t)];
-                row.extend(v);
-                row
-            })
+            .map(|(t, v)| with_time(t, v))
             .collect());
     }
     let mut joined: BTreeMap<i64, Vec<Value>> = BTreeMap::new();
@@ -709,11 +714,7 @@ pub(super) fn finish_rows(
                 .or_insert_with(|| vec![Value::Null; columns.len()])[i] = v;
         }
     }
-    let joined = joined.into_iter().map(|(t, v)| {
-        let mut row = vec![Value::Time(t)];
-        row.extend(v);
-        row
-    });
+    let joined = joined.into_iter().map(|(t, v)| with_time(t, v));
     Ok(if desc {
         joined.rev().collect()
     } else {
