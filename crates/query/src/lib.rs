@@ -14,6 +14,7 @@
 //!   optimizer rule.
 //! - [`nesting`]: the bound on expression depth, checked on a statement's text before it is
 //!   parsed (a deep tree would overflow the stack of whatever walks it).
+//! - [`sql_lex`]: code versus strings, quoted names and comments in a statement's text.
 //! - `guard`: the guard rails — concurrency slots and [`QueryStream`] with its deadline.
 //! - `statements`: what Strata runs itself before DataFusion sees a statement — `SHOW`,
 //!   `DESCRIBE`, `CREATE TABLE`, `INSERT … VALUES` (through `Engine::write_lines`),
@@ -40,6 +41,7 @@ pub mod pg_catalog;
 mod preagg;
 mod pushdown;
 pub mod scan;
+pub mod sql_lex;
 mod statements;
 pub mod table;
 

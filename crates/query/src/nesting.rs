@@ -12,10 +12,12 @@
 //! The measure is an upper bound on the tree's depth: every open parenthesis or bracket
 //! counts one level, and so does every operator (a run of operator characters, or an
 //! operator keyword such as `AND`, `OR`, `IS`, `BETWEEN`) between two commas at the same
-//! parenthesis level, summed over the enclosing levels. Strings, quoted names and comments
-//! are skipped. Real statements stay far below it: TSBS's deepest uses about 20.
+//! parenthesis level, summed over the enclosing levels. Only code counts: strings, quoted
+//! names and comments are skipped ([`crate::sql_lex`]). Real statements stay far below it:
+//! TSBS's deepest uses about 20.
 
 use crate::error::{Position, QueryError};
+use crate::sql_lex::code_ranges;
 
 /// The deepest expression a statement may hold, as [`check`] measures it: the same bound
 /// as InfluxQL's parser.
@@ -61,7 +63,7 @@ fn is_operator_byte(b: u8) -> bool {
 /// `Ok` when no expression in `statement` is deeper than [`MAX_EXPRESSION_DEPTH`];
 /// otherwise [`QueryError::TooComplex`] at the place the bound was passed.
 pub fn check(statement: &str) -> Result<(), QueryError> {
-    match deepest_point(statement.as_bytes(), MAX_EXPRESSION_DEPTH) {
+    match deepest_point(statement, MAX_EXPRESSION_DEPTH) {
         None => Ok(()),
         Some(at) => Err(QueryError::TooComplex {
             message: format!(
@@ -73,163 +75,65 @@ pub fn check(statement: &str) -> Result<(), QueryError> {
 }
 
 /// The byte offset where the measured depth first passes `limit`, if it does.
-fn deepest_point(text: &[u8], limit: usize) -> Option<usize> {
+fn deepest_point(text: &str, limit: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
     // Operators counted since the last comma, per open parenthesis level (the statement's
     // top level first), and their sum plus the open levels: the current depth.
     let mut runs: Vec<usize> = vec![0];
     let mut depth = 0usize;
-    let mut i = 0;
-    while i < text.len() {
-        let b = text[i];
-        match b {
-            b'\'' => i = skip_string(text, i),
-            b'"' | b'`' => i = skip_quoted(text, i, b),
-            b'-' if text.get(i + 1) == Some(&b'-') => i = skip_line(text, i),
-            b'/' if text.get(i + 1) == Some(&b'*') => i = skip_block_comment(text, i),
-            b'$' => i = skip_dollar(text, i),
-            b'(' | b'[' => {
-                runs.push(0);
-                depth += 1;
-                i += 1;
-            }
-            b')' | b']' => {
-                if runs.len() > 1 {
+    for code in code_ranges(text) {
+        let mut i = code.start;
+        while i < code.end {
+            let b = bytes[i];
+            i += 1;
+            match b {
+                b'(' | b'[' => {
+                    runs.push(0);
+                    depth += 1;
+                }
+                // A close without an open is left for the parser to report.
+                b')' | b']' if runs.len() > 1 => {
                     depth -= runs.pop().unwrap_or(0) + 1;
                 }
-                i += 1;
-            }
-            b',' | b';' => {
-                if let Some(run) = runs.last_mut() {
-                    depth -= *run;
-                    *run = 0;
-                }
-                i += 1;
-            }
-            _ if is_operator_byte(b) => {
-                while i < text.len() && is_operator_byte(text[i]) {
-                    // A comment may start inside a run (`1--x`): the run ends there.
-                    if text[i..].starts_with(b"--") || text[i..].starts_with(b"/*") {
-                        break;
+                b',' | b';' => {
+                    if let Some(run) = runs.last_mut() {
+                        depth -= *run;
+                        *run = 0;
                     }
-                    i += 1;
                 }
-                depth += 1;
-                if let Some(run) = runs.last_mut() {
-                    *run += 1;
-                }
-            }
-            _ if b.is_ascii_alphabetic() || b == b'_' => {
-                let start = i;
-                while i < text.len() && (text[i].is_ascii_alphanumeric() || text[i] == b'_') {
-                    i += 1;
-                }
-                let word = &text[start..i];
-                // `E'…'`: a string with backslash escapes.
-                if word.eq_ignore_ascii_case(b"e") && text.get(i) == Some(&b'\'') {
-                    i = skip_escaped_string(text, i);
-                    continue;
-                }
-                if OPERATOR_KEYWORDS
-                    .iter()
-                    .any(|k| k.as_bytes().eq_ignore_ascii_case(word))
-                {
+                _ if is_operator_byte(b) => {
+                    while i < code.end && is_operator_byte(bytes[i]) {
+                        i += 1;
+                    }
                     depth += 1;
                     if let Some(run) = runs.last_mut() {
                         *run += 1;
                     }
                 }
+                _ if b.is_ascii_alphabetic() || b == b'_' => {
+                    let start = i - 1;
+                    while i < code.end && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                        i += 1;
+                    }
+                    let word = &bytes[start..i];
+                    if OPERATOR_KEYWORDS
+                        .iter()
+                        .any(|k| k.as_bytes().eq_ignore_ascii_case(word))
+                    {
+                        depth += 1;
+                        if let Some(run) = runs.last_mut() {
+                            *run += 1;
+                        }
+                    }
+                }
+                _ => {}
             }
-            _ => i += 1,
-        }
-        if depth > limit {
-            return Some(i.saturating_sub(1).min(text.len().saturating_sub(1)));
+            if depth > limit {
+                return Some(i - 1);
+            }
         }
     }
     None
-}
-
-/// Past a `'…'` string starting at `start` (`''` is a quote inside it).
-fn skip_string(text: &[u8], start: usize) -> usize {
-    skip_quoted(text, start, b'\'')
-}
-
-/// Past a string or name quoted with `quote` starting at `start`; a doubled quote is one
-/// quote inside it. An unclosed one runs to the end.
-fn skip_quoted(text: &[u8], start: usize, quote: u8) -> usize {
-    let mut i = start + 1;
-    while i < text.len() {
-        if text[i] == quote {
-            if text.get(i + 1) == Some(&quote) {
-                i += 2;
-                continue;
-            }
-            return i + 1;
-        }
-        i += 1;
-    }
-    text.len()
-}
-
-/// Past an `E'…'` string's body starting at its quote: a backslash escapes the next byte.
-fn skip_escaped_string(text: &[u8], start: usize) -> usize {
-    let mut i = start + 1;
-    while i < text.len() {
-        match text[i] {
-            b'\\' => i += 2,
-            b'\'' if text.get(i + 1) == Some(&b'\'') => i += 2,
-            b'\'' => return i + 1,
-            _ => i += 1,
-        }
-    }
-    text.len()
-}
-
-/// Past a `--` comment: to the end of its line.
-fn skip_line(text: &[u8], start: usize) -> usize {
-    text[start..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(text.len(), |n| start + n + 1)
-}
-
-/// Past a `/* … */` comment, which may nest as in Postgres.
-fn skip_block_comment(text: &[u8], start: usize) -> usize {
-    let mut open = 0usize;
-    let mut i = start;
-    while i < text.len() {
-        if text[i..].starts_with(b"/*") {
-            open += 1;
-            i += 2;
-        } else if text[i..].starts_with(b"*/") {
-            open -= 1;
-            i += 2;
-            if open == 0 {
-                return i;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    text.len()
-}
-
-/// Past a dollar-quoted string (`$$…$$`, `$tag$…$tag$`) starting at `start`; a parameter
-/// (`$1`) or a lone `$` is one byte.
-fn skip_dollar(text: &[u8], start: usize) -> usize {
-    let tag_len = text[start + 1..]
-        .iter()
-        .position(|&b| !(b.is_ascii_alphabetic() || b == b'_'))
-        .unwrap_or(text.len() - start - 1);
-    let close = start + 1 + tag_len;
-    if text.get(close) != Some(&b'$') {
-        return start + 1;
-    }
-    let delimiter = &text[start..=close];
-    let body = close + 1;
-    text[body..]
-        .windows(delimiter.len())
-        .position(|w| w == delimiter)
-        .map_or(text.len(), |n| body + n + delimiter.len())
 }
 
 /// Line and column (in characters, from 1) of byte `at` in `text`.
@@ -251,7 +155,7 @@ mod tests {
     use super::*;
 
     fn depth_passes(text: &str, limit: usize) -> Option<usize> {
-        deepest_point(text.as_bytes(), limit)
+        deepest_point(text, limit)
     }
 
     #[test]
@@ -278,8 +182,7 @@ mod tests {
 
     #[test]
     fn strings_names_and_comments_are_skipped() {
-        let noise =
-            "'+++', \"a+b+c\", E'\\'+++', `x+y`, $$+++$$, $t$+$$+$t$, -- +++\n /* + /* + */ + */";
+        let noise = "'+++', \"a+b+c\", E'\\'+++', $$+++$$, $t$+$$+$t$, -- +++\n /* + /* + */ + */";
         assert_eq!(depth_passes(&format!("SELECT {noise}, 1"), 0), None);
         // `$1` is a parameter, not a dollar quote.
         assert_eq!(depth_passes("SELECT $1 + $2", 1), None);

@@ -1,10 +1,11 @@
-//! Just enough of Postgres's lexical rules to cut a simple-query string into statements
-//! and to find its parameters (`$1`, `$2`, …) outside strings, quoted names and comments:
-//! `'…'` (with `''`), `E'…'` (with backslash escapes), `"…"`, `$tag$…$tag$`, `-- …` and
-//! nested `/* … */`.
+//! A simple-query string cut into statements, its parameters (`$1`, `$2`, …) found and
+//! bound, and Postgres-only catalog syntax rewritten: always in code only, never in
+//! strings, quoted names or comments, which `strata_query::sql_lex` tells apart.
 
 use std::borrow::Cow;
 use std::ops::Range;
+
+use strata_query::sql_lex::{code_ranges, is_word_byte, skip_block_comment, skip_line_comment};
 
 /// A lexical piece of SQL text that matters here.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,114 +16,35 @@ enum Mark {
     Parameter(usize, Range<usize>),
 }
 
-/// The `;` ends and `$n` parameters of `sql`, in order.
+/// The `;` ends and `$n` parameters of `sql`, in order: only in code, never in strings,
+/// quoted names or comments.
 fn marks(sql: &str) -> Vec<Mark> {
     let bytes = sql.as_bytes();
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let starts_word = i == 0 || !is_word_byte(bytes[i - 1]);
-        match bytes[i] {
-            b'\'' => {
-                let escapes = i > 0
-                    && matches!(bytes[i - 1], b'E' | b'e')
-                    && (i == 1 || !is_word_byte(bytes[i - 2]));
-                i = skip_quoted(bytes, i + 1, b'\'', escapes);
-            }
-            b'"' => i = skip_quoted(bytes, i + 1, b'"', false),
-            b'-' if bytes.get(i + 1) == Some(&b'-') => {
-                i = bytes[i..]
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(bytes.len(), |n| i + n + 1);
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => i = skip_block_comment(bytes, i),
-            b'$' if starts_word => {
-                let digits = bytes[i + 1..]
-                    .iter()
-                    .take_while(|b| b.is_ascii_digit())
-                    .count();
-                if digits > 0 {
-                    let end = i + 1 + digits;
-                    let number = sql[i + 1..end].parse().unwrap_or(usize::MAX);
-                    out.push(Mark::Parameter(number, i..end));
-                    i = end;
-                } else if let Some(after) = skip_dollar_quoted(sql, i) {
-                    i = after;
-                } else {
-                    i += 1;
+    for range in code_ranges(sql) {
+        let mut i = range.start;
+        while i < range.end {
+            match bytes[i] {
+                b'$' if i == 0 || !is_word_byte(bytes[i - 1]) => {
+                    let digits = bytes[i + 1..range.end]
+                        .iter()
+                        .take_while(|b| b.is_ascii_digit())
+                        .count();
+                    if digits > 0 {
+                        let end = i + 1 + digits;
+                        let number = sql[i + 1..end].parse().unwrap_or(usize::MAX);
+                        out.push(Mark::Parameter(number, i..end));
+                        i = end;
+                        continue;
+                    }
                 }
+                b';' => out.push(Mark::End(i)),
+                _ => {}
             }
-            b';' => {
-                out.push(Mark::End(i));
-                i += 1;
-            }
-            _ => i += 1,
-        }
-    }
-    out
-}
-
-fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
-}
-
-/// The byte after the closing `quote` of a string or name opened before `i`; the end of
-/// the text if it is never closed (the engine's parser then reports it).
-fn skip_quoted(bytes: &[u8], mut i: usize, quote: u8, backslash_escapes: bool) -> usize {
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' if backslash_escapes => i += 2,
-            b if b == quote => {
-                if bytes.get(i + 1) == Some(&quote) {
-                    i += 2;
-                } else {
-                    return i + 1;
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    bytes.len()
-}
-
-/// The byte after a `/* … */` comment starting at `i` (comments nest, as in Postgres).
-fn skip_block_comment(bytes: &[u8], mut i: usize) -> usize {
-    let mut depth = 0usize;
-    while i < bytes.len() {
-        if bytes[i] == b'/' && bytes.get(i + 1) == Some(&b'*') {
-            depth += 1;
-            i += 2;
-        } else if bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/') {
-            depth -= 1;
-            i += 2;
-            if depth == 0 {
-                return i;
-            }
-        } else {
             i += 1;
         }
     }
-    bytes.len()
-}
-
-/// The byte after a `$tag$ … $tag$` string starting at `start`, if one starts there.
-fn skip_dollar_quoted(sql: &str, start: usize) -> Option<usize> {
-    let rest = &sql[start + 1..];
-    let tag_len = rest.find('$')?;
-    let tag = &rest[..tag_len];
-    if tag.starts_with(|c: char| c.is_ascii_digit())
-        || !tag.chars().all(|c| c.is_alphanumeric() || c == '_')
-    {
-        return None;
-    }
-    let delimiter = &sql[start..start + tag_len + 2];
-    let body = start + delimiter.len();
-    Some(
-        sql[body..]
-            .find(delimiter)
-            .map_or(sql.len(), |n| body + n + delimiter.len()),
-    )
+    out
 }
 
 /// The statements of a simple-query string, each with its byte offset in it; empty ones
@@ -152,10 +74,7 @@ pub(crate) fn is_blank(sql: &str) -> bool {
         if bytes[i].is_ascii_whitespace() {
             i += 1;
         } else if bytes[i..].starts_with(b"--") {
-            i = bytes[i..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(bytes.len(), |n| i + n + 1);
+            i = skip_line_comment(bytes, i);
         } else if bytes[i..].starts_with(b"/*") {
             i = skip_block_comment(bytes, i);
         } else {
@@ -192,43 +111,6 @@ pub(crate) fn substitute(sql: &str, values: &[String]) -> Result<String, usize> 
     }
     out.push_str(&sql[copied..]);
     Ok(out)
-}
-
-/// The byte ranges of `sql` outside strings, quoted names and comments.
-fn code_ranges(sql: &str) -> Vec<Range<usize>> {
-    let bytes = sql.as_bytes();
-    let mut out = Vec::new();
-    let (mut start, mut i) = (0, 0);
-    while i < bytes.len() {
-        let skipped_to = match bytes[i] {
-            b'\'' => {
-                let escapes = i > 0
-                    && matches!(bytes[i - 1], b'E' | b'e')
-                    && (i == 1 || !is_word_byte(bytes[i - 2]));
-                Some(skip_quoted(bytes, i + 1, b'\'', escapes))
-            }
-            b'"' => Some(skip_quoted(bytes, i + 1, b'"', false)),
-            b'-' if bytes.get(i + 1) == Some(&b'-') => Some(
-                bytes[i..]
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(bytes.len(), |n| i + n + 1),
-            ),
-            b'/' if bytes.get(i + 1) == Some(&b'*') => Some(skip_block_comment(bytes, i)),
-            b'$' if i == 0 || !is_word_byte(bytes[i - 1]) => skip_dollar_quoted(sql, i),
-            _ => None,
-        };
-        match skipped_to {
-            Some(end) => {
-                out.push(start..i);
-                start = end;
-                i = end;
-            }
-            None => i += 1,
-        }
-    }
-    out.push(start..bytes.len());
-    out
 }
 
 /// `sql` with the Postgres-only syntax that system-catalog queries from clients (psql's
