@@ -215,7 +215,11 @@ fn json_series_part(series: &Series, epoch: Epoch, partial: bool, out: &mut Vec<
         json_string(column, out);
     }
     out.push(b']');
-    if !series.values.is_empty() {
+    if let Some(rows) = series.arrow.as_ref().filter(|rows| rows.len() > 0) {
+        out.extend_from_slice(b",\"values\":[");
+        rows.write_json(epoch, out);
+        out.push(b']');
+    } else if !series.values.is_empty() {
         out.extend_from_slice(b",\"values\":[");
         for (i, row) in series.values.iter().enumerate() {
             if i > 0 {
@@ -246,14 +250,19 @@ fn json_value(value: &Value, epoch: Epoch, out: &mut Vec<u8>) {
         Value::Unsigned(v) => write_int(*v, out),
         Value::String(s) => json_string(s, out),
         Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Time(t) => match epoch {
-            Epoch::Rfc3339 => {
-                out.push(b'"');
-                rfc3339_nano(*t, out);
-                out.push(b'"');
-            }
-            Epoch::Units(unit) => write_int(t.div_euclid(unit), out),
-        },
+        Value::Time(t) => json_time(*t, epoch, out),
+    }
+}
+
+/// A time as JSON: an RFC 3339 string, or an integer in the `epoch` unit.
+pub(crate) fn json_time(nanos: i64, epoch: Epoch, out: &mut Vec<u8>) {
+    match epoch {
+        Epoch::Rfc3339 => {
+            out.push(b'"');
+            rfc3339_nano(nanos, out);
+            out.push(b'"');
+        }
+        Epoch::Units(unit) => write_int(nanos.div_euclid(unit), out),
     }
 }
 

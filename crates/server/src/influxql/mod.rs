@@ -177,6 +177,7 @@ async fn run(
         database,
         now_ns,
         subquery: None,
+        arrow_rows: true,
     };
     let mut results = Vec::with_capacity(query.statements.len());
     for (id, statement) in query.statements.iter().enumerate() {
@@ -206,7 +207,7 @@ async fn run(
             break;
         }
     }
-    respond(headers, &params, epoch, &results)
+    respond(headers, &params, epoch, results)
 }
 
 /// Whether a statement only reads: a `SELECT` (`INTO` is refused by the parser) or a
@@ -258,27 +259,33 @@ fn respond(
     headers: &HeaderMap,
     params: &HashMap<String, String>,
     epoch: Epoch,
-    results: &[StatementResult],
+    mut results: Vec<StatementResult>,
 ) -> Response {
     let accept = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let (content_type, body) = if accept.contains("application/csv") || accept.contains("text/csv")
-    {
-        let mut out = Vec::new();
-        encode::csv_results(results, epoch, &mut out);
-        ("text/csv", out)
-    } else if params.get("chunked").is_some_and(|c| c == "true") {
-        let rows = params
+    let csv = accept.contains("application/csv") || accept.contains("text/csv");
+    let chunk_rows = params.get("chunked").filter(|c| *c == "true").map(|_| {
+        params
             .get("chunk_size")
             .and_then(|c| c.parse::<usize>().ok())
             .filter(|n| *n > 0)
-            .unwrap_or(DEFAULT_CHUNK_ROWS);
-        ("application/json", chunked(results, epoch, rows))
+            .unwrap_or(DEFAULT_CHUNK_ROWS)
+    });
+    if csv || chunk_rows.is_some() {
+        // CSV and chunks are written from cells.
+        materialize(&mut results);
+    }
+    let (content_type, body) = if csv {
+        let mut out = Vec::new();
+        encode::csv_results(&results, epoch, &mut out);
+        ("text/csv", out)
+    } else if let Some(rows) = chunk_rows {
+        ("application/json", chunked(&results, epoch, rows))
     } else {
         let mut out = Vec::new();
-        encode::json_results(results, epoch, &mut out);
+        encode::json_results(&results, epoch, &mut out);
         if params.get("pretty").is_some_and(|p| p == "true") {
             out = encode::pretty(&out);
         }
@@ -289,6 +296,20 @@ fn respond(
         .headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
+}
+
+/// Every series' rows as cells; a statement whose rows cannot be read fails.
+fn materialize(results: &mut [StatementResult]) {
+    for result in results {
+        let failed = result
+            .series
+            .iter_mut()
+            .find_map(|series| series.materialize().err());
+        if let Some(error) = failed {
+            let id = result.statement_id;
+            *result = StatementResult::failed(id, error);
+        }
+    }
 }
 
 /// One JSON line per chunk of at most `rows` rows of one series of a `SELECT`; a series

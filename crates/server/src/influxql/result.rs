@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use super::select::ArrowRows;
+
 /// One cell of an answer.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Value {
@@ -54,8 +56,11 @@ pub(crate) struct Series {
     pub tags: Vec<(String, String)>,
     /// `columns`.
     pub columns: Vec<String>,
-    /// `values`, one vector per row, as long as `columns`.
+    /// `values`, one vector per row, as long as `columns`; empty when `arrow` holds them.
     pub values: Vec<Vec<Value>>,
+    /// The rows still in the engine's Arrow batches (a raw `SELECT` at the top level),
+    /// written to JSON from there; `None` when `values` holds them.
+    pub arrow: Option<ArrowRows>,
 }
 
 impl Series {
@@ -66,7 +71,40 @@ impl Series {
             tags: Vec::new(),
             columns: columns.iter().map(|c| (*c).to_owned()).collect(),
             values: Vec::new(),
+            arrow: None,
         }
+    }
+
+    /// How many rows.
+    pub(crate) fn row_count(&self) -> usize {
+        self.arrow
+            .as_ref()
+            .map_or(self.values.len(), ArrowRows::len)
+    }
+
+    /// Drops the first `n` rows (`OFFSET`).
+    pub(crate) fn skip_rows(&mut self, n: usize) {
+        match &mut self.arrow {
+            Some(rows) => rows.skip(n),
+            None => drop(self.values.drain(..n.min(self.values.len()))),
+        }
+    }
+
+    /// Keeps the first `n` rows (`LIMIT`).
+    pub(crate) fn truncate_rows(&mut self, n: usize) {
+        match &mut self.arrow {
+            Some(rows) => rows.truncate(n),
+            None => self.values.truncate(n),
+        }
+    }
+
+    /// Moves rows kept as Arrow batches into `values`, for what writes cells (CSV,
+    /// chunks).
+    pub(crate) fn materialize(&mut self) -> Result<(), String> {
+        if let Some(rows) = self.arrow.take() {
+            self.values = rows.to_values()?;
+        }
+        Ok(())
     }
 }
 

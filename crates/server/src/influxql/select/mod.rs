@@ -10,6 +10,7 @@
 //! `top`, `bottom`, `distinct`) → buckets filled → rows → series`.
 
 mod aggregate;
+mod arrow_rows;
 mod condition;
 mod eval;
 mod fields;
@@ -25,12 +26,15 @@ mod transform;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use datafusion::arrow::array::{Array, ArrayRef, DictionaryArray, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Int32Type};
 use strata_influxql::{Dimension, Expr, MeasurementName, SelectStatement, Source};
 use strata_query::QueryEngine;
 use strata_storage::Engine;
 use strata_storage::catalog::TableSchema;
 
 use super::result::{Series, Value};
+pub(crate) use arrow_rows::ArrowRows;
 use condition::TimeRange;
 pub(crate) use condition::split_time;
 pub(super) use fields::{Projection, Projections};
@@ -52,6 +56,9 @@ pub(crate) struct Context<'a> {
     pub now_ns: i64,
     /// Set while an outer statement reads an inner one's answer instead of stored rows.
     pub subquery: Option<&'a subquery::Subquery>,
+    /// Whether raw rows may stay in Arrow batches ([`Series::arrow`]): only for the
+    /// statement answered to the client, not for a subquery's answer read as cells.
+    pub arrow_rows: bool,
 }
 
 /// Runs `statement`; its series, sorted by measurement and tags.
@@ -103,6 +110,7 @@ pub(crate) async fn select(
         let inner = subquery::with_range(inner, range);
         let base = Context {
             subquery: None,
+            arrow_rows: false,
             ..*ctx
         };
         let answer = Box::pin(select(&base, &inner)).await?;
@@ -344,13 +352,13 @@ async fn select_measurement(
     for s in &mut series {
         let offset = statement.offset.unwrap_or(0) as usize;
         if offset > 0 {
-            s.values.drain(..offset.min(s.values.len()));
+            s.skip_rows(offset);
         }
         if let Some(limit) = statement.limit {
-            s.values.truncate(limit as usize);
+            s.truncate_rows(limit as usize);
         }
     }
-    series.retain(|s| !s.values.is_empty());
+    series.retain(|s| s.row_count() > 0);
     Ok(series)
 }
 
@@ -408,6 +416,19 @@ pub(super) async fn points(
     if let Some(sub) = ctx.subquery {
         return subquery::points(sub, schema, grouping, vars, desc);
     }
+    let (statement, tag_count) = points_statement(schema, grouping, vars, filter, desc);
+    let columns = sql::run(ctx.query, database, &statement).await?;
+    Ok((columns, tag_count))
+}
+
+/// The SQL [`points`] runs, and how many grouped tags follow `time` in its answer.
+fn points_statement(
+    schema: &TableSchema,
+    grouping: &Grouping,
+    vars: &[String],
+    filter: &str,
+    desc: bool,
+) -> (String, usize) {
     let mut select = vec!["\"time\"".to_owned()];
     let group_tags: Vec<&String> = grouping
         .tags
@@ -432,8 +453,7 @@ pub(super) async fn points(
         quote_ident(&schema.name),
         point_order(schema, grouping, desc)
     );
-    let columns = sql::run(ctx.query, database, &statement).await?;
-    Ok((columns, group_tags.len()))
+    (statement, group_tags.len())
 }
 
 /// `SELECT * … GROUP BY <tags> ORDER BY time DESC LIMIT 1` (TSBS's and Grafana's "last
@@ -556,6 +576,7 @@ pub(super) fn new_series(
             .collect(),
         columns,
         values: Vec::new(),
+        arrow: None,
     }
 }
 
@@ -570,6 +591,24 @@ async fn raw(
     filter: &str,
 ) -> Result<Vec<Series>, String> {
     let vars = variables(projections);
+    if let Some(columns) = arrow_columns(ctx, statement, schema, projections, &vars) {
+        let (sql, tag_count) = points_statement(schema, grouping, &vars, filter, false);
+        let batches: Arc<[RecordBatch]> = sql::run_batches(ctx.query, database, &sql).await?.into();
+        // `time`, then each projection's variable after the grouped tags.
+        let columns: Arc<[usize]> = std::iter::once(0)
+            .chain(columns.into_iter().map(|v| 1 + tag_count + v))
+            .collect();
+        if ArrowRows::writable(&batches, &columns) {
+            return Ok(arrow_series(
+                schema,
+                grouping,
+                projections,
+                statement.order_desc,
+                batches,
+                columns,
+            ));
+        }
+    }
     let (mut columns, tag_count) =
         if ctx.subquery.is_none() && is_latest_per_series(statement, schema, projections) {
             latest(ctx, database, schema, grouping, &vars, filter).await?
@@ -652,6 +691,121 @@ async fn raw(
         )?;
     }
     Ok(series)
+}
+
+/// For a raw `SELECT` whose every column is one variable, uncast, answered to the client
+/// from stored points: which variable each column reads. Its rows can stay in the Arrow
+/// batches ([`ArrowRows`]).
+fn arrow_columns(
+    ctx: &Context<'_>,
+    statement: &SelectStatement,
+    schema: &TableSchema,
+    projections: &Projections,
+    vars: &[String],
+) -> Option<Vec<usize>> {
+    use strata_influxql::VarType;
+    if !ctx.arrow_rows
+        || ctx.subquery.is_some()
+        || is_latest_per_series(statement, schema, projections)
+    {
+        return None;
+    }
+    projections
+        .columns
+        .iter()
+        .map(|p| match (&p.expr, &p.transform) {
+            (
+                Expr::VarRef {
+                    name,
+                    cast: None | Some(VarType::Field | VarType::Tag),
+                },
+                None,
+            ) => vars.iter().position(|v| v == name),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The series of a raw answer kept in its batches: rows split into series where the
+/// grouped tags (the columns after `time`, for those the measurement has) change, rows without any value left out, as
+/// [`raw`] does with cells.
+fn arrow_series(
+    schema: &TableSchema,
+    grouping: &Grouping,
+    projections: &Projections,
+    desc: bool,
+    batches: Arc<[RecordBatch]>,
+    columns: Arc<[usize]>,
+) -> Vec<Series> {
+    let mut series: Vec<Series> = Vec::new();
+    let mut rows: Vec<Vec<(u32, u32)>> = Vec::new();
+    let mut key: Option<Vec<String>> = None;
+    for (b, batch) in batches.iter().enumerate() {
+        // Per grouped tag, its column; none for a tag the measurement lacks (keyed `""`).
+        let mut next = 1;
+        let tags: Vec<Option<&ArrayRef>> = grouping
+            .tags
+            .iter()
+            .map(|t| {
+                schema.tags.contains(t).then(|| {
+                    next += 1;
+                    batch.column(next - 1)
+                })
+            })
+            .collect();
+        let values: Vec<&ArrayRef> = columns[1..].iter().map(|&c| batch.column(c)).collect();
+        let time = batch.column(0);
+        for row in 0..batch.num_rows() {
+            let same_series = key.as_ref().is_some_and(|key| {
+                key.iter()
+                    .zip(&tags)
+                    .all(|(k, tag)| k == tag_text(*tag, row))
+            });
+            if !same_series {
+                let k: Vec<String> = tags.iter().map(|t| tag_text(*t, row).to_owned()).collect();
+                series.push(new_series(schema, grouping, &k, projections));
+                rows.push(Vec::new());
+                key = Some(k);
+            }
+            let empty = values
+                .iter()
+                .all(|v| v.data_type() == &DataType::Null || v.is_null(row));
+            if time.is_null(row) || empty {
+                continue;
+            }
+            if let Some(rows) = rows.last_mut() {
+                rows.push((b as u32, row as u32));
+            }
+        }
+    }
+    for (s, mut rows) in series.iter_mut().zip(rows) {
+        if desc {
+            rows.reverse();
+        }
+        s.arrow = Some(ArrowRows::new(
+            Arc::clone(&batches),
+            Arc::clone(&columns),
+            rows,
+        ));
+    }
+    series
+}
+
+/// A grouped tag's value at `row` of its column; `""` where the series has none, as
+/// InfluxDB keys it.
+fn tag_text(column: Option<&ArrayRef>, row: usize) -> &str {
+    let Some(column) = column.filter(|c| !c.is_null(row)) else {
+        return "";
+    };
+    if let Some(tags) = column.as_any().downcast_ref::<DictionaryArray<Int32Type>>()
+        && let Some(values) = tags.values().as_any().downcast_ref::<StringArray>()
+    {
+        return values.value(tags.keys().value(row) as usize);
+    }
+    column
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .map_or("", |s| s.value(row))
 }
 
 /// `::type` casts on a point's value: a value of another type reads as null.

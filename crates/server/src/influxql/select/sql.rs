@@ -65,6 +65,24 @@ pub(crate) async fn run_named(
     Ok((names, columns))
 }
 
+/// Runs `statement` in `database` and returns its answer's batches as they are.
+pub(crate) async fn run_batches(
+    query: &QueryEngine,
+    database: &str,
+    statement: &str,
+) -> Result<Vec<RecordBatch>, String> {
+    tracing::debug!(statement, "influxql → sql");
+    let mut stream = query
+        .sql_stream(database, statement)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut batches = Vec::new();
+    while let Some(batch) = stream.next().await {
+        batches.push(batch.map_err(|e| e.to_string())?);
+    }
+    Ok(batches)
+}
+
 fn append(batch: &RecordBatch, columns: &mut [Vec<Value>]) -> Result<(), String> {
     for (out, array) in columns.iter_mut().zip(batch.columns()) {
         out.reserve(array.len());
@@ -73,7 +91,8 @@ fn append(batch: &RecordBatch, columns: &mut [Vec<Value>]) -> Result<(), String>
     Ok(())
 }
 
-fn read_column(array: &ArrayRef, out: &mut Vec<Value>) -> Result<(), String> {
+/// The cells of `array`, appended to `out`.
+pub(super) fn read_column(array: &ArrayRef, out: &mut Vec<Value>) -> Result<(), String> {
     macro_rules! each {
         ($typed:expr, $wrap:expr) => {{
             let typed = $typed;

@@ -74,6 +74,7 @@ async fn run(query: &QueryEngine, engine: &Engine, text: &str) -> Vec<super::Ser
         database: Some("benchmark"),
         now_ns: engine.now_ns(),
         subquery: None,
+        arrow_rows: false,
     };
     select(&ctx, &statement(text)).await.unwrap()
 }
