@@ -79,7 +79,9 @@ fn diff(expected: &Value, actual: &Value, path: &mut String) -> Option<String> {
                 path.push_str(key);
                 let found = diff(value, &b[key], path);
                 path.truncate(len);
-                found?;
+                if found.is_some() {
+                    return found;
+                }
             }
             None
         }
@@ -151,5 +153,39 @@ mod tests {
         assert!(!numbers_equal(&n("12"), &n("13")));
         assert!(!numbers_equal(&n("1.5"), &n("1.6")));
         assert!(numbers_equal(&n("0"), &n("1e-13")));
+    }
+
+    /// A difference anywhere is found, not only in an object's first member. (A `?` once
+    /// stopped at the first member that agreed, and the differential test passed whatever
+    /// the values.)
+    #[test]
+    fn a_difference_in_any_member_is_found() {
+        let statement = Statement {
+            text: String::new(),
+            category: "raw",
+            epoch: None,
+            expect_error: false,
+        };
+        let reply = |body: &str| Reply {
+            status: 200,
+            body: body.as_bytes().to_vec(),
+        };
+        let influxd =
+            reply(r#"{"results":[{"statement_id":0,"series":[{"name":"m","values":[[1,2.5]]}]}]}"#);
+        let same =
+            reply(r#"{"results":[{"series":[{"values":[[1,2.5]],"name":"m"}],"statement_id":0}]}"#);
+        assert_eq!(difference(&statement, &influxd, &same), None);
+        let value =
+            reply(r#"{"results":[{"statement_id":0,"series":[{"name":"m","values":[[1,3.5]]}]}]}"#);
+        assert_eq!(
+            difference(&statement, &influxd, &value).as_deref(),
+            Some("$.results[0].series[0].values[0][1]: 2.5 (influxd) vs 3.5")
+        );
+        let name =
+            reply(r#"{"results":[{"statement_id":0,"series":[{"name":"n","values":[[1,2.5]]}]}]}"#);
+        assert!(difference(&statement, &influxd, &name).is_some());
+        let id =
+            reply(r#"{"results":[{"statement_id":1,"series":[{"name":"m","values":[[1,2.5]]}]}]}"#);
+        assert!(difference(&statement, &influxd, &id).is_some());
     }
 }

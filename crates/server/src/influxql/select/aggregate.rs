@@ -191,12 +191,18 @@ fn mode(points: &[(i64, &Value)]) -> Value {
         }
     }
     let best = counts.iter().map(|(_, n)| *n).max().unwrap_or(0);
-    counts
+    let tied = counts
         .into_iter()
         .filter(|(_, n)| *n == best)
-        .map(|(v, _)| v)
-        .min_by(|a, b| compare(a, b))
-        .map_or(Value::Null, Value::clone)
+        .map(|(v, _)| v);
+    // A tie goes to the smallest value, but between booleans to `true`, as InfluxDB 1.x
+    // counts them (true when at least as frequent as false).
+    let chosen = if matches!(points.first(), Some((_, Value::Boolean(_)))) {
+        tied.max_by(|a, b| compare(a, b))
+    } else {
+        tied.min_by(|a, b| compare(a, b))
+    };
+    chosen.map_or(Value::Null, Value::clone)
 }
 
 /// An order over values of one field: numbers numerically, strings and booleans as such.

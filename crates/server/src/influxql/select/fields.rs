@@ -397,14 +397,19 @@ fn only_tags(expr: &Expr, schema: &TableSchema) -> bool {
 
 /// Calls `f` with the name of every variable `expr` reads, in order, repeats included.
 pub(super) fn for_each_var(expr: &Expr, f: &mut dyn FnMut(&str)) {
+    for_each_var_ref(expr, &mut |name, _| f(name));
+}
+
+/// Each variable `expr` reads, with its `::type` cast, in order.
+pub(super) fn for_each_var_ref(expr: &Expr, f: &mut dyn FnMut(&str, Option<VarType>)) {
     match expr {
-        Expr::VarRef { name, .. } => f(name),
-        Expr::Call { args, .. } => args.iter().for_each(|a| for_each_var(a, f)),
+        Expr::VarRef { name, cast } => f(name, *cast),
+        Expr::Call { args, .. } => args.iter().for_each(|a| for_each_var_ref(a, f)),
         Expr::Binary { lhs, rhs, .. } => {
-            for_each_var(lhs, f);
-            for_each_var(rhs, f);
+            for_each_var_ref(lhs, f);
+            for_each_var_ref(rhs, f);
         }
-        Expr::Paren(inner) => for_each_var(inner, f),
+        Expr::Paren(inner) => for_each_var_ref(inner, f),
         _ => {}
     }
 }

@@ -366,7 +366,13 @@ fn assemble(
             filled.push(values.is_none());
             rows.push(row);
         }
-        fill(&statement.fill, &row_times, &mut rows, &filled);
+        fill(
+            &statement.fill,
+            &row_times,
+            &mut rows,
+            &filled,
+            statement.order_desc,
+        );
         series.values = finish_rows(
             &projections.columns,
             &row_times,
@@ -430,8 +436,16 @@ pub(super) fn bucket_grid(
     ))
 }
 
-/// `fill(previous|linear|<n>)` on the rows of empty buckets.
-pub(super) fn fill(fill: &Fill, times: &[i64], rows: &mut [Vec<Value>], filled: &[bool]) {
+/// `fill(previous|linear|<n>)` on the rows of empty buckets (in ascending time).
+/// `previous` is the previous row in the answer's order, as InfluxDB fills: under
+/// `ORDER BY time DESC` (`desc`) the later bucket.
+pub(super) fn fill(
+    fill: &Fill,
+    times: &[i64],
+    rows: &mut [Vec<Value>],
+    filled: &[bool],
+    desc: bool,
+) {
     let width = rows.first().map_or(0, Vec::len);
     for column in 0..width {
         match fill {
@@ -452,12 +466,17 @@ pub(super) fn fill(fill: &Fill, times: &[i64], rows: &mut [Vec<Value>], filled: 
             }
             Fill::Previous => {
                 let mut last = Value::Null;
-                for row in rows.iter_mut() {
+                let mut fill_from_last = |row: &mut Vec<Value>| {
                     if row[column].is_null() {
                         row[column] = last.clone();
                     } else {
                         last = row[column].clone();
                     }
+                };
+                if desc {
+                    rows.iter_mut().rev().for_each(&mut fill_from_last);
+                } else {
+                    rows.iter_mut().for_each(&mut fill_from_last);
                 }
             }
             Fill::Linear => {

@@ -288,6 +288,17 @@ async fn select_measurement(
         // InfluxDB's default upper bound for GROUP BY time: now (inclusive).
         range.end = Some(ctx.now_ns.saturating_add(1));
     }
+    // A transformation of buckets (`derivative(mean(x))`) reads buckets before the range,
+    // so that the range's first bucket has its value, as InfluxDB does: the range starts
+    // that many intervals earlier, and the buckets before its own first are not answered.
+    let mut first_bucket = None;
+    if let (Some((width, offset)), Some(start)) = (grouping.time, range.start) {
+        let extra = extra_intervals(&projections);
+        if extra > 0 {
+            first_bucket = Some(start - (start - offset).rem_euclid(width));
+            range.start = Some(start.saturating_sub(extra.saturating_mul(width)));
+        }
+    }
     let mut filter: Vec<String> = Vec::new();
     if let Some(start) = range.start {
         filter.push(format!("\"time\" >= {}", time_literal(start)));
@@ -349,6 +360,12 @@ async fn select_measurement(
         )
         .await?
     };
+    if let Some(first) = first_bucket {
+        for s in &mut series {
+            s.values
+                .retain(|row| !matches!(row.first(), Some(Value::Time(t)) if *t < first));
+        }
+    }
     for s in &mut series {
         let offset = statement.offset.unwrap_or(0) as usize;
         if offset > 0 {
@@ -360,6 +377,31 @@ async fn select_measurement(
     }
     series.retain(|s| s.row_count() > 0);
     Ok(series)
+}
+
+/// How many buckets before the range the transformations of aggregates read, so that the
+/// range's first bucket has a value: one for a derivative, a difference, elapsed time and
+/// `moving_average` too (what influxd 1.6 answers: `moving_average(min(x), 3)` starts at
+/// the range's second bucket, from one bucket before the range).
+fn extra_intervals(projections: &Projections) -> i64 {
+    if !projections.aggregate {
+        return 0;
+    }
+    projections
+        .columns
+        .iter()
+        .filter_map(|c| c.transform.as_ref())
+        .map(|(function, _)| match function.as_str() {
+            "derivative"
+            | "non_negative_derivative"
+            | "difference"
+            | "non_negative_difference"
+            | "elapsed"
+            | "moving_average" => 1,
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Variables the projections read, in order of first use.
@@ -599,6 +641,12 @@ async fn raw(
             .chain(columns.into_iter().map(|v| 1 + tag_count + v))
             .collect();
         if ArrowRows::writable(&batches, &columns) {
+            // The columns whose values make a point (fields; the casts allowed here keep
+            // every value).
+            let fields: Vec<usize> = field_reads(projections, schema, &vars)
+                .into_iter()
+                .map(|(i, _)| 1 + tag_count + i)
+                .collect();
             return Ok(arrow_series(
                 schema,
                 grouping,
@@ -606,6 +654,7 @@ async fn raw(
                 statement.order_desc,
                 batches,
                 columns,
+                &fields,
             ));
         }
     }
@@ -640,6 +689,7 @@ async fn raw(
         });
     }
     let movable: Vec<bool> = uses.iter().map(|n| *n == 1).collect();
+    let present = field_reads(projections, schema, &vars);
     for row in 0..rows {
         let k = series_key(&columns, grouping, schema, row);
         if key.as_ref() != Some(&k) {
@@ -650,6 +700,14 @@ async fn raw(
         let Value::Time(t) = columns[0][row] else {
             continue;
         };
+        // A point is a time at which a field read has a value (of the type it is cast
+        // to); tags alone make no row, as in InfluxDB.
+        let has_field = present
+            .iter()
+            .any(|(i, cast)| survives_cast(&columns[1 + tag_count + i][row], *cast));
+        if !has_field {
+            continue;
+        }
         let lookup = |e: &Expr| match e {
             Expr::VarRef { name, cast } => {
                 let i = vars.iter().position(|v| v == name)?;
@@ -686,11 +744,46 @@ async fn raw(
             &ts,
             vs,
             None,
-            true,
+            false,
             statement.order_desc,
         )?;
     }
     Ok(series)
+}
+
+/// The fields a raw `SELECT` reads, as (index in `vars`, cast), each pair once: the
+/// variables that decide whether a time is a point ([`raw`]).
+fn field_reads(
+    projections: &Projections,
+    schema: &TableSchema,
+    vars: &[String],
+) -> Vec<(usize, Option<strata_influxql::VarType>)> {
+    let mut reads = Vec::new();
+    for p in &projections.columns {
+        fields::for_each_var_ref(&p.expr, &mut |name, cast| {
+            if schema.field(name).is_some()
+                && let Some(i) = vars.iter().position(|v| v == name)
+                && !reads.contains(&(i, cast))
+            {
+                reads.push((i, cast));
+            }
+        });
+    }
+    reads
+}
+
+/// Whether `value` is not null once cast with `cast` ([`cast_value`]).
+fn survives_cast(value: &Value, cast: Option<strata_influxql::VarType>) -> bool {
+    use strata_influxql::VarType as T;
+    match (cast, value) {
+        (_, Value::Null) => false,
+        (None | Some(T::Field | T::Tag), _) => true,
+        (Some(T::Float | T::Integer), Value::Float(_) | Value::Integer(_)) => true,
+        (Some(T::Unsigned), Value::Unsigned(_))
+        | (Some(T::String), Value::String(_))
+        | (Some(T::Boolean), Value::Boolean(_)) => true,
+        _ => false,
+    }
 }
 
 /// For a raw `SELECT` whose every column is one variable, uncast, answered to the client
@@ -727,8 +820,8 @@ fn arrow_columns(
 }
 
 /// The series of a raw answer kept in its batches: rows split into series where the
-/// grouped tags (the columns after `time`, for those the measurement has) change, rows without any value left out, as
-/// [`raw`] does with cells.
+/// grouped tags (the columns after `time`, for those the measurement has) change, rows
+/// where every column of `fields` is null left out, as [`raw`] does with cells.
 fn arrow_series(
     schema: &TableSchema,
     grouping: &Grouping,
@@ -736,6 +829,7 @@ fn arrow_series(
     desc: bool,
     batches: Arc<[RecordBatch]>,
     columns: Arc<[usize]>,
+    fields: &[usize],
 ) -> Vec<Series> {
     let mut series: Vec<Series> = Vec::new();
     let mut rows: Vec<Vec<(u32, u32)>> = Vec::new();
@@ -753,7 +847,7 @@ fn arrow_series(
                 })
             })
             .collect();
-        let values: Vec<&ArrayRef> = columns[1..].iter().map(|&c| batch.column(c)).collect();
+        let fields: Vec<&ArrayRef> = fields.iter().map(|&c| batch.column(c)).collect();
         let time = batch.column(0);
         for row in 0..batch.num_rows() {
             let same_series = key.as_ref().is_some_and(|key| {
@@ -767,7 +861,7 @@ fn arrow_series(
                 rows.push(Vec::new());
                 key = Some(k);
             }
-            let empty = values
+            let empty = fields
                 .iter()
                 .all(|v| v.data_type() == &DataType::Null || v.is_null(row));
             if time.is_null(row) || empty {

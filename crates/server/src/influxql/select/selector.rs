@@ -530,6 +530,12 @@ fn filled(
             }
         }
     }
-    grouped::fill(&statement.fill, &times, &mut rows, &empty);
+    grouped::fill(
+        &statement.fill,
+        &times,
+        &mut rows,
+        &empty,
+        statement.order_desc,
+    );
     Ok((times, rows))
 }
