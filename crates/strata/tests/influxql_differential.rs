@@ -41,8 +41,16 @@ struct Known {
 
 const KNOWN: &[Known] = &[
     Known {
-        applies: |s| s.text.starts_with("SHOW MEASUREMENTS") && s.text.contains("!~"),
-        reason: "influxd 1.6 answers no measurement at all to a negated tag regex",
+        applies: |s| s.text.contains("integral(") && s.text.contains("GROUP BY time("),
+        reason: "influxd interpolates integral's area up to the bucket edges",
+        heading: "`integral` with `GROUP BY time`",
+    },
+    Known {
+        applies: |s| {
+            s.text.starts_with("SHOW MEASUREMENTS")
+                && (s.text.contains("!~") || s.text.contains("!="))
+        },
+        reason: "influxd 1.6 answers no measurement at all to a negated tag condition",
         heading: "influxd 1.6 quirks",
     },
     Known {
@@ -50,6 +58,11 @@ const KNOWN: &[Known] = &[
             s.text.contains("integral(") && s.text.contains("GROUP BY") && !s.text.contains("time(")
         },
         reason: "influxd 1.6 lists integral's series by tags in descending order",
+        heading: "influxd 1.6 quirks",
+    },
+    Known {
+        applies: |s| s.text.contains("integral(") && !s.text.contains("GROUP BY"),
+        reason: "influxd 1.6 answers integral without GROUP BY at time 0",
         heading: "influxd 1.6 quirks",
     },
     Known {

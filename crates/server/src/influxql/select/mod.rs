@@ -291,12 +291,23 @@ async fn select_measurement(
     // A transformation of buckets (`derivative(mean(x))`) reads buckets before the range,
     // so that the range's first bucket has its value, as InfluxDB does: the range starts
     // that many intervals earlier, and the buckets before its own first are not answered.
-    let mut first_bucket = None;
-    if let (Some((width, offset)), Some(start)) = (grouping.time, range.start) {
-        let extra = extra_intervals(&projections);
-        if extra > 0 {
-            first_bucket = Some(start - (start - offset).rem_euclid(width));
-            range.start = Some(start.saturating_sub(extra.saturating_mul(width)));
+    // Under ORDER BY time DESC the transformation runs from the latest bucket back, so
+    // the range grows at its end instead, and the buckets after its own last are dropped.
+    let mut shown_buckets: Option<(i64, i64)> = None;
+    let extra = extra_intervals(&projections);
+    if let (Some((width, offset)), true) = (grouping.time, extra > 0) {
+        let bucket_of = |t: i64| t - (t - offset).rem_euclid(width);
+        let grow = extra.saturating_mul(width);
+        if !statement.order_desc
+            && let Some(start) = range.start
+        {
+            shown_buckets = Some((bucket_of(start), i64::MAX));
+            range.start = Some(start.saturating_sub(grow));
+        } else if statement.order_desc
+            && let Some(end) = range.end
+        {
+            shown_buckets = Some((i64::MIN, bucket_of(end.saturating_sub(1))));
+            range.end = Some(end.saturating_add(grow));
         }
     }
     let mut filter: Vec<String> = Vec::new();
@@ -360,10 +371,11 @@ async fn select_measurement(
         )
         .await?
     };
-    if let Some(first) = first_bucket {
+    if let Some((first, last)) = shown_buckets {
         for s in &mut series {
-            s.values
-                .retain(|row| !matches!(row.first(), Some(Value::Time(t)) if *t < first));
+            s.values.retain(
+                |row| !matches!(row.first(), Some(Value::Time(t)) if *t < first || *t > last),
+            );
         }
     }
     for s in &mut series {
