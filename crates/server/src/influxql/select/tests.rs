@@ -68,13 +68,23 @@ fn statement(text: &str) -> Box<strata_influxql::SelectStatement> {
 }
 
 async fn run(query: &QueryEngine, engine: &Engine, text: &str) -> Vec<super::Series> {
+    run_with(query, engine, text, false).await
+}
+
+/// [`run`], with raw rows left in Arrow batches when `arrow_rows`, as `/query` answers.
+async fn run_with(
+    query: &QueryEngine,
+    engine: &Engine,
+    text: &str,
+    arrow_rows: bool,
+) -> Vec<super::Series> {
     let ctx = Context {
         query,
         engine,
         database: Some("benchmark"),
         now_ns: engine.now_ns(),
         subquery: None,
-        arrow_rows: false,
+        arrow_rows,
     };
     select(&ctx, &statement(text)).await.unwrap()
 }
@@ -284,5 +294,43 @@ async fn long_chains_of_ored_hosts_are_answered() {
     assert!(
         query.is_direct("benchmark", &sql),
         "not on the direct path: {sql}"
+    );
+}
+
+/// Raw answers kept in Arrow batches hold the same rows as cells: the same series, the same
+/// empty rows left out, and points of one instant (every host writes at the same times)
+/// in the same series order (by the tags' names, then values), though the batches are
+/// sorted by time alone and the ties ordered afterwards.
+#[tokio::test]
+async fn raw_answers_from_arrow_batches_match_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    tsbs_like(&engine);
+    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let window = "time >= '2016-01-01T00:00:00Z' AND time < '2016-01-01T00:01:00Z'";
+    for text in [
+        format!("SELECT * FROM cpu WHERE {window}"),
+        format!("SELECT * FROM cpu WHERE {window} ORDER BY time DESC LIMIT 7 OFFSET 2"),
+        format!("SELECT usage_user, region FROM cpu WHERE {window}"),
+        format!("SELECT * FROM cpu WHERE {window} GROUP BY region"),
+    ] {
+        let cells = run(&query, &engine, &text).await;
+        let mut arrow = run_with(&query, &engine, &text, true).await;
+        assert!(arrow.iter().all(|s| s.arrow.is_some()), "{text}");
+        for s in &mut arrow {
+            s.materialize().unwrap();
+        }
+        assert_eq!(arrow, cells, "{text}");
+    }
+    let cells = run(
+        &query,
+        &engine,
+        &format!("SELECT * FROM cpu WHERE {window}"),
+    )
+    .await;
+    let hosts: Vec<&Value> = cells[0].values.iter().take(3).map(|r| &r[1]).collect();
+    assert_eq!(
+        hosts,
+        [&Value::text("h0"), &Value::text("h1"), &Value::text("h2")]
     );
 }
