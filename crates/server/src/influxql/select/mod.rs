@@ -436,7 +436,7 @@ fn is_column(schema: &TableSchema, name: &str) -> bool {
 }
 
 /// The tags a grouping leaves out, by name: after time, they order points of one instant.
-fn other_tags<'s>(schema: &'s TableSchema, grouping: &Grouping) -> Vec<&'s String> {
+pub(super) fn other_tags<'s>(schema: &'s TableSchema, grouping: &Grouping) -> Vec<&'s String> {
     let mut others: Vec<&String> = schema
         .tags
         .iter()

@@ -126,12 +126,7 @@ pub(super) fn points(
         .iter()
         .filter(|t| schema.tags.contains(t))
         .collect();
-    let mut others: Vec<&String> = schema
-        .tags
-        .iter()
-        .filter(|t| !grouping.tags.contains(t))
-        .collect();
-    others.sort();
+    let others = super::other_tags(schema, grouping);
     let mut rows: Vec<SortedPoint> = Vec::new();
     for s in &sub.series {
         for row in &s.values {
