@@ -72,9 +72,11 @@ const KNOWN: &[Known] = &[
     },
     Known {
         applies: |s| {
-            s.text.contains("(*)") && s.text.contains("fill(none)") && s.text.contains("OFFSET")
+            s.text.contains("(*)")
+                && s.text.contains("fill(none)")
+                && (s.text.contains("OFFSET") || s.text.contains("LIMIT"))
         },
-        reason: "influxd 1.6 applies OFFSET to each field of a wildcard call apart",
+        reason: "influxd 1.6 applies LIMIT and OFFSET to each field of a wildcard call apart",
         heading: "influxd 1.6 quirks",
     },
 ];

@@ -335,6 +335,15 @@ fn assemble(
             let values = per_bucket.get(t);
             let value_of = |i: usize| -> Value {
                 match values {
+                    // Under fill(none) a field without points in the bucket has no value
+                    // there, not a count of 0 (InfluxDB zips the fields' own buckets).
+                    Some(v)
+                        if statement.fill == Fill::None
+                            && calls[i].function.starts_with("count")
+                            && v[i].0 == Value::Integer(0) =>
+                    {
+                        Value::Null
+                    }
                     Some(v) => v[i].0.clone(),
                     // An empty bucket counts 0 under fill(null); other fills fill it.
                     None if calls[i].function.starts_with("count")
@@ -373,12 +382,13 @@ fn assemble(
             &filled,
             statement.order_desc,
         );
+        // fill(none) shows no bucket where none of the fields has a point.
         series.values = finish_rows(
             &projections.columns,
             &row_times,
             rows,
             grouping.time.map(|(w, _)| w),
-            false,
+            statement.fill == Fill::None && grouping.time.is_some(),
             statement.order_desc,
         )?;
         if grouping.time.is_none()

@@ -334,3 +334,68 @@ async fn raw_answers_from_arrow_batches_match_cells() {
         [&Value::text("h0"), &Value::text("h1"), &Value::text("h2")]
     );
 }
+
+/// Under `fill(none)` a bucket shows only the fields with points in it: a field without
+/// any counts nothing (null, not 0) beside one that has points, and a bucket where no
+/// selected field has a point is left out, as influxd zips each field's own buckets.
+#[tokio::test]
+async fn fill_none_shows_only_fields_with_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    let body = format!(
+        "m,host=a a=1i,b=1i {}\nm,host=a a=2i {}\n",
+        START_NS,
+        START_NS + 10 * SECOND_NS
+    );
+    engine
+        .write_lines("benchmark", body.as_bytes(), Precision::Nanoseconds)
+        .unwrap();
+    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let window = "time >= '2016-01-01T00:00:00Z' AND time < '2016-01-01T00:00:20Z'";
+    let at = |s: i64| Value::Time(START_NS + s * SECOND_NS);
+    let rows = |text: String| {
+        let query = &query;
+        let engine = &engine;
+        async move {
+            let series = run(query, engine, &text).await;
+            series
+                .into_iter()
+                .flat_map(|s| s.values)
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        rows(format!(
+            "SELECT count(a), count(b) FROM m WHERE {window} GROUP BY time(10s) fill(none)"
+        ))
+        .await,
+        [
+            vec![at(0), Value::Integer(1), Value::Integer(1)],
+            vec![at(10), Value::Integer(1), Value::Null]
+        ]
+    );
+    assert_eq!(
+        rows(format!(
+            "SELECT count(b) FROM m WHERE {window} GROUP BY time(10s) fill(none)"
+        ))
+        .await,
+        [vec![at(0), Value::Integer(1)]]
+    );
+    assert_eq!(
+        rows(format!(
+            "SELECT mean(b) FROM m WHERE {window} GROUP BY time(10s) fill(none)"
+        ))
+        .await,
+        [vec![at(0), Value::Float(1.0)]]
+    );
+    assert_eq!(
+        rows(format!(
+            "SELECT count(b) FROM m WHERE {window} GROUP BY time(10s) fill(null)"
+        ))
+        .await,
+        [
+            vec![at(0), Value::Integer(1)],
+            vec![at(10), Value::Integer(0)]
+        ]
+    );
+}
