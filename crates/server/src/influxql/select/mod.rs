@@ -675,22 +675,24 @@ async fn raw(
             .collect();
         let (sql, tag_count) =
             points_statement(schema, grouping, &vars, filter, false, ties.is_none());
+        // The answer's column of variable `i`: after `time` and the grouped tags.
+        let column_of = |i: usize| 1 + tag_count + i;
         let ties: Vec<usize> = ties
             .unwrap_or_default()
             .into_iter()
-            .map(|i| 1 + tag_count + i)
+            .map(column_of)
             .collect();
         let batches: Arc<[RecordBatch]> = sql::run_batches(ctx.query, database, &sql).await?.into();
-        // `time`, then each projection's variable after the grouped tags.
+        // `time`, then each projection's variable.
         let columns: Arc<[usize]> = std::iter::once(0)
-            .chain(columns.into_iter().map(|v| 1 + tag_count + v))
+            .chain(columns.into_iter().map(column_of))
             .collect();
         if ArrowRows::writable(&batches, &columns) {
             // The columns whose values make a point (fields; the casts allowed here keep
             // every value).
             let fields: Vec<usize> = field_reads(projections, schema, &vars)
                 .into_iter()
-                .map(|(i, _)| 1 + tag_count + i)
+                .map(|(i, _)| column_of(i))
                 .collect();
             let answer = RawAnswer {
                 batches,
@@ -821,7 +823,8 @@ fn field_reads(
     reads
 }
 
-/// Whether `value` is not null once cast with `cast` ([`cast_value`]).
+/// Whether `value` is not null once cast with `cast` ([`cast_value`]): the cast is to its
+/// own type, between float and integer, or none.
 fn survives_cast(value: &Value, cast: Option<strata_influxql::VarType>) -> bool {
     use strata_influxql::VarType as T;
     match (cast, value) {
@@ -1009,15 +1012,13 @@ fn tag_text(column: Option<&ArrayRef>, row: usize) -> &str {
 /// `::type` casts on a point's value: a value of another type reads as null.
 pub(super) fn cast_value(value: Value, cast: Option<strata_influxql::VarType>) -> Value {
     use strata_influxql::VarType as T;
-    match (cast, &value) {
-        (None | Some(T::Field | T::Tag), _) => value,
-        (Some(T::Float), Value::Float(_)) | (Some(T::Integer), Value::Integer(_)) => value,
-        (Some(T::Float), Value::Integer(i)) => Value::Float(*i as f64),
-        (Some(T::Integer), Value::Float(f)) => Value::Integer(*f as i64),
-        (Some(T::Unsigned), Value::Unsigned(_))
-        | (Some(T::String), Value::String(_))
-        | (Some(T::Boolean), Value::Boolean(_)) => value,
-        _ => Value::Null,
+    if !survives_cast(&value, cast) {
+        return Value::Null;
+    }
+    match (cast, value) {
+        (Some(T::Float), Value::Integer(i)) => Value::Float(i as f64),
+        (Some(T::Integer), Value::Float(f)) => Value::Integer(f as i64),
+        (_, value) => value,
     }
 }
 

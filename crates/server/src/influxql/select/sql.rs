@@ -9,7 +9,7 @@ use datafusion::arrow::array::{
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
 use futures::StreamExt;
-use strata_query::QueryEngine;
+use strata_query::{QueryEngine, QueryStream};
 
 use super::super::result::Value;
 
@@ -46,11 +46,7 @@ pub(crate) async fn run_named(
     database: &str,
     statement: &str,
 ) -> Result<(Vec<String>, Vec<Vec<Value>>), String> {
-    tracing::debug!(statement, "influxql → sql");
-    let mut stream = query
-        .sql_stream(database, statement)
-        .await
-        .map_err(|e| e.to_string())?;
+    let mut stream = start(query, database, statement).await?;
     let names: Vec<String> = stream
         .schema()
         .fields()
@@ -71,16 +67,25 @@ pub(crate) async fn run_batches(
     database: &str,
     statement: &str,
 ) -> Result<Vec<RecordBatch>, String> {
-    tracing::debug!(statement, "influxql → sql");
-    let mut stream = query
-        .sql_stream(database, statement)
-        .await
-        .map_err(|e| e.to_string())?;
+    let mut stream = start(query, database, statement).await?;
     let mut batches = Vec::new();
     while let Some(batch) = stream.next().await {
         batches.push(batch.map_err(|e| e.to_string())?);
     }
     Ok(batches)
+}
+
+/// `statement` started through the engine's entry point, as every InfluxQL statement runs.
+async fn start(
+    query: &QueryEngine,
+    database: &str,
+    statement: &str,
+) -> Result<QueryStream, String> {
+    tracing::debug!(statement, "influxql → sql");
+    query
+        .sql_stream(database, statement)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 fn append(batch: &RecordBatch, columns: &mut [Vec<Value>]) -> Result<(), String> {
