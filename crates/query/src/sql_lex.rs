@@ -44,7 +44,7 @@ pub fn is_word_byte(b: u8) -> bool {
 }
 
 /// Whether the `'` at `quote` opens an `E'…'` string, whose backslashes escape.
-pub fn backslash_escapes_at(bytes: &[u8], quote: usize) -> bool {
+fn backslash_escapes_at(bytes: &[u8], quote: usize) -> bool {
     quote > 0
         && matches!(bytes[quote - 1], b'E' | b'e')
         && (quote == 1 || !is_word_byte(bytes[quote - 2]))
@@ -52,7 +52,7 @@ pub fn backslash_escapes_at(bytes: &[u8], quote: usize) -> bool {
 
 /// The byte after the closing `quote` of a string or name opened before `i`; the end of
 /// the text if it is never closed (the engine's parser then reports it).
-pub fn skip_quoted(bytes: &[u8], mut i: usize, quote: u8, backslash_escapes: bool) -> usize {
+fn skip_quoted(bytes: &[u8], mut i: usize, quote: u8, backslash_escapes: bool) -> usize {
     while i < bytes.len() {
         match bytes[i] {
             b'\\' if backslash_escapes => i += 2,
@@ -99,7 +99,7 @@ pub fn skip_block_comment(bytes: &[u8], mut i: usize) -> usize {
 
 /// The byte after a `$tag$ … $tag$` string starting at `start`, if one starts there (`$1`
 /// is a parameter, not a string).
-pub fn skip_dollar_quoted(sql: &str, start: usize) -> Option<usize> {
+fn skip_dollar_quoted(sql: &str, start: usize) -> Option<usize> {
     let rest = &sql[start + 1..];
     let tag_len = rest.find('$')?;
     let tag = &rest[..tag_len];
