@@ -21,7 +21,8 @@ use crate::catalog::{Catalog, CreateOutcome, SchemaCache, TableDefinition, Table
 use crate::checked_json;
 use crate::dir_lock::DirLocks;
 use crate::error::StorageError;
-use crate::ingest::{LineError, ShardBatch, group_lines};
+use crate::ingest::{Grouped, LineError, ShardBatch, group_lines};
+use crate::ingest_series::{SeriesWrite, group_series, structured_key};
 use crate::layout;
 use crate::model::{FieldId, TableId, Timestamp};
 use crate::options::{EngineOptions, available_cores};
@@ -241,6 +242,56 @@ impl Inner {
             &mut batches,
             &mut errors,
         );
+        self.store_batches(database, &batches, grouped, errors, now)
+    }
+
+    /// [`Engine::write_series`].
+    fn write_series(
+        &self,
+        database: &str,
+        series: &[SeriesWrite<'_>],
+    ) -> Result<WriteReport, StorageError> {
+        if database.is_empty() {
+            return Err(StorageError::Invalid("a database name is needed".into()));
+        }
+        let mut keys = Vec::new();
+        let key_ranges: Vec<std::ops::Range<usize>> = series
+            .iter()
+            .map(|one| {
+                let start = keys.len();
+                structured_key(&mut keys, one);
+                start..keys.len()
+            })
+            .collect();
+        let times = self.write_times(database);
+        let mut cache = SchemaCache::new(database);
+        let mut batches: Vec<ShardBatch<'_>> = (0..self.shards.len())
+            .map(|_| ShardBatch::default())
+            .collect();
+        let mut errors = Vec::new();
+        let grouped = group_series(
+            series,
+            &keys,
+            &key_ranges,
+            &self.catalog,
+            &mut cache,
+            times,
+            &mut batches,
+            &mut errors,
+        );
+        self.store_batches(database, &batches, grouped, errors, times.now)
+    }
+
+    /// The part of a write after its rows are grouped by shard: the catalog made durable,
+    /// each shard's batch applied (series limit checked), and the report.
+    fn store_batches(
+        &self,
+        database: &str,
+        batches: &[ShardBatch<'_>],
+        grouped: Grouped,
+        mut errors: Vec<LineError>,
+        now: Timestamp,
+    ) -> Result<WriteReport, StorageError> {
         // New tables, tags or fields must be durable before rows that use them are.
         self.catalog.persist()?;
         let mut shard_errors = Vec::new();
@@ -264,7 +315,7 @@ impl Inner {
                 ))
             }
         };
-        self.apply_batches(&batches, now, &mut shard_errors, &mut admit)?;
+        self.apply_batches(batches, now, &mut shard_errors, &mut admit)?;
         let rejected_by_shards = shard_errors.len() as u64;
         errors.extend(shard_errors);
         errors.sort_by_key(|e| e.line);
@@ -486,6 +537,19 @@ impl Engine {
         precision: Precision,
     ) -> Result<WriteReport, StorageError> {
         self.inner.write_lines(database, body, precision)
+    }
+
+    /// Writes series already parsed by a protocol other than line protocol (Prometheus
+    /// remote write, OpenTSDB): the same checks, WAL and shards as [`Engine::write_lines`].
+    /// In the report a series' 1-based place in `series` stands for the line number; a
+    /// refused series is skipped whole, the others go in. Returns once every stored row is
+    /// in the WAL.
+    pub fn write_series(
+        &self,
+        database: &str,
+        series: &[SeriesWrite<'_>],
+    ) -> Result<WriteReport, StorageError> {
+        self.inner.write_series(database, series)
     }
 
     /// Rows of a table (see [`ReadRequest`]), one entry per series with rows, over all shards.

@@ -140,7 +140,7 @@ pub(crate) fn group_lines<'a>(
 
 /// Why a row older than the retention is refused; InfluxDB 1.x words it "points beyond
 /// retention policy dropped".
-fn expired_message(times: WriteTimes) -> String {
+pub(crate) fn expired_message(times: WriteTimes) -> String {
     let retention = times
         .retention
         .map(|d| humantime::format_duration(d).to_string())

@@ -34,6 +34,7 @@ mod fsutil;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod ingest;
+mod ingest_series;
 mod layout;
 pub mod manifest;
 pub mod memtable;
@@ -53,5 +54,6 @@ pub use engine::{
     restore,
 };
 pub use error::StorageError;
+pub use ingest_series::SeriesWrite;
 pub use options::{Clock, EngineOptions, ManualClock, SystemClock, WalSync};
 pub use shard::{LatestView, QuarantinedPart, SeriesRows, SeriesSummary, TagStr};
