@@ -31,7 +31,7 @@ use crate::{auth, version_header};
 
 /// Bad lines named in a partial-write answer; the rest are only counted (InfluxDB names
 /// the first few too, and a 100,000-line bad batch must not make a 10 MB error body).
-const MAX_REPORTED_LINES: usize = 10;
+pub(crate) const MAX_REPORTED_LINES: usize = 10;
 
 /// What every handler shares.
 #[derive(Debug)]
@@ -63,6 +63,7 @@ pub(crate) fn router(state: Shared) -> Router {
         .route("/health", get(health))
         .route("/metrics", get(metrics))
         .route("/api/v1/backup", post(crate::backup::backup))
+        .route("/api/v1/write", post(crate::prom::remote_write))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::disable())
@@ -81,6 +82,7 @@ async fn track(State(state): State<Shared>, request: Request, next: Next) -> Res
         "/health" => "health",
         "/metrics" => "metrics",
         "/api/v1/backup" => "backup",
+        "/api/v1/write" => "prometheus_remote_write",
         _ => "other",
     };
     let mut response = next.run(request).await;
@@ -342,7 +344,7 @@ pub(crate) async fn next_frame(
     }
 }
 
-fn too_large(max_body: usize) -> ApiError {
+pub(crate) fn too_large(max_body: usize) -> ApiError {
     ApiError::PayloadTooLarge(format!(
         "request body is over the limit of {max_body} bytes (max body bytes); send smaller batches"
     ))
@@ -350,7 +352,7 @@ fn too_large(max_body: usize) -> ApiError {
 
 /// Collects the body, refusing it past `max_body` bytes or when it pauses for `stall`, and
 /// counting what arrives beyond the declared length as in flight.
-async fn read_body(
+pub(crate) async fn read_body(
     mut body: Body,
     max_body: usize,
     stall: Duration,
@@ -428,14 +430,14 @@ fn gunzip(raw: &[u8], max_body: usize) -> Result<Vec<u8>, ApiError> {
 /// Write-body bytes this request holds, counted in [`Metrics::inflight_write_bytes`] and
 /// released on drop.
 #[derive(Debug)]
-struct Inflight {
+pub(crate) struct Inflight {
     metrics: Arc<Metrics>,
     cap: usize,
     bytes: usize,
 }
 
 impl Inflight {
-    fn new(state: &AppState) -> Self {
+    pub(crate) fn new(state: &AppState) -> Self {
         Self {
             metrics: Arc::clone(&state.metrics),
             cap: state.config.max_inflight_write_bytes,
@@ -446,7 +448,7 @@ impl Inflight {
     /// Counts `more` bytes, or answers overload when the total would pass the cap. A
     /// request is always let through when nothing else is in flight, so one body bigger
     /// than the cap is still served.
-    fn reserve(&mut self, more: usize) -> Result<(), ApiError> {
+    pub(crate) fn reserve(&mut self, more: usize) -> Result<(), ApiError> {
         let counter = &self.metrics.inflight_write_bytes;
         let before = counter.fetch_add(more as u64, Ordering::SeqCst) as usize;
         let others = before - self.bytes;

@@ -15,6 +15,8 @@
 //! - `tcp`: the line-protocol listener.
 //! - `pg`: the Postgres wire protocol listener (`--pg`): statements through the same
 //!   query engine as `/sql`.
+//! - `prom`: Prometheus' APIs: remote write (`/api/v1/write`) into the engine as
+//!   structured series ([`strata_storage::Engine::write_series`]).
 //! - `auth`: token checks (Token, Bearer, Basic, 1.x `u`/`p`).
 //! - [`metrics`]: server counters and the Prometheus text rendering.
 //!
@@ -37,6 +39,7 @@ mod http;
 mod http_serve;
 mod influxql;
 mod pg;
+pub mod prom;
 mod sql;
 mod sql_cells;
 mod sql_format;

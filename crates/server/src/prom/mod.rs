@@ -1,0 +1,126 @@
+//! Prometheus' HTTP APIs. Remote write (`POST /api/v1/write`) decodes into structured
+//! series and writes them with [`strata_storage::Engine::write_series`]: the same catalog,
+//! WAL and shards as line protocol, acknowledged once in the WAL.
+
+pub mod model;
+pub mod remote_write;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::auth;
+use crate::error::{ApiError, json_response};
+use crate::http::{Inflight, MAX_REPORTED_LINES, Params, Shared, read_body, too_large};
+
+/// `POST /api/v1/write?db=`: Prometheus remote write 1.0 (snappy block, protobuf). Answers
+/// 204 when every sample is stored; 400 naming the refused series otherwise (the others
+/// are stored: Prometheus does not retry a 4xx, and a retry would write them twice);
+/// 413/429/5xx as the line-protocol writes do, which Prometheus retries.
+pub(crate) async fn remote_write(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    params: Params,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let started = Instant::now();
+    let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    auth::check(&state.config, &headers, &params)?.require_write("write")?;
+    let database = params
+        .get("db")
+        .filter(|db| !db.is_empty())
+        .map_or(model::DEFAULT_DATABASE, String::as_str)
+        .to_string();
+    match headers
+        .get(header::CONTENT_ENCODING)
+        .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        // Remote write is always snappy; a missing header is taken to mean it too.
+        None | Some("snappy") => {}
+        Some(other) => {
+            return Err(ApiError::BadRequest(format!(
+                "unsupported Content-Encoding {other:?}: remote write bodies are snappy"
+            )));
+        }
+    }
+    let mut inflight = Inflight::new(&state);
+    let max_body = state.config.max_body_bytes;
+    if let Some(length) = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        if length > max_body {
+            return Err(too_large(max_body));
+        }
+        inflight.reserve(length)?;
+    }
+    let raw = read_body(body, max_body, state.config.client_timeout, &mut inflight).await?;
+    let engine = Arc::clone(&state.engine);
+    let outcome = tokio::task::spawn_blocking(move || {
+        let plain = remote_write::unsnappy(&raw, max_body).map_err(|e| {
+            if e.contains("over the limit") {
+                ApiError::PayloadTooLarge(e)
+            } else {
+                ApiError::BadRequest(e)
+            }
+        })?;
+        drop(raw);
+        inflight.reserve(plain.len())?;
+        let request = remote_write::decode(Bytes::from(plain)).map_err(ApiError::BadRequest)?;
+        let decoded = remote_write::to_series(&request);
+        let report = engine.write_series(&database, &decoded.series)?;
+        let mut refused = decoded.refused;
+        // The engine numbers series by their place in what it was given.
+        refused.extend(
+            report
+                .errors
+                .iter()
+                .map(|e| (decoded.origins[e.line - 1], e.message.clone())),
+        );
+        refused.sort_by_key(|(index, _)| *index);
+        Ok::<_, ApiError>((report.points, refused, decoded.histograms))
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("remote write task failed: {e}")))?;
+    state.metrics.observe_write(started.elapsed());
+    let (points, refused, histograms) = outcome?;
+    state.metrics.http_rows.fetch_add(points, Ordering::Relaxed);
+    if refused.is_empty() && histograms == 0 {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    state
+        .metrics
+        .http_bad_lines
+        .fetch_add(refused.len() as u64, Ordering::Relaxed);
+    let mut error = format!("{} series refused", refused.len());
+    if let Some((index, message)) = refused.first() {
+        error.push_str(&format!(", first: series {index}: {message}"));
+    }
+    if histograms > 0 {
+        error.push_str(&format!(
+            "; {histograms} native histogram samples not stored: Strata stores float samples only"
+        ));
+    }
+    let series: Vec<serde_json::Value> = refused
+        .iter()
+        .take(MAX_REPORTED_LINES)
+        .map(|(index, message)| serde_json::json!({ "series": index, "message": message }))
+        .collect();
+    Ok(json_response(
+        StatusCode::BAD_REQUEST,
+        &serde_json::json!({
+            "status": "error",
+            "errorType": "bad_data",
+            "error": error,
+            "written": points,
+            "refused": series,
+        }),
+    ))
+}
