@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use strata_lineproto::Precision;
 use strata_storage::Engine;
 
-use crate::http::HttpClient;
+use crate::http::{BodyEncoding, HttpClient};
 use crate::stats::Latencies;
 
 /// Error messages kept per load (the first ones); the rest are only counted.
@@ -113,11 +113,12 @@ impl Target for EmbeddedTarget {
     }
 }
 
-/// `POST /write?db=…&precision=…` over one keep-alive connection; 204 is success.
+/// `POST` of each batch (line protocol to `/write?db=…&precision=…`, or Prometheus remote
+/// write) over one keep-alive connection; 204 is success.
 pub struct HttpTarget {
     client: HttpClient,
     path: String,
-    gzip: bool,
+    encoding: BodyEncoding,
 }
 
 impl HttpTarget {
@@ -125,7 +126,7 @@ impl HttpTarget {
     pub fn connect(
         authority: &str,
         path: &str,
-        gzip: bool,
+        encoding: BodyEncoding,
         timeout: Duration,
     ) -> Result<Self, String> {
         let mut client = HttpClient::new(authority, timeout);
@@ -133,7 +134,7 @@ impl HttpTarget {
         Ok(Self {
             client,
             path: path.to_string(),
-            gzip,
+            encoding,
         })
     }
 
@@ -153,7 +154,7 @@ impl Target for HttpTarget {
     fn send(&mut self, batch: &Batch) -> Result<Ack, String> {
         let response = self
             .client
-            .post(&self.path, &batch.body, self.gzip)
+            .post(&self.path, &batch.body, self.encoding)
             .map_err(|e| e.to_string())?;
         if response.status == 204 {
             return Ok(Ack {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use strata_bench::http::{HttpClient, HttpError, HttpUrl, gzip};
+use strata_bench::http::{BodyEncoding, HttpClient, HttpError, HttpUrl, gzip};
 use strata_bench::load::{Batch, HttpTarget, Target, TcpTarget, Work, run_load};
 
 const TIMEOUT: Duration = Duration::from_secs(5);
@@ -92,7 +92,11 @@ fn keep_alive_reuses_one_connection() {
     for i in 0..3 {
         let body = format!("cpu v={i}i 1\n");
         let response = client
-            .post("/write?db=x&precision=ns", body.as_bytes(), false)
+            .post(
+                "/write?db=x&precision=ns",
+                body.as_bytes(),
+                BodyEncoding::Text,
+            )
             .unwrap();
         assert_eq!(response.status, 204);
         assert_eq!(response.header("x-influxdb-version"), Some("1.8"));
@@ -121,7 +125,9 @@ fn status_and_bodies_by_length_and_chunked() {
     }
     });
     let mut client = HttpClient::new(&addr, TIMEOUT);
-    let bad = client.post("/write", b"garbage\n", false).unwrap();
+    let bad = client
+        .post("/write", b"garbage\n", BodyEncoding::Text)
+        .unwrap();
     assert_eq!(bad.status, 400);
     assert_eq!(bad.body, b"{\"error\":\"line\"}\n");
     let chunked = client.get("/query").unwrap();
@@ -129,7 +135,7 @@ fn status_and_bodies_by_length_and_chunked() {
         (chunked.status, chunked.body.as_slice()),
         (200, &b"abcde"[..])
     );
-    let busy = client.post("/write", b"x\n", false).unwrap();
+    let busy = client.post("/write", b"x\n", BodyEncoding::Text).unwrap();
     assert_eq!(busy.status, 503);
     assert_eq!(busy.header("Retry-After"), Some("1"));
     assert_eq!(client.connects(), 1);
@@ -143,10 +149,22 @@ fn reconnects_when_the_server_closed_an_idle_connection() {
     // out again on a fresh connection, once.
     let (addr, server) = serve(2, 1, |_| NO_CONTENT.to_vec());
     let mut client = HttpClient::new(&addr, TIMEOUT);
-    assert_eq!(client.post("/write", b"a\n", false).unwrap().status, 204);
+    assert_eq!(
+        client
+            .post("/write", b"a\n", BodyEncoding::Text)
+            .unwrap()
+            .status,
+        204
+    );
     // Let the server close the first connection before the next request.
     std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(client.post("/write", b"b\n", false).unwrap().status, 204);
+    assert_eq!(
+        client
+            .post("/write", b"b\n", BodyEncoding::Text)
+            .unwrap()
+            .status,
+        204
+    );
     assert_eq!(client.connects(), 2);
     drop(client);
     let seen = server.join().unwrap();
@@ -160,8 +178,20 @@ fn connection_close_is_honoured() {
         b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n".to_vec()
     });
     let mut client = HttpClient::new(&addr, TIMEOUT);
-    assert_eq!(client.post("/write", b"a\n", false).unwrap().status, 204);
-    assert_eq!(client.post("/write", b"b\n", false).unwrap().status, 204);
+    assert_eq!(
+        client
+            .post("/write", b"a\n", BodyEncoding::Text)
+            .unwrap()
+            .status,
+        204
+    );
+    assert_eq!(
+        client
+            .post("/write", b"b\n", BodyEncoding::Text)
+            .unwrap()
+            .status,
+        204
+    );
     assert_eq!(client.connects(), 2);
     drop(client);
     assert_eq!(server.join().unwrap().len(), 2);
@@ -177,13 +207,15 @@ fn errors_are_values() {
         .port();
     let mut client = HttpClient::new(&format!("127.0.0.1:{port}"), TIMEOUT);
     assert!(matches!(
-        client.post("/write", b"x\n", false),
+        client.post("/write", b"x\n", BodyEncoding::Text),
         Err(HttpError::Connect { .. })
     ));
 
     let (addr, server) = serve(1, 1, |_| b"SMTP ready\r\n\r\n".to_vec());
     let mut client = HttpClient::new(&addr, TIMEOUT);
-    let error = client.post("/write", b"x\n", false).unwrap_err();
+    let error = client
+        .post("/write", b"x\n", BodyEncoding::Text)
+        .unwrap_err();
     assert!(matches!(error, HttpError::Malformed { .. }), "{error}");
     drop(client);
     server.join().unwrap();
@@ -192,7 +224,9 @@ fn errors_are_values() {
         b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort".to_vec()
     });
     let mut client = HttpClient::new(&addr, TIMEOUT);
-    let error = client.post("/write", b"x\n", false).unwrap_err();
+    let error = client
+        .post("/write", b"x\n", BodyEncoding::Text)
+        .unwrap_err();
     assert!(matches!(error, HttpError::Io { .. }), "{error}");
     server.join().unwrap();
 
@@ -222,7 +256,10 @@ fn gzip_header_and_body() {
     let compressed = gzip(&body).unwrap();
     assert!(compressed.len() < body.len());
     assert_eq!(
-        client.post("/write", &compressed, true).unwrap().status,
+        client
+            .post("/write", &compressed, BodyEncoding::GzipText)
+            .unwrap()
+            .status,
         204
     );
     drop(client);
@@ -298,7 +335,8 @@ fn http_load_counts_rows_on_204_and_errors_otherwise() {
     assert_eq!(path, "/write?db=bench&precision=ms");
     let targets: Vec<Box<dyn Target>> = (0..2)
         .map(|_| {
-            Box::new(HttpTarget::connect(&addr, &path, false, TIMEOUT).unwrap()) as Box<dyn Target>
+            Box::new(HttpTarget::connect(&addr, &path, BodyEncoding::Text, TIMEOUT).unwrap())
+                as Box<dyn Target>
         })
         .collect();
     let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));

@@ -399,6 +399,7 @@ fn load(args: &QueryArgs, destination: &Destination) -> Result<String, String> {
         batch_rows: None,
         workers: args.workers,
         gzip: false,
+        prometheus: false,
         server_pid: None,
         server_cores: None,
         shards: args.shards,

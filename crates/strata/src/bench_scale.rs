@@ -211,6 +211,7 @@ fn run_one(args: &ScaleArgs, cores: usize) -> Result<(ScaleRow, WriteReport), St
         batch_rows: args.batch_rows,
         workers: args.workers_per_core.max(1) * cores,
         gzip: false,
+        prometheus: false,
         server_pid: Some(server.pid()),
         server_cores: Some(cores),
         shards: cores,

@@ -3,7 +3,8 @@
 //! Targets: `--embedded` (an in-process engine, the default), `--http URL` (InfluxDB 1.x
 //! `POST /write`, one keep-alive connection per worker, 204 is success) and `--tcp ADDR`
 //! (line protocol over plain TCP: asynchronous, nothing is acknowledged, so the report says
-//! what was sent). The data is generated into memory before the clock starts, so the run
+//! what was sent). With `--http URL --prometheus` the same data goes as Prometheus remote
+//! write (`POST /api/v1/write`; see `bench_remote_write`). The data is generated into memory before the clock starts, so the run
 //! measures the target, not the generator.
 
 use std::path::PathBuf;
@@ -13,7 +14,7 @@ use std::time::{Duration, Instant};
 use std::io::Read;
 
 use clap::Args;
-use strata_bench::http::{HttpUrl, gzip};
+use strata_bench::http::{BodyEncoding, HttpUrl, gzip};
 use strata_bench::load::{
     Batch, EmbeddedTarget, HttpTarget, LoadResult, Target, TcpTarget, Work, run_load,
 };
@@ -65,6 +66,11 @@ pub struct WriteArgs {
     /// Compress request bodies with gzip (before the clock) and send Content-Encoding: gzip.
     #[arg(long)]
     pub(crate) gzip: bool,
+    /// With --http: send the workload as Prometheus remote write (POST
+    /// <URL>/api/v1/write?db=<db>), field f of measurement m as the metric m_f; rates then
+    /// count samples as points.
+    #[arg(long, requires = "http", conflicts_with = "gzip")]
+    pub(crate) prometheus: bool,
     /// Remote targets: the server's process id, to report its CPU, memory and disk writes.
     #[arg(long, value_name = "PID")]
     pub(crate) server_pid: Option<u32>,
@@ -126,11 +132,12 @@ fn batch_rows(args: &WriteArgs) -> usize {
 fn prepare(
     generators: &mut [Generator],
     batch_rows: usize,
-    compress: bool,
+    encoding: BodyEncoding,
 ) -> Result<Work, String> {
     let mut work = Work::default();
     for generator in generators.iter_mut() {
         let points_per_row = generator.points_per_row();
+        let precision = generator.precision();
         let mut queue = Vec::new();
         loop {
             let mut body = Vec::with_capacity(batch_rows * 300);
@@ -138,18 +145,56 @@ fn prepare(
             if rows == 0 {
                 break;
             }
-            if compress {
-                body = gzip(&body).map_err(|e| format!("cannot gzip a batch: {e}"))?;
-            }
-            queue.push(Batch {
+            queue.push(encode(
                 body,
                 rows,
-                points: rows * points_per_row,
-            });
+                rows * points_per_row,
+                encoding,
+                precision,
+            )?);
         }
         work.queues.push(queue);
     }
     Ok(work)
+}
+
+/// A batch of line protocol as the request body `encoding` says (before the clock).
+fn encode(
+    lines: Vec<u8>,
+    rows: u64,
+    points: u64,
+    encoding: BodyEncoding,
+    precision: Precision,
+) -> Result<Batch, String> {
+    Ok(match encoding {
+        BodyEncoding::Text => Batch {
+            body: lines,
+            rows,
+            points,
+        },
+        BodyEncoding::GzipText => Batch {
+            body: gzip(&lines).map_err(|e| format!("cannot gzip a batch: {e}"))?,
+            rows,
+            points,
+        },
+        BodyEncoding::RemoteWrite => {
+            let converted = crate::bench_remote_write::convert(&lines, precision)?;
+            Batch {
+                body: converted.body,
+                rows: converted.rows,
+                points: converted.samples,
+            }
+        }
+    })
+}
+
+/// How request bodies are sent to `destination`.
+fn body_encoding(args: &WriteArgs, destination: &Destination) -> BodyEncoding {
+    match destination {
+        Destination::Http(_) if args.prometheus => BodyEncoding::RemoteWrite,
+        Destination::Http(_) if args.gzip => BodyEncoding::GzipText,
+        _ => BodyEncoding::Text,
+    }
 }
 
 /// Where the load goes.
@@ -174,12 +219,12 @@ pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
     };
     let batch_rows = batch_rows(args);
     if let Some(path) = &args.file {
-        let compress = args.gzip && matches!(destination, Destination::Http(_));
+        let encoding = body_encoding(args, &destination);
         eprintln!(
             "reading {} in batches of {batch_rows} lines ...",
             path.display()
         );
-        let work = Arc::new(prepare_file(path, batch_rows, compress, args.precision)?);
+        let work = Arc::new(prepare_file(path, batch_rows, encoding, args.precision)?);
         let report = WriteReport {
             workload: format!("file {}", path.display()),
             database: args.db.clone(),
@@ -197,7 +242,7 @@ pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
             workers,
             args.precision,
             cores,
-            compress,
+            encoding,
             report,
         );
     }
@@ -215,8 +260,8 @@ pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
         workers
     };
     eprintln!("generating {workload} in batches of {batch_rows} rows ...");
-    let compress = args.gzip && matches!(destination, Destination::Http(_));
-    let work = Arc::new(prepare(&mut generators, batch_rows, compress)?);
+    let encoding = body_encoding(args, &destination);
+    let work = Arc::new(prepare(&mut generators, batch_rows, encoding)?);
     let rows_out_of_order = generators.iter().map(Generator::rows_out_of_order).sum();
     drop(generators);
 
@@ -238,7 +283,7 @@ pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
         workers,
         precision,
         cores,
-        compress,
+        encoding,
         report,
     )
 }
@@ -252,20 +297,24 @@ fn load_to(
     workers: usize,
     precision: Precision,
     cores: usize,
-    compress: bool,
+    encoding: BodyEncoding,
     mut report: WriteReport,
 ) -> Result<WriteReport, String> {
     match destination {
         Destination::Embedded => measure_embedded(args, work, workers, precision, cores, report),
         Destination::Http(url) => {
             report.target = format!("http://{}{}", url.authority, url.base_path);
-            let path = HttpTarget::write_path(&url.base_path, &args.db, precision);
+            let path = if encoding == BodyEncoding::RemoteWrite {
+                format!("{}/api/v1/write?db={}", url.base_path, args.db)
+            } else {
+                HttpTarget::write_path(&url.base_path, &args.db, precision)
+            };
             let mut targets: Vec<Box<dyn Target>> = Vec::with_capacity(workers);
             for _ in 0..workers {
                 targets.push(Box::new(HttpTarget::connect(
                     &url.authority,
                     &path,
-                    compress,
+                    encoding,
                     REQUEST_TIMEOUT,
                 )?));
             }
@@ -287,7 +336,7 @@ fn load_to(
 fn prepare_file(
     path: &std::path::Path,
     batch_rows: usize,
-    compress: bool,
+    encoding: BodyEncoding,
     precision: Precision,
 ) -> Result<Work, String> {
     let mut bytes = Vec::new();
@@ -319,13 +368,8 @@ fn prepare_file(
             rows += 1;
             points += line.fields.len() as u64;
         }
-        let body = if compress {
-            gzip(chunk).map_err(|e| format!("cannot gzip a batch: {e}"))?
-        } else {
-            chunk.to_vec()
-        };
         if rows > 0 {
-            queue.push(Batch { body, rows, points });
+            queue.push(encode(chunk.to_vec(), rows, points, encoding, precision)?);
         }
         start = end;
     }

@@ -22,6 +22,7 @@ use clap::{Parser, Subcommand};
 
 mod backup;
 mod bench_query;
+mod bench_remote_write;
 mod bench_scale;
 mod bench_write;
 mod check;

@@ -128,6 +128,17 @@ impl Response {
     }
 }
 
+/// What a request body is, for its headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyEncoding {
+    /// Text as is (line protocol, SQL).
+    Text,
+    /// Text, gzip-compressed (`Content-Encoding: gzip`).
+    GzipText,
+    /// A Prometheus remote-write request: snappy-compressed protobuf.
+    RemoteWrite,
+}
+
 /// A keep-alive HTTP/1.1 client bound to one server.
 #[derive(Debug)]
 pub struct HttpClient {
@@ -161,14 +172,19 @@ impl HttpClient {
         self.connects
     }
 
-    /// `POST path` with `body`; `gzip` says the body is gzip-compressed already.
-    pub fn post(&mut self, path: &str, body: &[u8], gzip: bool) -> Result<Response, HttpError> {
-        self.request("POST", path, body, gzip)
+    /// `POST path` with `body`, already encoded as `encoding` says.
+    pub fn post(
+        &mut self,
+        path: &str,
+        body: &[u8],
+        encoding: BodyEncoding,
+    ) -> Result<Response, HttpError> {
+        self.request("POST", path, body, encoding)
     }
 
     /// `GET path`.
     pub fn get(&mut self, path: &str) -> Result<Response, HttpError> {
-        self.request("GET", path, &[], false)
+        self.request("GET", path, &[], BodyEncoding::Text)
     }
 
     /// Sends one request and reads its response. A reused connection that turns out to be
@@ -179,9 +195,9 @@ impl HttpClient {
         method: &str,
         path: &str,
         body: &[u8],
-        gzip: bool,
+        encoding: BodyEncoding,
     ) -> Result<Response, HttpError> {
-        let head = self.request_head(method, path, body.len(), gzip);
+        let head = self.request_head(method, path, body.len(), encoding);
         let reused = self.conn.is_some();
         match self.exchange(head.as_bytes(), body) {
             Err(Attempt::Stale) if reused => {
@@ -204,7 +220,7 @@ impl HttpClient {
         body: &[u8],
         read_body: impl FnOnce(&ResponseHead, &mut dyn Read) -> io::Result<T>,
     ) -> Result<T, HttpError> {
-        let head = self.request_head(method, path, body.len(), false);
+        let head = self.request_head(method, path, body.len(), BodyEncoding::Text);
         let reused = self.conn.is_some();
         let started = match self.send_and_read_head(head.as_bytes(), body) {
             Err(Attempt::Stale) if reused => {
@@ -230,16 +246,29 @@ impl HttpClient {
         })
     }
 
-    fn request_head(&self, method: &str, path: &str, body_len: usize, gzip: bool) -> String {
+    fn request_head(
+        &self,
+        method: &str,
+        path: &str,
+        body_len: usize,
+        encoding: BodyEncoding,
+    ) -> String {
         let mut head = format!(
             "{method} {path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: strata-bench\r\nContent-Length: {}\r\n",
             self.authority, body_len
         );
-        if gzip {
-            head.push_str("Content-Encoding: gzip\r\n");
+        match encoding {
+            BodyEncoding::Text => {}
+            BodyEncoding::GzipText => head.push_str("Content-Encoding: gzip\r\n"),
+            BodyEncoding::RemoteWrite => head.push_str(
+                "Content-Encoding: snappy\r\nX-Prometheus-Remote-Write-Version: 0.1.0\r\n",
+            ),
         }
         if body_len > 0 {
-            head.push_str("Content-Type: text/plain; charset=utf-8\r\n");
+            head.push_str(match encoding {
+                BodyEncoding::RemoteWrite => "Content-Type: application/x-protobuf\r\n",
+                _ => "Content-Type: text/plain; charset=utf-8\r\n",
+            });
         }
         head.push_str("\r\n");
         head
