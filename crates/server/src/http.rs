@@ -64,6 +64,28 @@ pub(crate) fn router(state: Shared) -> Router {
         .route("/metrics", get(metrics))
         .route("/api/v1/backup", post(crate::backup::backup))
         .route("/api/v1/write", post(crate::prom::remote_write))
+        .route(
+            "/api/v1/query",
+            get(crate::prom::api::query).post(crate::prom::api::query),
+        )
+        .route(
+            "/api/v1/query_range",
+            get(crate::prom::api::query_range).post(crate::prom::api::query_range),
+        )
+        .route(
+            "/api/v1/series",
+            get(crate::prom::api::series).post(crate::prom::api::series),
+        )
+        .route(
+            "/api/v1/labels",
+            get(crate::prom::api::labels).post(crate::prom::api::labels),
+        )
+        .route(
+            "/api/v1/label/{name}/values",
+            get(crate::prom::api::label_values),
+        )
+        .route("/api/v1/metadata", get(crate::prom::api::metadata))
+        .route("/api/v1/status/buildinfo", get(crate::prom::api::buildinfo))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::disable())
@@ -83,6 +105,12 @@ async fn track(State(state): State<Shared>, request: Request, next: Next) -> Res
         "/metrics" => "metrics",
         "/api/v1/backup" => "backup",
         "/api/v1/write" => "prometheus_remote_write",
+        "/api/v1/query" => "prometheus_query",
+        "/api/v1/query_range" => "prometheus_query_range",
+        "/api/v1/series" | "/api/v1/labels" | "/api/v1/metadata" | "/api/v1/status/buildinfo" => {
+            "prometheus_metadata"
+        }
+        path if path.starts_with("/api/v1/label/") => "prometheus_metadata",
         _ => "other",
     };
     let mut response = next.run(request).await;

@@ -1,9 +1,12 @@
 //! Prometheus' HTTP APIs. Remote write (`POST /api/v1/write`) decodes into structured
 //! series and writes them with [`strata_storage::Engine::write_series`]: the same catalog,
-//! WAL and shards as line protocol, acknowledged once in the WAL.
+//! WAL and shards as line protocol, acknowledged once in the WAL. The query API (`api`)
+//! evaluates PromQL with `strata-promql` over the engine (`source`).
 
+pub(crate) mod api;
 pub mod model;
 pub mod remote_write;
+mod source;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -17,6 +20,7 @@ use axum::response::{IntoResponse, Response};
 use crate::auth;
 use crate::error::{ApiError, json_response};
 use crate::http::{Inflight, MAX_REPORTED_LINES, Params, Shared, read_body, too_large};
+pub(crate) use strata_promql::aggregate::format_value;
 
 /// `POST /api/v1/write?db=`: Prometheus remote write 1.0 (snappy block, protobuf). Answers
 /// 204 when every sample is stored; 400 naming the refused series otherwise (the others

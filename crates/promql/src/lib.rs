@@ -1,0 +1,145 @@
+//! PromQL for Strata. Queries are parsed by `promql-parser` (GreptimeDB's) and evaluated
+//! here, step by step as Prometheus 2.x does, over the series a [`Source`] selects: the
+//! server's source reads them from the storage engine with the label matchers and the time
+//! range pushed down, so only the series and samples a query needs are read.
+//!
+//! Values are evaluated for every step of a query at once: an instant vector is a list of
+//! series, each with one optional value per step ([`eval`]); range vectors are series of
+//! raw samples, windowed per step by the range functions ([`functions`]); [`aggregate`] and
+//! [`binary`] combine them. The semantics follow Prometheus 2.42 (closed range windows,
+//! the 5-minute lookback, stale markers), which the differential test compares against.
+
+pub mod aggregate;
+pub mod binary;
+pub mod eval;
+pub mod functions;
+mod labels;
+
+pub use labels::Labels;
+pub use promql_parser::label::{MatchOp, Matcher};
+
+/// Prometheus' stale marker: a NaN with this payload ends a series.
+pub const STALE_NAN_BITS: u64 = 0x7ff0_0000_0000_0002;
+
+/// Whether `value` is Prometheus' stale marker.
+pub fn is_stale(value: f64) -> bool {
+    value.to_bits() == STALE_NAN_BITS
+}
+
+/// The default lookback of an instant selector (Prometheus' `--query.lookback-delta`).
+pub const DEFAULT_LOOKBACK_MS: i64 = 5 * 60 * 1000;
+
+/// The step of a subquery that gives none (Prometheus' default evaluation interval).
+pub const DEFAULT_SUBQUERY_STEP_MS: i64 = 60 * 1000;
+
+/// A series a [`Source`] returns: its labels (`__name__` among them) and its samples, sorted
+/// by time (milliseconds).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Labels, sorted by name.
+    pub labels: Labels,
+    /// (milliseconds, value), ascending by time.
+    pub samples: Vec<(i64, f64)>,
+}
+
+/// Where series come from.
+pub trait Source {
+    /// Every series matching all of `matchers` with its samples in `[start_ms, end_ms]`
+    /// (series without a sample there may be left out).
+    fn select(
+        &self,
+        matchers: &[Matcher],
+        start_ms: i64,
+        end_ms: i64,
+    ) -> Result<Vec<Series>, Error>;
+}
+
+/// Why a query failed, with Prometheus' error type.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// The query does not parse or is not valid PromQL (`bad_data`, HTTP 400).
+    #[error("{0}")]
+    BadData(String),
+    /// Valid PromQL that Strata does not evaluate yet (`bad_data`, HTTP 400).
+    #[error("{0} is not supported by Strata yet")]
+    Unsupported(String),
+    /// The evaluation failed (`execution`, HTTP 422): duplicate series, a limit.
+    #[error("{0}")]
+    Execution(String),
+    /// The storage failed (`internal`, HTTP 500).
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// Limits on one query (Prometheus' `--query.max-samples`, plus a series cap).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Samples a query may hold at once (raw samples read plus values computed).
+    pub max_samples: usize,
+    /// Series a selector may return.
+    pub max_series: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_samples: 50_000_000,
+            max_series: 1_000_000,
+        }
+    }
+}
+
+/// What a query answers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum QueryValue {
+    /// A scalar at a time (ms).
+    Scalar(i64, f64),
+    /// A string at a time (ms).
+    String(i64, String),
+    /// Instant vector: (labels, time ms, value).
+    Vector(Vec<(Labels, i64, f64)>),
+    /// Range vector / range query result: series with their (time ms, value) points.
+    Matrix(Vec<(Labels, Vec<(i64, f64)>)>),
+}
+
+/// Parses a PromQL expression.
+pub fn parse(query: &str) -> Result<promql_parser::parser::Expr, Error> {
+    promql_parser::parser::parse(query).map_err(|e| Error::BadData(format!("parse error: {e}")))
+}
+
+/// Evaluates `query` at `time_ms` (Prometheus' `/api/v1/query`).
+pub fn instant_query(
+    source: &dyn Source,
+    query: &str,
+    time_ms: i64,
+    lookback_ms: i64,
+    limits: Limits,
+) -> Result<QueryValue, Error> {
+    let expr = parse(query)?;
+    eval::Evaluator::new(source, time_ms, time_ms, 1, lookback_ms, limits).instant(&expr)
+}
+
+/// Evaluates `query` at every step from `start_ms` to `end_ms` (Prometheus'
+/// `/api/v1/query_range`); the answer is a matrix sorted by labels.
+pub fn range_query(
+    source: &dyn Source,
+    query: &str,
+    start_ms: i64,
+    end_ms: i64,
+    step_ms: i64,
+    lookback_ms: i64,
+    limits: Limits,
+) -> Result<QueryValue, Error> {
+    if step_ms <= 0 {
+        return Err(Error::BadData(
+            "zero or negative query resolution step widths are not accepted. Try a positive integer".into(),
+        ));
+    }
+    if end_ms < start_ms {
+        return Err(Error::BadData(
+            "end timestamp must not be before start time".into(),
+        ));
+    }
+    let expr = parse(query)?;
+    eval::Evaluator::new(source, start_ms, end_ms, step_ms, lookback_ms, limits).range(&expr)
+}

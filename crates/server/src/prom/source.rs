@@ -1,0 +1,172 @@
+//! PromQL's view of Strata's tables (see `docs/prometheus.md`): field `f` of table `t` is
+//! the metric `t_f`, except a field named `value`, which is the metric `t` itself (what
+//! remote write stores). Label matchers become tag predicates on the series index and the
+//! time range bounds the read, so only matching series and the samples in range are read.
+
+use std::sync::Arc;
+
+use strata_promql::{Error, Labels, Matcher, Series, Source};
+use strata_storage::catalog::{FieldDef, TableSchema};
+use strata_storage::model::{FieldType, Value};
+use strata_storage::series::TagPredicate;
+use strata_storage::{Engine, ReadRequest};
+
+use super::model::{METRIC_LABEL, VALUE_FIELD};
+
+/// A table and the metrics it holds: (field, metric name).
+pub type TableMetrics = (Arc<TableSchema>, Vec<(FieldDef, String)>);
+
+/// The series of one database.
+pub struct EngineSource<'a> {
+    pub engine: &'a Engine,
+    pub database: &'a str,
+}
+
+/// The metric name of field `field` of `table`.
+pub fn metric_name(table: &str, field: &str) -> String {
+    if field == VALUE_FIELD {
+        table.to_string()
+    } else {
+        format!("{table}_{field}")
+    }
+}
+
+/// Whether PromQL sees the field (strings have no float value).
+fn numeric(field: &FieldDef) -> bool {
+    field.field_type != FieldType::String
+}
+
+impl EngineSource<'_> {
+    /// Every table of the database with the metrics (numeric fields) it holds.
+    pub fn metrics(&self) -> Vec<TableMetrics> {
+        self.engine
+            .catalog()
+            .tables(self.database)
+            .into_iter()
+            .map(|table| {
+                let fields = table
+                    .fields
+                    .iter()
+                    .filter(|f| numeric(f))
+                    .map(|f| (f.clone(), metric_name(&table.name, &f.name)))
+                    .collect();
+                (table, fields)
+            })
+            .collect()
+    }
+
+    /// The tag predicate for one label matcher on `table` (`None`: every series), or
+    /// `Err(())` when no series can match.
+    fn predicate(&self, table: &TableSchema, m: &Matcher) -> Result<Option<TagPredicate>, ()> {
+        let values = self.engine.tag_values(table.id, &m.name);
+        let (matching, other): (Vec<String>, Vec<String>) =
+            values.into_iter().partition(|v| m.is_match(v));
+        if m.is_match("") {
+            // A series without the label has the value "", which matches: keep every
+            // series but those whose value does not match.
+            if other.is_empty() {
+                return Ok(None);
+            }
+            return Ok(Some(TagPredicate::And(
+                other
+                    .into_iter()
+                    .map(|value| TagPredicate::NotEq {
+                        key: m.name.clone(),
+                        value,
+                    })
+                    .collect(),
+            )));
+        }
+        if matching.is_empty() {
+            return Err(());
+        }
+        Ok(Some(TagPredicate::In {
+            key: m.name.clone(),
+            values: matching,
+        }))
+    }
+}
+
+impl Source for EngineSource<'_> {
+    fn select(
+        &self,
+        matchers: &[Matcher],
+        start_ms: i64,
+        end_ms: i64,
+    ) -> Result<Vec<Series>, Error> {
+        let (names, labels): (Vec<&Matcher>, Vec<&Matcher>) =
+            matchers.iter().partition(|m| m.name == METRIC_LABEL);
+        let mut out = Vec::new();
+        'tables: for (table, fields) in self.metrics() {
+            let fields: Vec<(FieldDef, String)> = fields
+                .into_iter()
+                .filter(|(_, name)| names.iter().all(|m| m.is_match(name)))
+                .collect();
+            if fields.is_empty() {
+                continue;
+            }
+            let mut predicates = Vec::new();
+            for m in &labels {
+                match self.predicate(&table, m) {
+                    Ok(Some(p)) => predicates.push(p),
+                    Ok(None) => {}
+                    Err(()) => continue 'tables,
+                }
+            }
+            let request = ReadRequest {
+                table: table.id,
+                predicate: (!predicates.is_empty()).then_some(TagPredicate::And(predicates)),
+                start: start_ms.saturating_mul(1_000_000),
+                end: end_ms.saturating_add(1).saturating_mul(1_000_000),
+                fields: Some(fields.iter().map(|(f, _)| f.id).collect()),
+            };
+            let rows = self
+                .engine
+                .read(&request)
+                .map_err(|e| Error::Internal(e.to_string()))?;
+            for series in rows {
+                for (field, name) in &fields {
+                    let Some(column) = series.data.columns.iter().find(|c| c.field == field.id)
+                    else {
+                        continue;
+                    };
+                    let indexes = column.value_indexes(series.data.rows());
+                    let mut samples: Vec<(i64, f64)> = Vec::new();
+                    for (row, index) in indexes.iter().enumerate() {
+                        let Some(index) = index else { continue };
+                        let Some(value) = to_f64(column.values.get(*index)) else {
+                            continue;
+                        };
+                        let ms = series.data.times[row].div_euclid(1_000_000);
+                        // Several rows within one millisecond: the last one stands.
+                        match samples.last_mut() {
+                            Some(last) if last.0 == ms => last.1 = value,
+                            _ => samples.push((ms, value)),
+                        }
+                    }
+                    if samples.is_empty() {
+                        continue;
+                    }
+                    let mut pairs = series.tags.clone();
+                    pairs.push((METRIC_LABEL.to_string(), name.clone()));
+                    out.push(Series {
+                        labels: Labels::new(pairs),
+                        samples,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A stored value as PromQL sees it: booleans are 0 and 1; strings have no value.
+fn to_f64(value: Value) -> Option<f64> {
+    match value {
+        Value::Float(v) => Some(v),
+        Value::Integer(v) => Some(v as f64),
+        Value::Unsigned(v) => Some(v as f64),
+        Value::Boolean(v) => Some(f64::from(u8::from(v))),
+        Value::String(_) => None,
+    }
+}
