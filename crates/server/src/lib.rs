@@ -16,7 +16,9 @@
 //! - `pg`: the Postgres wire protocol listener (`--pg`): statements through the same
 //!   query engine as `/sql`.
 //! - `prom`: Prometheus' APIs: remote write (`/api/v1/write`) into the engine as
-//!   structured series ([`strata_storage::Engine::write_series`]).
+//!   structured series ([`strata_storage::Engine::write_series`]), and the query API
+//!   (`/api/v1/query`, `query_range`, `series`, `labels`, …) evaluating PromQL with
+//!   `strata-promql` over the engine.
 //! - `auth`: token checks (Token, Bearer, Basic, 1.x `u`/`p`).
 //! - [`metrics`]: server counters and the Prometheus text rendering.
 //!
