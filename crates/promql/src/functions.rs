@@ -245,6 +245,11 @@ fn range_points(
     f: impl Fn(&[(i64, f64)], usize, i64, i64) -> Option<f64>,
 ) -> Result<Value, Error> {
     let steps = ev.steps();
+    // Prometheus refuses the answer when removing the metric names leaves two series
+    // with the same labels ("vector cannot contain metrics with the same labelset"); Strata
+    // keeps the names instead, as VictoriaMetrics does, so that a function over several
+    // metrics at once (`max_over_time({__name__=~"cpu_.*"}[1h])`) has an answer.
+    let keep_name = keep_name || names_needed(arg.series.iter().map(|s| &s.labels));
     let mut points = Vec::new();
     for series in &arg.series {
         let labels = if keep_name {
@@ -494,15 +499,34 @@ fn filter_map_stepped(
 ) -> Result<Value, Error> {
     let input = ev.vector(expr)?;
     let steps = ev.steps();
-    let points = input.into_iter().flat_map(|s| {
-        let labels = s.labels.without_name();
+    let points = |keep_name: bool| {
         let f = &f;
-        s.values
-            .into_iter()
-            .enumerate()
-            .filter_map(move |(step, v)| Some((labels.clone(), step, f(v?, step)?)))
-    });
-    Ok(Value::Vector(collect(steps, points)?))
+        input.iter().flat_map(move |s| {
+            let labels = if keep_name {
+                s.labels.clone()
+            } else {
+                s.labels.clone().without_name()
+            };
+            s.values
+                .iter()
+                .enumerate()
+                .filter_map(move |(step, v)| Some((labels.clone(), step, f((*v)?, step)?)))
+        })
+    };
+    // Where Prometheus refuses series left with equal labels once their names are removed,
+    // Strata keeps the names (see `range_points`).
+    match collect(steps, points(false)) {
+        Ok(series) => Ok(Value::Vector(series)),
+        Err(_) => Ok(Value::Vector(collect(steps, points(true))?)),
+    }
+}
+
+/// Whether two of these label sets are equal once their metric names are removed.
+fn names_needed<'l>(labels: impl Iterator<Item = &'l Labels>) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    labels
+        .into_iter()
+        .any(|l| !seen.insert(l.clone().without_name()))
 }
 
 /// `timestamp(v)`: a selected sample's own time (seconds), else the step's.
