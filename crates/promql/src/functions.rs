@@ -250,27 +250,35 @@ fn range_points(
     // keeps the names instead, as VictoriaMetrics does, so that a function over several
     // metrics at once (`max_over_time({__name__=~"cpu_.*"}[1h])`) has an answer.
     let keep_name = keep_name || names_needed(arg.series.iter().map(|s| &s.labels));
-    let mut points = Vec::new();
+    // With the names settled above, every input series is one output series: no two
+    // share labels (the selector's series are distinct, and so are a subquery's).
+    let mut out = Vec::with_capacity(arg.series.len());
+    let mut count = 0;
     for series in &arg.series {
         let labels = if keep_name {
             series.labels.clone()
         } else {
             series.labels.clone().without_name()
         };
-        for step in 0..steps {
-            let window = arg.window(series, step);
-            // No samples in the window: no series at this step, whatever the function.
-            if window.is_empty() {
-                continue;
-            }
-            let end = arg.refs[step];
-            if let Some(v) = f(window, step, end - arg.range, end) {
-                points.push((labels.clone(), step, v));
-            }
+        let values: Vec<Option<f64>> = (0..steps)
+            .map(|step| {
+                let window = arg.window(series, step);
+                // No samples in the window: no series at this step, whatever the function.
+                if window.is_empty() {
+                    return None;
+                }
+                let end = arg.refs[step];
+                f(window, step, end - arg.range, end)
+            })
+            .collect();
+        let present = values.iter().flatten().count();
+        if present > 0 {
+            count += present;
+            out.push(StepSeries { labels, values });
         }
     }
-    ev.count(points.len())?;
-    Ok(Value::Vector(collect(steps, points)?))
+    ev.count(count)?;
+    Ok(Value::Vector(out))
 }
 
 /// `rate`, `increase` and `delta`: the change over the window, extrapolated to its edges.
@@ -384,7 +392,19 @@ fn kahan_sum(values: impl Iterator<Item = f64>) -> f64 {
     if sum.is_infinite() { sum } else { sum + c }
 }
 
+/// The mean: a compensated sum over the count, as Prometheus 2.5x computes it, falling
+/// back to 2.42's incremental mean when the sum overflows (it cannot, then, for finite
+/// means). Agrees with 2.42's incremental mean to the last bits, at a division per window
+/// instead of two per sample.
 fn avg(w: &[(i64, f64)]) -> f64 {
+    let sum = kahan_sum(w.iter().map(|p| p.1));
+    if sum.is_finite() {
+        return sum / w.len() as f64;
+    }
+    incremental_mean(w)
+}
+
+fn incremental_mean(w: &[(i64, f64)]) -> f64 {
     let (mut mean, mut count, mut c) = (0.0f64, 0.0, 0.0);
     for (_, v) in w {
         count += 1.0;

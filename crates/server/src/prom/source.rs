@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use strata_promql::{Error, Labels, Matcher, Series, Source};
 use strata_storage::catalog::{FieldDef, TableSchema};
-use strata_storage::model::{FieldType, Value};
+use strata_storage::column::{Column, Values};
+use strata_storage::model::FieldType;
 use strata_storage::series::TagPredicate;
 use strata_storage::{Engine, ReadRequest};
 
@@ -130,20 +131,7 @@ impl Source for EngineSource<'_> {
                     else {
                         continue;
                     };
-                    let indexes = column.value_indexes(series.data.rows());
-                    let mut samples: Vec<(i64, f64)> = Vec::new();
-                    for (row, index) in indexes.iter().enumerate() {
-                        let Some(index) = index else { continue };
-                        let Some(value) = to_f64(column.values.get(*index)) else {
-                            continue;
-                        };
-                        let ms = series.data.times[row].div_euclid(1_000_000);
-                        // Several rows within one millisecond: the last one stands.
-                        match samples.last_mut() {
-                            Some(last) if last.0 == ms => last.1 = value,
-                            _ => samples.push((ms, value)),
-                        }
-                    }
+                    let samples = samples_of(&series.data.times, column);
                     if samples.is_empty() {
                         continue;
                     }
@@ -160,13 +148,45 @@ impl Source for EngineSource<'_> {
     }
 }
 
-/// A stored value as PromQL sees it: booleans are 0 and 1; strings have no value.
-fn to_f64(value: Value) -> Option<f64> {
-    match value {
-        Value::Float(v) => Some(v),
-        Value::Integer(v) => Some(v as f64),
-        Value::Unsigned(v) => Some(v as f64),
-        Value::Boolean(v) => Some(f64::from(u8::from(v))),
-        Value::String(_) => None,
+/// A column's samples as PromQL sees them (booleans are 0 and 1; strings have none), in
+/// milliseconds; several rows within one millisecond are one sample, the last row's.
+fn samples_of(times: &[i64], column: &Column) -> Vec<(i64, f64)> {
+    fn gather<T: Copy>(
+        times: &[i64],
+        column: &Column,
+        values: &[T],
+        f: impl Fn(T) -> f64,
+    ) -> Vec<(i64, f64)> {
+        let mut out: Vec<(i64, f64)> = Vec::with_capacity(values.len());
+        let mut push = |time: i64, value: f64| {
+            let ms = time.div_euclid(1_000_000);
+            match out.last_mut() {
+                Some(last) if last.0 == ms => last.1 = value,
+                _ => out.push((ms, value)),
+            }
+        };
+        match &column.present {
+            None => {
+                for (time, value) in times.iter().zip(values) {
+                    push(*time, f(*value));
+                }
+            }
+            Some(present) => {
+                let mut next = values.iter();
+                for (time, here) in times.iter().zip(present) {
+                    if *here && let Some(value) = next.next() {
+                        push(*time, f(*value));
+                    }
+                }
+            }
+        }
+        out
+    }
+    match &column.values {
+        Values::Float(v) => gather(times, column, v, |x| x),
+        Values::Integer(v) => gather(times, column, v, |x| x as f64),
+        Values::Unsigned(v) => gather(times, column, v, |x| x as f64),
+        Values::Boolean(v) => gather(times, column, v, |x| f64::from(u8::from(x))),
+        Values::String(_) => Vec::new(),
     }
 }
