@@ -807,12 +807,17 @@ mod tests {
 
     #[test]
     fn rate_extrapolates_like_prometheus() {
-        // A counter at 10 s spacing over a 60 s window ending 5 s after the last sample.
+        // A counter from 0 at 10 s spacing over a 60 s window: it would have been 0 at its
+        // first sample, so it is not extrapolated before it; 5 s are added after the last.
         let w: Vec<(i64, f64)> = (0..6)
             .map(|i| (i * 10_000 + 5_000, i as f64 * 10.0))
             .collect();
         let r = extrapolated(&w, 0, 60_000, 60.0, true, true).unwrap();
-        assert!((r - 1.0).abs() < 1e-12, "{r}");
+        assert!((r - 50.0 * 55.0 / 50.0 / 60.0).abs() < 1e-12, "{r}");
+        // Starting at 100 instead, it is extrapolated 5 s at the start too.
+        let w: Vec<(i64, f64)> = w.iter().map(|(t, v)| (*t, v + 100.0)).collect();
+        let r = extrapolated(&w, 0, 60_000, 60.0, true, true).unwrap();
+        assert!((r - 50.0 * 60.0 / 50.0 / 60.0).abs() < 1e-12, "{r}");
         // A reset adds the value before it.
         let reset = [(0, 5.0), (10_000, 1.0)];
         assert_eq!(instant_value(&reset, true), Some(0.1));

@@ -64,6 +64,7 @@ pub(crate) fn router(state: Shared) -> Router {
         .route("/metrics", get(metrics))
         .route("/api/v1/backup", post(crate::backup::backup))
         .route("/api/v1/write", post(crate::prom::remote_write))
+        .route("/api/v1/import/prometheus", post(crate::prom::import_text))
         .route(
             "/api/v1/query",
             get(crate::prom::api::query).post(crate::prom::api::query),
@@ -105,6 +106,7 @@ async fn track(State(state): State<Shared>, request: Request, next: Next) -> Res
         "/metrics" => "metrics",
         "/api/v1/backup" => "backup",
         "/api/v1/write" => "prometheus_remote_write",
+        "/api/v1/import/prometheus" => "prometheus_import",
         "/api/v1/query" => "prometheus_query",
         "/api/v1/query_range" => "prometheus_query_range",
         "/api/v1/series" | "/api/v1/labels" | "/api/v1/metadata" | "/api/v1/status/buildinfo" => {
@@ -441,7 +443,7 @@ fn drop_long_lines(body: Vec<u8>, max_line_bytes: usize) -> (Vec<u8>, Vec<LineEr
 }
 
 /// Decompresses a gzip body (concatenated members too), refusing output past `max_body`.
-fn gunzip(raw: &[u8], max_body: usize) -> Result<Vec<u8>, ApiError> {
+pub(crate) fn gunzip(raw: &[u8], max_body: usize) -> Result<Vec<u8>, ApiError> {
     let mut out = Vec::with_capacity(raw.len().saturating_mul(4).min(max_body));
     flate2::read::MultiGzDecoder::new(raw)
         .take(max_body as u64 + 1)

@@ -104,6 +104,17 @@ fn generate(seed: u64) -> Vec<Generated> {
             samples,
         });
     }
+    // Label values a text format must escape, and one a line-protocol key would.
+    out.push(Generated {
+        name: "odd_labels".into(),
+        labels: vec![
+            ("path".into(), "a\"b\\c\nd, e=f".into()),
+            ("name".into(), "température ☃".into()),
+        ],
+        samples: (0..SAMPLES)
+            .map(|i| (BASE_MS + i * SCRAPE_MS, (i % 7) as f64 - 3.5))
+            .collect(),
+    });
     for handler in ["/a", "/b"] {
         let bounds = ["0.1", "0.5", "1", "+Inf"];
         let mut counts = [0.0f64; 4];
@@ -143,7 +154,13 @@ fn openmetrics(data: &[Generated]) -> String {
         let labels: Vec<String> = series
             .labels
             .iter()
-            .map(|(k, v)| format!("{k}=\"{v}\""))
+            .map(|(k, v)| {
+                let escaped = v
+                    .replace('\\', "\\\\")
+                    .replace('"', "\\\"")
+                    .replace('\n', "\\n");
+                format!("{k}=\"{escaped}\"")
+            })
             .collect();
         for (t, v) in &series.samples {
             lines.push((
@@ -376,8 +393,43 @@ fn promql_answers_match_prometheus() {
     );
     assert_eq!(written.status, 204, "{}", written.text());
 
+    // The same OpenMetrics text promtool read, imported: every sample must be there.
+    let imported = send(
+        server.http,
+        "POST",
+        "/api/v1/import/prometheus?db=om",
+        &[(
+            "Content-Type",
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        openmetrics(&data).as_bytes(),
+    );
+    assert_eq!(imported.status, 204, "{}", imported.text());
+
     let mut failures = Vec::new();
     let mut compared = 0;
+    let everything = format!(
+        "/api/v1/query?query={}&time={}",
+        encode("{__name__=~\".+\"}[2h]"),
+        seconds(BASE_MS + 3_600_000)
+    );
+    let raw = get(prometheus.web, &everything);
+    assert!(
+        raw.1["data"]["result"]
+            .as_array()
+            .is_some_and(|r| r.len() == 25),
+        "{}",
+        cut(&raw.1.to_string())
+    );
+    for path in [
+        everything.clone(),
+        everything.replace("/api/v1/query?", "/api/v1/query?db=om&"),
+    ] {
+        if let Err(why) = same(&raw, &get(server.http, &path)) {
+            failures.push(format!("{path}: every raw sample: {why}"));
+        }
+        compared += 1;
+    }
     let instants = [BASE_MS + 1_800_000, BASE_MS + 3_599_000, BASE_MS + 10_000];
     for query in queries(seed) {
         let mut requests: Vec<String> = instants
@@ -555,6 +607,21 @@ fn line_protocol_fields_are_metrics() {
     let missing = send(server.http, "GET", "/api/v1/query", &[], b"");
     assert_eq!(missing.status, 400);
     assert!(missing.text().contains("query"), "{}", missing.text());
+    // The text exposition format: ms timestamps; a bad line named, the good ones kept.
+    let text = "# TYPE jobs gauge\njobs{queue=\"a\"} 3 1700000000000\njobs{queue=\"b\" 4\njobs{queue=\"c\"} 5 1700000000000\n";
+    let imported = send(
+        server.http,
+        "POST",
+        "/api/v1/import/prometheus?db=lp",
+        &[],
+        text.as_bytes(),
+    );
+    assert_eq!(imported.status, 400, "{}", imported.text());
+    let report = imported.json();
+    assert_eq!(report["lines"][0]["line"], 3, "{report}");
+    assert_eq!(report["lines"][0]["column"], 16, "{report}");
+    assert_eq!(report["written"], 2, "{report}");
+    assert_eq!(values("sum(jobs)")[0].1, "8");
     let build = send(server.http, "GET", "/api/v1/status/buildinfo", &[], b"").json();
     assert_eq!(build["data"]["version"], "2.42.0");
 }

@@ -4,6 +4,7 @@
 //! evaluates PromQL with `strata-promql` over the engine (`source`).
 
 pub(crate) mod api;
+mod exposition;
 pub mod model;
 pub mod remote_write;
 mod source;
@@ -19,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::auth;
 use crate::error::{ApiError, json_response};
-use crate::http::{Inflight, MAX_REPORTED_LINES, Params, Shared, read_body, too_large};
+use crate::http::{Inflight, MAX_REPORTED_LINES, Params, Shared, gunzip, read_body, too_large};
 pub(crate) use strata_promql::aggregate::format_value;
 
 /// `POST /api/v1/write?db=`: Prometheus remote write 1.0 (snappy block, protobuf). Answers
@@ -125,6 +126,123 @@ pub(crate) async fn remote_write(
             "error": error,
             "written": points,
             "refused": series,
+        }),
+    ))
+}
+
+/// `POST /api/v1/import/prometheus?db=`: samples in Prometheus' text exposition format, or
+/// OpenMetrics text when the Content-Type says `application/openmetrics-text` (gzip
+/// allowed). A sample without a timestamp takes the server's clock. 204 when every line is
+/// stored; otherwise 400 naming the bad lines by line and column, the good ones stored.
+pub(crate) async fn import_text(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    params: Params,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let started = Instant::now();
+    let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    auth::check(&state.config, &headers, &params)?.require_write("write")?;
+    let database = params
+        .get("db")
+        .filter(|db| !db.is_empty())
+        .map_or(model::DEFAULT_DATABASE, String::as_str)
+        .to_string();
+    let gzip = match headers
+        .get(header::CONTENT_ENCODING)
+        .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("") | Some("identity") => false,
+        Some("gzip") => true,
+        Some(other) => {
+            return Err(ApiError::BadRequest(format!(
+                "unsupported Content-Encoding {other:?}: send gzip or identity"
+            )));
+        }
+    };
+    let format = match headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    {
+        Some(t) if t.trim_start().starts_with("application/openmetrics-text") => {
+            exposition::Format::OpenMetrics
+        }
+        _ => exposition::Format::Text,
+    };
+    let mut inflight = Inflight::new(&state);
+    let max_body = state.config.max_body_bytes;
+    let raw = read_body(body, max_body, state.config.client_timeout, &mut inflight).await?;
+    let engine = Arc::clone(&state.engine);
+    let outcome = tokio::task::spawn_blocking(move || {
+        let plain = if gzip {
+            let plain = gunzip(&raw, max_body)?;
+            inflight.reserve(plain.len())?;
+            plain
+        } else {
+            raw
+        };
+        let text = std::str::from_utf8(&plain).map_err(|e| {
+            ApiError::BadRequest(format!("the body is not UTF-8 (byte {})", e.valid_up_to()))
+        })?;
+        let now_ms = engine.now_ns().div_euclid(1_000_000);
+        let (series, mut errors) = exposition::parse(text, format, now_ms);
+        let lines: Vec<usize> = {
+            // The line of each parsed series, to name the engine's refusals by line.
+            let mut good = Vec::with_capacity(series.len());
+            let mut bad = errors.iter().map(|e| e.line).peekable();
+            let mut line = 0;
+            for raw in text.split('\n') {
+                line += 1;
+                let trimmed = raw.trim();
+                if trimmed.is_empty() || trimmed.starts_with('#') {
+                    continue;
+                }
+                if bad.peek() == Some(&line) {
+                    bad.next();
+                    continue;
+                }
+                good.push(line);
+            }
+            good
+        };
+        let report = engine.write_series(&database, &series)?;
+        errors.extend(report.errors.iter().map(|e| exposition::LineError {
+            line: lines.get(e.line - 1).copied().unwrap_or(0),
+            column: 1,
+            message: e.message.clone(),
+        }));
+        errors.sort_by_key(|e| e.line);
+        Ok::<_, ApiError>((report.points, errors))
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("import task failed: {e}")))?;
+    state.metrics.observe_write(started.elapsed());
+    let (points, errors) = outcome?;
+    state.metrics.http_rows.fetch_add(points, Ordering::Relaxed);
+    if errors.is_empty() {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    state
+        .metrics
+        .http_bad_lines
+        .fetch_add(errors.len() as u64, Ordering::Relaxed);
+    let first = &errors[0];
+    let lines: Vec<serde_json::Value> = errors
+        .iter()
+        .take(MAX_REPORTED_LINES)
+        .map(|e| serde_json::json!({ "line": e.line, "column": e.column, "message": e.message }))
+        .collect();
+    Ok(json_response(
+        StatusCode::BAD_REQUEST,
+        &serde_json::json!({
+            "error": format!(
+                "partial write: {} lines rejected, first: line {}, column {}: {}",
+                errors.len(), first.line, first.column, first.message
+            ),
+            "rejected": errors.len(),
+            "written": points,
+            "lines": lines,
         }),
     ))
 }
