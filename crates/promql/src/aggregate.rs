@@ -47,6 +47,7 @@ pub fn eval(ev: &mut Evaluator<'_>, agg: &AggregateExpr) -> Result<Value, Error>
     }
     let mut points: Vec<(Labels, usize, f64)> = Vec::new();
     for (labels, members) in &groups {
+        ev.check()?;
         for step in 0..steps {
             let present: Vec<(&StepSeries, f64)> = members
                 .iter()

@@ -313,7 +313,7 @@ impl<'a> Evaluator<'a> {
             end: hi.max(start),
             step,
             lookback: self.lookback,
-            limits: self.limits,
+            limits: self.limits.clone(),
             query_start: self.query_start,
             query_end: self.query_end,
             samples: self.samples,
@@ -352,6 +352,7 @@ impl<'a> Evaluator<'a> {
         if !vs.matchers.or_matchers.is_empty() {
             return Err(Error::Unsupported("`or` inside a selector's braces".into()));
         }
+        self.check()?;
         let mut matchers = vs.matchers.matchers.clone();
         if let Some(name) = &vs.name {
             matchers.push(Matcher::new(MatchOp::Equal, METRIC_NAME, name));
@@ -371,8 +372,15 @@ impl<'a> Evaluator<'a> {
         Ok(series)
     }
 
-    /// Counts `n` more samples held, failing past the limit as Prometheus does.
+    /// Fails once the query is cancelled or past its deadline.
+    pub fn check(&self) -> Result<(), Error> {
+        self.limits.check()
+    }
+
+    /// Counts `n` more samples held, failing past the limit as Prometheus does (and when
+    /// the query is cancelled or late).
     pub fn count(&mut self, n: usize) -> Result<(), Error> {
+        self.limits.check()?;
         self.samples += n;
         if self.samples > self.limits.max_samples {
             return Err(Error::Execution(

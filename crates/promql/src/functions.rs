@@ -255,22 +255,27 @@ fn range_points(
     let mut out = Vec::with_capacity(arg.series.len());
     let mut count = 0;
     for series in &arg.series {
+        ev.check()?;
         let labels = if keep_name {
             series.labels.clone()
         } else {
             series.labels.clone().without_name()
         };
-        let values: Vec<Option<f64>> = (0..steps)
-            .map(|step| {
-                let window = arg.window(series, step);
-                // No samples in the window: no series at this step, whatever the function.
-                if window.is_empty() {
-                    return None;
-                }
+        let mut values: Vec<Option<f64>> = Vec::with_capacity(steps);
+        for step in 0..steps {
+            // Long windows over many steps: look up now and then too.
+            if step % 1024 == 1023 {
+                ev.check()?;
+            }
+            let window = arg.window(series, step);
+            // No samples in the window: no series at this step, whatever the function.
+            values.push(if window.is_empty() {
+                None
+            } else {
                 let end = arg.refs[step];
                 f(window, step, end - arg.range, end)
-            })
-            .collect();
+            });
+        }
         let present = values.iter().flatten().count();
         if present > 0 {
             count += present;

@@ -69,15 +69,29 @@ pub enum Error {
     /// The storage failed (`internal`, HTTP 500).
     #[error("{0}")]
     Internal(String),
+    /// The query ran past its deadline (`timeout`, HTTP 503).
+    #[error("{0}")]
+    Timeout(String),
+    /// Too many queries run or wait (`unavailable`, HTTP 503).
+    #[error("{0}")]
+    Unavailable(String),
+    /// The caller gave up (its client disconnected); nobody reads the answer.
+    #[error("query cancelled")]
+    Cancelled,
 }
 
-/// Limits on one query (Prometheus' `--query.max-samples`, plus a series cap).
-#[derive(Debug, Clone, Copy)]
+/// Limits on one query (Prometheus' `--query.max-samples`, plus a series cap), and when it
+/// must stop: its deadline, or its caller giving up.
+#[derive(Debug, Clone)]
 pub struct Limits {
     /// Samples a query may hold at once (raw samples read plus values computed).
     pub max_samples: usize,
     /// Series a selector may return.
     pub max_series: usize,
+    /// When the query times out, and the timeout (for the message).
+    pub deadline: Option<(std::time::Instant, std::time::Duration)>,
+    /// Set by the caller to stop the query (its client went away).
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Default for Limits {
@@ -85,7 +99,31 @@ impl Default for Limits {
         Self {
             max_samples: 50_000_000,
             max_series: 1_000_000,
+            deadline: None,
+            cancel: None,
         }
+    }
+}
+
+impl Limits {
+    /// Fails once the query is cancelled or past its deadline; the evaluator asks between
+    /// series and steps, so a query stops within one series' work.
+    pub fn check(&self) -> Result<(), Error> {
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            return Err(Error::Cancelled);
+        }
+        if let Some((at, limit)) = self.deadline
+            && std::time::Instant::now() >= at
+        {
+            return Err(Error::Timeout(format!(
+                "query timed out in expression evaluation (the query timeout is {limit:?})"
+            )));
+        }
+        Ok(())
     }
 }
 

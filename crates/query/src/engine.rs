@@ -102,6 +102,13 @@ fn physical_memory() -> usize {
 /// own DDL, DML and `SET` are refused with [`QueryError::NotSupported`] or
 /// [`QueryError::Plan`].
 ///
+/// One of the query engine's concurrency slots, held by a query that runs outside SQL
+/// ([`QueryEngine::admit`]); dropping it frees the slot.
+#[derive(Debug)]
+pub struct QuerySlot {
+    _slot: tokio::sync::OwnedSemaphorePermit,
+}
+
 /// Guard rails ([`QueryOptions`]): a timeout per statement, a memory pool shared by all
 /// statements, and a limit on statements running at once.
 pub struct QueryEngine {
@@ -190,6 +197,24 @@ impl QueryEngine {
         let mut state = self.state.clone();
         state.config_mut().options_mut().catalog.default_schema = database.to_string();
         SessionContext::new_with_state(state)
+    }
+
+    /// A concurrency slot for a query that runs outside SQL (PromQL), taken as a SQL
+    /// statement takes one: within the query timeout, or [`QueryError::Busy`] at once when
+    /// too many wait. Returns the slot (freed when dropped) and the deadline the query must
+    /// end by, if a timeout is set.
+    pub async fn admit(
+        &self,
+    ) -> Result<(QuerySlot, Option<(std::time::Instant, Duration)>), QueryError> {
+        let deadline = self
+            .options
+            .timeout
+            .map(|limit| (tokio::time::Instant::now() + limit, limit));
+        let slot = self.admission.admit(deadline).await?;
+        Ok((
+            QuerySlot { _slot: slot },
+            deadline.map(|(at, limit)| (at.into_std(), limit)),
+        ))
     }
 
     /// Runs one statement with unqualified table names in `database`; returns every result

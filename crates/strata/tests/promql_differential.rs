@@ -625,3 +625,52 @@ fn line_protocol_fields_are_metrics() {
     let build = send(server.http, "GET", "/api/v1/status/buildinfo", &[], b"").json();
     assert_eq!(build["data"]["version"], "2.42.0");
 }
+
+/// A client that goes away cancels its query: the evaluation stops, and the server's CPU
+/// goes quiet, long before the query would have ended.
+#[test]
+fn a_client_that_disconnects_cancels_its_query() {
+    let dir = data_dir();
+    let server = Server::start(dir.path(), &["--query-timeout", "none"]);
+    // 20 counters, a sample a second for three hours.
+    let start = 1_700_000_000i64;
+    let mut lines = String::new();
+    for s in 0..20 {
+        for i in 0..10_800i64 {
+            lines.push_str(&format!(
+                "m,s={s} value={} {}\n",
+                i * (s + 1),
+                (start + i) * 1_000_000_000
+            ));
+        }
+        let response = server.post("/write?db=c", &lines);
+        assert_eq!(response.status, 204, "{}", response.text());
+        lines.clear();
+    }
+    // Minutes of work: a one-second subquery under an hour-long window at every second.
+    let query = encode("sum_over_time(rate(m[5m])[1h:1s])");
+    let path = format!(
+        "/api/v1/query_range?db=c&query={query}&start={}&end={}&step=1",
+        start + 3600,
+        start + 3 * 3600
+    );
+    let mut stream = std::net::TcpStream::connect(server.http).unwrap();
+    sql_common::write_request(&mut stream, server.http, "GET", &path, &[], b"");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let busy_before = server.cpu_ticks();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(
+        server.cpu_ticks() - busy_before > 20,
+        "the query should be running while its client waits"
+    );
+    drop(stream);
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let before = server.cpu_ticks();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let spent = server.cpu_ticks() - before;
+    assert!(
+        spent < 30,
+        "the server used {spent} ticks of CPU in the second after its client left"
+    );
+    assert!(server.stop().success());
+}

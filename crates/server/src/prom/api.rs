@@ -6,12 +6,14 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use strata_promql::{Error, Labels, Limits, QueryValue, Source};
+use strata_query::QueryError;
 
 use super::model::{DEFAULT_DATABASE, METRIC_LABEL};
 use super::source::EngineSource;
@@ -54,6 +56,10 @@ impl IntoResponse for ApiFailure {
             Error::BadData(_) | Error::Unsupported(_) => (StatusCode::BAD_REQUEST, "bad_data"),
             Error::Execution(_) => (StatusCode::UNPROCESSABLE_ENTITY, "execution"),
             Error::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            Error::Timeout(_) => (StatusCode::SERVICE_UNAVAILABLE, "timeout"),
+            Error::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            // Nobody reads it: the client has gone.
+            Error::Cancelled => (StatusCode::SERVICE_UNAVAILABLE, "canceled"),
         };
         json(
             status,
@@ -185,6 +191,42 @@ fn now_ms(state: &Shared) -> i64 {
     state.engine.now_ns().div_euclid(1_000_000)
 }
 
+/// Sets its flag when dropped: the handler's future is dropped when its client
+/// disconnects, and the evaluation on the blocking thread sees the flag and stops.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Evaluates a query under the SQL engine's guard rails: one of its concurrency slots
+/// (waited for like a SQL statement), its timeout, and cancellation when the client leaves.
+async fn evaluate(
+    state: &Shared,
+    work: impl FnOnce(Limits) -> Result<QueryValue, Error> + Send + 'static,
+) -> Result<QueryValue, ApiFailure> {
+    let (slot, deadline) = state.query.admit().await.map_err(|e| {
+        ApiFailure(match e {
+            QueryError::Timeout { .. } => Error::Timeout(e.to_string()),
+            other => Error::Unavailable(other.to_string()),
+        })
+    })?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let _cancel_on_drop = CancelOnDrop(Arc::clone(&cancel));
+    let limits = Limits {
+        deadline,
+        cancel: Some(cancel),
+        ..Limits::default()
+    };
+    blocking(move || {
+        let _slot = slot;
+        work(limits)
+    })
+    .await
+}
+
 /// Runs `work` on a blocking thread (evaluation reads the engine).
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, Error> + Send + 'static,
@@ -218,7 +260,7 @@ pub(crate) async fn query(
         };
         let database = form.database();
         let engine = Arc::clone(&state.engine);
-        let value = blocking(move || {
+        let value = evaluate(&state, move |limits| {
             let source = EngineSource {
                 engine: &engine,
                 database: &database,
@@ -228,7 +270,7 @@ pub(crate) async fn query(
                 &query,
                 time,
                 strata_promql::DEFAULT_LOOKBACK_MS,
-                Limits::default(),
+                limits,
             )
         })
         .await?;
@@ -287,7 +329,7 @@ pub(crate) async fn query_range(
         }
         let database = form.database();
         let engine = Arc::clone(&state.engine);
-        let value = blocking(move || {
+        let value = evaluate(&state, move |limits| {
             let source = EngineSource {
                 engine: &engine,
                 database: &database,
@@ -299,7 +341,7 @@ pub(crate) async fn query_range(
                 end,
                 step,
                 strata_promql::DEFAULT_LOOKBACK_MS,
-                Limits::default(),
+                limits,
             )
         })
         .await?;
