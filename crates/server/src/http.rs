@@ -266,19 +266,7 @@ async fn write(
     body: Body,
 ) -> Result<Response, ApiError> {
     let started = Instant::now();
-    let gzip = match headers
-        .get(header::CONTENT_ENCODING)
-        .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())
-        .as_deref()
-    {
-        None | Some("") | Some("identity") => false,
-        Some("gzip") => true,
-        Some(other) => {
-            return Err(ApiError::BadRequest(format!(
-                "unsupported Content-Encoding {other:?}: send gzip or identity"
-            )));
-        }
-    };
+    let gzip = gzip_encoded(headers)?;
     let mut inflight = Inflight::new(state);
     let max_body = state.config.max_body_bytes;
     let declared = headers
@@ -354,6 +342,22 @@ async fn write(
             "lines": lines,
         }),
     ))
+}
+
+/// Whether a text body is gzip-compressed (`Content-Encoding: gzip`); identity or none
+/// means plain; anything else is refused.
+pub(crate) fn gzip_encoded(headers: &HeaderMap) -> Result<bool, ApiError> {
+    match headers
+        .get(header::CONTENT_ENCODING)
+        .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("") | Some("identity") => Ok(false),
+        Some("gzip") => Ok(true),
+        Some(other) => Err(ApiError::BadRequest(format!(
+            "unsupported Content-Encoding {other:?}: send gzip or identity"
+        ))),
+    }
 }
 
 /// The next frame of a request body (`None` at its end), waiting at most `stall` for it: a

@@ -420,6 +420,16 @@ pub(crate) async fn series(
     }
 }
 
+/// The tables of the request's database with the metrics each holds.
+fn metrics_of(state: &Shared, form: &Form) -> Vec<super::source::TableMetrics> {
+    let database = form.database();
+    EngineSource {
+        engine: &state.engine,
+        database: &database,
+    }
+    .metrics()
+}
+
 /// `GET|POST /api/v1/labels`.
 pub(crate) async fn labels(
     State(state): State<Shared>,
@@ -433,13 +443,8 @@ pub(crate) async fn labels(
         Err(response) => return response,
     };
     let names: BTreeSet<String> = if form.all("match[]").is_empty() {
-        let database = form.database();
-        let source = EngineSource {
-            engine: &state.engine,
-            database: &database,
-        };
         let mut names = BTreeSet::new();
-        for (table, fields) in source.metrics() {
+        for (table, fields) in metrics_of(&state, &form) {
             if fields.is_empty() {
                 continue;
             }
@@ -473,13 +478,8 @@ pub(crate) async fn label_values(
         Err(response) => return response,
     };
     let values: BTreeSet<String> = if form.all("match[]").is_empty() {
-        let database = form.database();
-        let source = EngineSource {
-            engine: &state.engine,
-            database: &database,
-        };
         let mut values = BTreeSet::new();
-        for (table, fields) in source.metrics() {
+        for (table, fields) in metrics_of(&state, &form) {
             if name == METRIC_LABEL {
                 values.extend(fields.into_iter().map(|(_, metric)| metric));
             } else if !fields.is_empty() {

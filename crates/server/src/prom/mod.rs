@@ -20,8 +20,22 @@ use axum::response::{IntoResponse, Response};
 
 use crate::auth;
 use crate::error::{ApiError, json_response};
-use crate::http::{Inflight, MAX_REPORTED_LINES, Params, Shared, gunzip, read_body, too_large};
+use crate::http::{
+    Inflight, MAX_REPORTED_LINES, Params, Shared, gunzip, gzip_encoded, read_body, too_large,
+};
 pub(crate) use strata_promql::aggregate::format_value;
+
+/// The database a Prometheus write goes to (`?db=`, default `prometheus`), once the
+/// credentials allow writing.
+fn write_database(state: &Shared, headers: &HeaderMap, params: Params) -> Result<String, ApiError> {
+    let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    auth::check(&state.config, headers, &params)?.require_write("write")?;
+    Ok(params
+        .get("db")
+        .filter(|db| !db.is_empty())
+        .map_or(model::DEFAULT_DATABASE, String::as_str)
+        .to_string())
+}
 
 /// `POST /api/v1/write?db=`: Prometheus remote write 1.0 (snappy block, protobuf). Answers
 /// 204 when every sample is stored; 400 naming the refused series otherwise (the others
@@ -34,13 +48,7 @@ pub(crate) async fn remote_write(
     body: Body,
 ) -> Result<Response, ApiError> {
     let started = Instant::now();
-    let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    auth::check(&state.config, &headers, &params)?.require_write("write")?;
-    let database = params
-        .get("db")
-        .filter(|db| !db.is_empty())
-        .map_or(model::DEFAULT_DATABASE, String::as_str)
-        .to_string();
+    let database = write_database(&state, &headers, params)?;
     match headers
         .get(header::CONTENT_ENCODING)
         .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())
@@ -141,26 +149,8 @@ pub(crate) async fn import_text(
     body: Body,
 ) -> Result<Response, ApiError> {
     let started = Instant::now();
-    let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    auth::check(&state.config, &headers, &params)?.require_write("write")?;
-    let database = params
-        .get("db")
-        .filter(|db| !db.is_empty())
-        .map_or(model::DEFAULT_DATABASE, String::as_str)
-        .to_string();
-    let gzip = match headers
-        .get(header::CONTENT_ENCODING)
-        .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())
-        .as_deref()
-    {
-        None | Some("") | Some("identity") => false,
-        Some("gzip") => true,
-        Some(other) => {
-            return Err(ApiError::BadRequest(format!(
-                "unsupported Content-Encoding {other:?}: send gzip or identity"
-            )));
-        }
-    };
+    let database = write_database(&state, &headers, params)?;
+    let gzip = gzip_encoded(&headers)?;
     let format = match headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
