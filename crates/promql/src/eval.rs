@@ -273,7 +273,7 @@ impl<'a> Evaluator<'a> {
     pub fn range_arg(&mut self, expr: &Expr) -> Result<RangeArg, Error> {
         match unwrap_parens(expr) {
             Expr::MatrixSelector(ms) => {
-                let range = ms.range.as_millis() as i64;
+                let range = millis(ms.range);
                 let refs = self.refs(&ms.vs.at, &ms.vs.offset);
                 let (lo, hi) = min_max(&refs);
                 let mut series = self.fetch(&ms.vs, lo - range, hi)?;
@@ -295,10 +295,10 @@ impl<'a> Evaluator<'a> {
     }
 
     fn subquery(&mut self, sq: &SubqueryExpr) -> Result<RangeArg, Error> {
-        let range = sq.range.as_millis() as i64;
+        let range = millis(sq.range);
         let step = sq
             .step
-            .map(|s| s.as_millis() as i64)
+            .map(millis)
             .filter(|s| *s > 0)
             .unwrap_or(DEFAULT_SUBQUERY_STEP_MS);
         let refs = self.refs(&sq.at, &sq.offset);
@@ -306,6 +306,13 @@ impl<'a> Evaluator<'a> {
         let mut start = (lo - range).div_euclid(step) * step;
         if start < lo - range {
             start += step;
+        }
+        // Every inner step holds at least one value: refuse before allocating them.
+        let inner_steps = (hi.max(start) - start) / step + 1;
+        if inner_steps > self.limits.max_samples as i64 {
+            return Err(Error::Execution(format!(
+                "the subquery {sq} would evaluate {inner_steps} steps: query processing would load too many samples into memory in query execution"
+            )));
         }
         let mut inner = Evaluator {
             source: self.source,
@@ -434,15 +441,15 @@ pub fn unwrap_parens(expr: &Expr) -> &Expr {
 fn offset_ms(offset: &Option<Offset>) -> i64 {
     match offset {
         None => 0,
-        Some(Offset::Pos(d)) => d.as_millis() as i64,
-        Some(Offset::Neg(d)) => -(d.as_millis() as i64),
+        Some(Offset::Pos(d)) => millis(*d),
+        Some(Offset::Neg(d)) => -millis(*d),
     }
 }
 
 fn system_time_ms(time: SystemTime) -> i64 {
     match time.duration_since(SystemTime::UNIX_EPOCH) {
-        Ok(d) => d.as_millis() as i64,
-        Err(e) => -(e.duration().as_millis() as i64),
+        Ok(d) => millis(d),
+        Err(e) => -millis(e.duration()),
     }
 }
 
@@ -452,7 +459,10 @@ fn min_max(values: &[i64]) -> (i64, i64) {
     (lo, hi)
 }
 
-/// Milliseconds of a duration.
+/// Milliseconds of a duration, at most [`MAX_SPAN_MS`]: with times bounded the same way,
+/// sums and differences of the two never overflow.
 pub fn millis(d: Duration) -> i64 {
-    d.as_millis() as i64
+    i64::try_from(d.as_millis())
+        .unwrap_or(i64::MAX)
+        .min(crate::MAX_SPAN_MS)
 }

@@ -32,6 +32,14 @@ pub const DEFAULT_LOOKBACK_MS: i64 = 5 * 60 * 1000;
 /// The step of a subquery that gives none (Prometheus' default evaluation interval).
 pub const DEFAULT_SUBQUERY_STEP_MS: i64 = 60 * 1000;
 
+/// The longest duration, and the farthest time from the epoch, a query may name (ms):
+/// about 31,700 years. Anything beyond is clamped (durations) or refused (times).
+pub const MAX_SPAN_MS: i64 = 1_000_000_000_000_000;
+
+/// The longest query text accepted (bytes). Expressions nest as deep as their text is
+/// long, and evaluating (and freeing) them recurses; 64 KiB stays far inside the stack.
+pub const MAX_QUERY_BYTES: usize = 64 * 1024;
+
 /// A series a [`Source`] returns: its labels (`__name__` among them) and its samples, sorted
 /// by time (milliseconds).
 #[derive(Debug, Clone, PartialEq)]
@@ -142,7 +150,82 @@ pub enum QueryValue {
 
 /// Parses a PromQL expression.
 pub fn parse(query: &str) -> Result<promql_parser::parser::Expr, Error> {
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(Error::BadData(format!(
+            "the query is {} bytes, over the limit of {MAX_QUERY_BYTES}",
+            query.len()
+        )));
+    }
+    check_nesting(query)?;
     promql_parser::parser::parse(query).map_err(|e| Error::BadData(format!("parse error: {e}")))
+}
+
+/// The deepest nesting (brackets of any kind) and the most operators a query may have:
+/// parsing, evaluating and freeing an expression recurse once per level, and an operator
+/// chain is a level per operator. Real queries stay far below; a hostile one would
+/// overflow a thread's stack and abort the server.
+pub const MAX_NESTING: usize = 1000;
+
+/// Refuses a query deeper than [`MAX_NESTING`], measured on its text before it is parsed:
+/// brackets outside strings and comments, and operator symbols and words.
+fn check_nesting(query: &str) -> Result<(), Error> {
+    let bytes = query.as_bytes();
+    let (mut depth, mut deepest, mut operators) = (0usize, 0usize, 0usize);
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            quote @ (b'"' | b'\'' | b'`') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote {
+                    if bytes[i] == b'\\' && quote != b'`' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'#' => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b'+' | b'-' | b'*' | b'/' | b'%' | b'^' | b'<' | b'>' | b'!' => operators += 1,
+            b'=' if i > 0 && bytes[i - 1] == b'=' => operators += 1,
+            c if c.is_ascii_alphabetic() => {
+                let start = i;
+                while i + 1 < bytes.len()
+                    && (bytes[i + 1].is_ascii_alphanumeric() || bytes[i + 1] == b'_')
+                {
+                    i += 1;
+                }
+                if matches!(&query[start..=i], "and" | "or" | "unless" | "atan2") {
+                    operators += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if deepest > MAX_NESTING || operators > MAX_NESTING {
+        return Err(Error::BadData(format!(
+            "the query is too complex: it nests {deepest} brackets deep and has {operators} operators; at most {MAX_NESTING} of each"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks that query times are within [`MAX_SPAN_MS`] of the epoch.
+fn check_time(ms: i64, name: &str) -> Result<(), Error> {
+    if ms.abs() > MAX_SPAN_MS {
+        return Err(Error::BadData(format!(
+            "the {name} time {ms} ms is too far from the epoch"
+        )));
+    }
+    Ok(())
 }
 
 /// Evaluates `query` at `time_ms` (Prometheus' `/api/v1/query`).
@@ -153,6 +236,7 @@ pub fn instant_query(
     lookback_ms: i64,
     limits: Limits,
 ) -> Result<QueryValue, Error> {
+    check_time(time_ms, "query")?;
     let expr = parse(query)?;
     eval::Evaluator::new(source, time_ms, time_ms, 1, lookback_ms, limits).instant(&expr)
 }
@@ -178,6 +262,16 @@ pub fn range_query(
             "end timestamp must not be before start time".into(),
         ));
     }
+    check_time(start_ms, "start")?;
+    check_time(end_ms, "end")?;
     let expr = parse(query)?;
-    eval::Evaluator::new(source, start_ms, end_ms, step_ms, lookback_ms, limits).range(&expr)
+    eval::Evaluator::new(
+        source,
+        start_ms,
+        end_ms,
+        step_ms.min(MAX_SPAN_MS),
+        lookback_ms,
+        limits,
+    )
+    .range(&expr)
 }

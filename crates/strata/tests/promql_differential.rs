@@ -622,6 +622,46 @@ fn line_protocol_fields_are_metrics() {
     assert_eq!(report["lines"][0]["column"], 16, "{report}");
     assert_eq!(report["written"], 2, "{report}");
     assert_eq!(values("sum(jobs)")[0].1, "8");
+    // Hostile queries: clear errors (or answers), never a dead server.
+    let deep = format!("{}1{}", "(".repeat(30_000), ")".repeat(30_000));
+    let long_sum = format!("1{}", "+1".repeat(30_000));
+    for q in [
+        deep.as_str(),
+        long_sum.as_str(),
+        "rate(cpu_usage_user[1000000000y])",
+        "max_over_time(cpu_usage_user[1000000000y:1ms])",
+        "sum_over_time(cpu_usage_user[1d:1ms])",
+        "cpu_usage_user offset 1000000000y",
+        "cpu_usage_user @ 99999999999999999",
+        "label_replace(cpu_usage_user, \"a\", \"$1\", \"host\", \"(\")",
+        "topk(1e300, cpu_usage_user)",
+        "quantile(NaN, cpu_usage_user)",
+        "histogram_quantile(0.5, cpu_usage_user)",
+    ] {
+        // POSTed: the deep ones are longer than a request line may be.
+        let body = format!("db=lp&time=1700000010&query={}", encode(q));
+        let answer = send(
+            server.http,
+            "POST",
+            "/api/v1/query",
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            body.as_bytes(),
+        )
+        .json();
+        assert!(
+            answer["status"] == "success" || answer["errorType"].is_string(),
+            "{}: {answer}",
+            &q[..q.len().min(80)]
+        );
+    }
+    let far = send(
+        server.http,
+        "GET",
+        "/api/v1/query_range?db=lp&query=vector(1)&start=0&end=99999999999999999&step=1e15",
+        &[],
+        b"",
+    );
+    assert!(far.status == 400 || far.status == 200, "{}", far.text());
     let build = send(server.http, "GET", "/api/v1/status/buildinfo", &[], b"").json();
     assert_eq!(build["data"]["version"], "2.42.0");
 }
