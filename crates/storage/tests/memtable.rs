@@ -238,6 +238,20 @@ fn run(seed: u64, shape: &Shape) {
             data.check().unwrap();
         }
         assert_eq!(data, model.series_data(id), "seed {seed}: series {id}");
+        // A time range gathers only its rows, and equals slicing the whole.
+        for _ in 0..4 {
+            let start = rng.below(shape.rows * 10 / shape.series.max(1) + 20) as i64 - 15;
+            let end = start + rng.below(200) as i64 - 20;
+            let ranged = memtable.series_data_in(id, start, end);
+            if let Some(ranged) = &ranged {
+                ranged.check().unwrap();
+            }
+            let sliced = model.series_data(id).map(|d| d.slice_time(start, end));
+            assert_eq!(
+                ranged, sliced,
+                "seed {seed}: series {id} in [{start}, {end})"
+            );
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use super::store::{Layouts, Payloads, Strings};
 use super::{Entry, SeriesRows};
 use crate::column::{Column, SeriesData, Values};
-use crate::model::{FieldId, FieldType};
+use crate::model::{FieldId, FieldType, Timestamp};
 
 /// One output column being built.
 struct Builder {
@@ -69,6 +69,7 @@ pub(super) fn series_data(
     payloads: &Payloads,
     strings: &Strings,
     layouts: &Layouts,
+    range: (Timestamp, Timestamp),
 ) -> SeriesData {
     // Every field with a value has its type in `types`: those are the output columns.
     let mut fields = rows.types.clone();
@@ -81,6 +82,22 @@ pub(super) fn series_data(
         sorted.sort_by_key(|e| e.time);
         Cow::Owned(sorted)
     };
+    // Only the rows in `[start, end)` are gathered: a read of the last minutes of a
+    // memtable holding hours decodes those minutes, not the hours.
+    let (start, end) = range;
+    let from = entries.partition_point(|e| e.time < start);
+    let to = entries.partition_point(|e| e.time < end).max(from);
+    let entries = &entries[from..to];
+    if from > 0 || to < rows.entries.len() {
+        // A field may have no value in the range: it gets no column.
+        let mut used: Vec<FieldId> = entries
+            .iter()
+            .flat_map(|e| layouts.get(e.layout).iter().map(|(f, _)| *f))
+            .collect();
+        used.sort_unstable();
+        used.dedup();
+        fields.retain(|(f, _)| used.binary_search(f).is_ok());
+    }
     let mut builders: Vec<Builder> = fields
         .iter()
         .map(|(field, field_type)| Builder::new(*field, *field_type, entries.len()))

@@ -230,6 +230,18 @@ impl Memtable {
     /// field, a field absent in the later row keeps the earlier value); `None` when the
     /// series has no rows here.
     pub fn series_data(&self, series: SeriesId) -> Option<SeriesData> {
+        self.series_data_in(series, Timestamp::MIN, Timestamp::MAX)
+    }
+
+    /// [`Memtable::series_data`] for the rows with `start <= time < end` only (gathered
+    /// from those rows alone); `None` when the series has no rows here, and an empty
+    /// [`SeriesData`] when none are in the range.
+    pub fn series_data_in(
+        &self,
+        series: SeriesId,
+        start: Timestamp,
+        end: Timestamp,
+    ) -> Option<SeriesData> {
         let slot = *self.slots.get(series as usize)?;
         let rows = self.series.get(slot as usize)?;
         Some(gather::series_data(
@@ -237,6 +249,7 @@ impl Memtable {
             &self.payloads,
             &self.strings,
             &self.layouts,
+            (start, end),
         ))
     }
 }

@@ -113,12 +113,9 @@ impl Shard {
                         .unwrap_or_default(),
                 };
                 let active = (!request.parts_only)
-                    .then(|| state.active.series_data(id))
+                    .then(|| state.active.series_data_in(id, request.start, request.end))
                     .flatten()
-                    .map(|d| {
-                        d.slice_time(request.start, request.end)
-                            .project(request.fields)
-                    })
+                    .map(|d| d.project(request.fields))
                     .filter(|d| d.rows() > 0);
                 (id, tags, active)
             })
@@ -403,11 +400,11 @@ fn memtable_runs(
 ) -> Vec<SeriesData> {
     let mut runs: Vec<SeriesData> = frozen
         .iter()
-        .filter_map(|f| f.memtable.series_data(series))
-        .map(|data| {
-            data.slice_time(request.start, request.end)
-                .project(request.fields)
+        .filter_map(|f| {
+            f.memtable
+                .series_data_in(series, request.start, request.end)
         })
+        .map(|data| data.project(request.fields))
         .filter(|data| data.rows() > 0)
         .collect();
     runs.extend(active);
