@@ -267,30 +267,13 @@ async fn write(
 ) -> Result<Response, ApiError> {
     let started = Instant::now();
     let gzip = gzip_encoded(headers)?;
-    let mut inflight = Inflight::new(state);
+    let (raw, mut inflight) = read_write_body(state, headers, body).await?;
     let max_body = state.config.max_body_bytes;
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if let Some(length) = declared {
-        if length > max_body {
-            return Err(too_large(max_body));
-        }
-        inflight.reserve(length)?;
-    }
-    let raw = read_body(body, max_body, state.config.client_timeout, &mut inflight).await?;
     let max_line_bytes = state.config.max_line_bytes;
     let engine = Arc::clone(&state.engine);
     let metrics = Arc::clone(&state.metrics);
     let outcome = tokio::task::spawn_blocking(move || {
-        let body = if gzip {
-            let plain = gunzip(&raw, max_body)?;
-            inflight.reserve(plain.len())?;
-            plain
-        } else {
-            raw
-        };
+        let body = gunzip_if(raw, gzip, max_body, &mut inflight)?;
         let (body, long_lines) = drop_long_lines(body, max_line_bytes);
         let mut report = engine.write_lines(&database, &body, precision)?;
         drop(inflight);
@@ -342,6 +325,45 @@ async fn write(
             "lines": lines,
         }),
     ))
+}
+
+/// A write's body: refused at once when its declared length is over the cap, counted in
+/// flight from its declared length (so concurrent writers are turned away before they
+/// send), then read (capped, and refused when it pauses past the client timeout).
+pub(crate) async fn read_write_body(
+    state: &Shared,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(Vec<u8>, Inflight), ApiError> {
+    let mut inflight = Inflight::new(state);
+    let max_body = state.config.max_body_bytes;
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if let Some(length) = declared {
+        if length > max_body {
+            return Err(too_large(max_body));
+        }
+        inflight.reserve(length)?;
+    }
+    let raw = read_body(body, max_body, state.config.client_timeout, &mut inflight).await?;
+    Ok((raw, inflight))
+}
+
+/// `raw` decompressed when `gzip` (capped, the output counted in flight), else as is.
+pub(crate) fn gunzip_if(
+    raw: Vec<u8>,
+    gzip: bool,
+    max_body: usize,
+    inflight: &mut Inflight,
+) -> Result<Vec<u8>, ApiError> {
+    if !gzip {
+        return Ok(raw);
+    }
+    let plain = gunzip(&raw, max_body)?;
+    inflight.reserve(plain.len())?;
+    Ok(plain)
 }
 
 /// Whether a text body is gzip-compressed (`Content-Encoding: gzip`); identity or none
@@ -447,7 +469,7 @@ fn drop_long_lines(body: Vec<u8>, max_line_bytes: usize) -> (Vec<u8>, Vec<LineEr
 }
 
 /// Decompresses a gzip body (concatenated members too), refusing output past `max_body`.
-pub(crate) fn gunzip(raw: &[u8], max_body: usize) -> Result<Vec<u8>, ApiError> {
+fn gunzip(raw: &[u8], max_body: usize) -> Result<Vec<u8>, ApiError> {
     let mut out = Vec::with_capacity(raw.len().saturating_mul(4).min(max_body));
     flate2::read::MultiGzDecoder::new(raw)
         .take(max_body as u64 + 1)

@@ -31,10 +31,20 @@ pub struct LineError {
     pub message: String,
 }
 
+/// What a body holds.
+#[derive(Debug, Default)]
+pub struct Parsed<'a> {
+    /// One series per sample line.
+    pub series: Vec<SeriesWrite<'a>>,
+    /// The 1-based line of each of `series`.
+    pub lines: Vec<usize>,
+    /// The bad lines.
+    pub errors: Vec<LineError>,
+}
+
 /// The samples of `body`, one series each, and the bad lines.
-pub fn parse(body: &str, format: Format, now_ms: i64) -> (Vec<SeriesWrite<'_>>, Vec<LineError>) {
-    let mut series = Vec::new();
-    let mut errors = Vec::new();
+pub fn parse(body: &str, format: Format, now_ms: i64) -> Parsed<'_> {
+    let mut parsed = Parsed::default();
     for (index, raw) in body.split('\n').enumerate() {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         let trimmed = line.trim_start();
@@ -43,15 +53,18 @@ pub fn parse(body: &str, format: Format, now_ms: i64) -> (Vec<SeriesWrite<'_>>, 
         }
         let offset = line.len() - trimmed.len();
         match sample(trimmed, format, now_ms) {
-            Ok(one) => series.push(one),
-            Err((column, message)) => errors.push(LineError {
+            Ok(one) => {
+                parsed.series.push(one);
+                parsed.lines.push(index + 1);
+            }
+            Err((column, message)) => parsed.errors.push(LineError {
                 line: index + 1,
                 column: offset + column + 1,
                 message,
             }),
         }
     }
-    (series, errors)
+    parsed
 }
 
 /// One sample line; an error carries its 0-based byte column.
@@ -226,9 +239,9 @@ mod tests {
     use super::*;
 
     fn one(line: &str, format: Format) -> (String, Vec<(String, String)>, i64, f64) {
-        let (series, errors) = parse(line, format, 7);
-        assert!(errors.is_empty(), "{errors:?}");
-        let s = &series[0];
+        let parsed = parse(line, format, 7);
+        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+        let s = &parsed.series[0];
         let Value::Float(v) = s.samples[0].1 else {
             unreachable!()
         };
@@ -280,16 +293,22 @@ mod tests {
     #[test]
     fn comments_and_blank_lines_are_skipped() {
         let body = "# HELP x The x.\n# TYPE x counter\n\nx 1\r\n  # EOF\n";
-        let (series, errors) = parse(body, Format::OpenMetrics, 0);
-        assert!(errors.is_empty());
-        assert_eq!(series.len(), 1);
+        let parsed = parse(body, Format::OpenMetrics, 0);
+        assert!(parsed.errors.is_empty());
+        assert_eq!(parsed.series.len(), 1);
+        assert_eq!(parsed.lines, [4]);
     }
 
     #[test]
     fn bad_lines_have_positions_and_the_rest_is_kept() {
         let body = "ok 1\n9bad 1\nm{a=\"x} 1\nm{a=\"x\"} one\nm{a=\"x\" b=\"y\"} 1\nm 1 12x\nm{a=\"\\q\"} 1\nm{a=\"1\",a=\"2\"} 1\nm1\nok 2";
-        let (series, errors) = parse(body, Format::Text, 0);
+        let Parsed {
+            series,
+            lines,
+            errors,
+        } = parse(body, Format::Text, 0);
         assert_eq!(series.len(), 2);
+        assert_eq!(lines, [1, 10]);
         let positions: Vec<(usize, usize)> = errors.iter().map(|e| (e.line, e.column)).collect();
         assert_eq!(
             positions,

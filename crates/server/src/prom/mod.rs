@@ -20,9 +20,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::auth;
 use crate::error::{ApiError, json_response};
-use crate::http::{
-    Inflight, MAX_REPORTED_LINES, Params, Shared, gunzip, gzip_encoded, read_body, too_large,
-};
+use crate::http::{MAX_REPORTED_LINES, Params, Shared, gunzip_if, gzip_encoded, read_write_body};
 pub(crate) use strata_promql::aggregate::format_value;
 
 /// The database a Prometheus write goes to (`?db=`, default `prometheus`), once the
@@ -62,19 +60,8 @@ pub(crate) async fn remote_write(
             )));
         }
     }
-    let mut inflight = Inflight::new(&state);
+    let (raw, mut inflight) = read_write_body(&state, &headers, body).await?;
     let max_body = state.config.max_body_bytes;
-    if let Some(length) = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok())
-    {
-        if length > max_body {
-            return Err(too_large(max_body));
-        }
-        inflight.reserve(length)?;
-    }
-    let raw = read_body(body, max_body, state.config.client_timeout, &mut inflight).await?;
     let engine = Arc::clone(&state.engine);
     let outcome = tokio::task::spawn_blocking(move || {
         let plain = remote_write::unsnappy(&raw, max_body).map_err(|e| {
@@ -160,45 +147,24 @@ pub(crate) async fn import_text(
         }
         _ => exposition::Format::Text,
     };
-    let mut inflight = Inflight::new(&state);
+    let (raw, mut inflight) = read_write_body(&state, &headers, body).await?;
     let max_body = state.config.max_body_bytes;
-    let raw = read_body(body, max_body, state.config.client_timeout, &mut inflight).await?;
     let engine = Arc::clone(&state.engine);
     let outcome = tokio::task::spawn_blocking(move || {
-        let plain = if gzip {
-            let plain = gunzip(&raw, max_body)?;
-            inflight.reserve(plain.len())?;
-            plain
-        } else {
-            raw
-        };
+        let plain = gunzip_if(raw, gzip, max_body, &mut inflight)?;
         let text = std::str::from_utf8(&plain).map_err(|e| {
             ApiError::BadRequest(format!("the body is not UTF-8 (byte {})", e.valid_up_to()))
         })?;
         let now_ms = engine.now_ns().div_euclid(1_000_000);
-        let (series, mut errors) = exposition::parse(text, format, now_ms);
-        let lines: Vec<usize> = {
-            // The line of each parsed series, to name the engine's refusals by line.
-            let mut good = Vec::with_capacity(series.len());
-            let mut bad = errors.iter().map(|e| e.line).peekable();
-            let mut line = 0;
-            for raw in text.split('\n') {
-                line += 1;
-                let trimmed = raw.trim();
-                if trimmed.is_empty() || trimmed.starts_with('#') {
-                    continue;
-                }
-                if bad.peek() == Some(&line) {
-                    bad.next();
-                    continue;
-                }
-                good.push(line);
-            }
-            good
-        };
+        let exposition::Parsed {
+            series,
+            lines,
+            mut errors,
+        } = exposition::parse(text, format, now_ms);
         let report = engine.write_series(&database, &series)?;
         errors.extend(report.errors.iter().map(|e| exposition::LineError {
-            line: lines.get(e.line - 1).copied().unwrap_or(0),
+            // The engine numbers series by their place in what it was given.
+            line: lines.get(e.line.wrapping_sub(1)).copied().unwrap_or(0),
             column: 1,
             message: e.message.clone(),
         }));
