@@ -356,14 +356,8 @@ impl<'a> Evaluator<'a> {
 
     /// The series of a selector with their samples in `[start, end]`.
     fn fetch(&mut self, vs: &VectorSelector, start: i64, end: i64) -> Result<Vec<Series>, Error> {
-        if !vs.matchers.or_matchers.is_empty() {
-            return Err(Error::Unsupported("`or` inside a selector's braces".into()));
-        }
+        let matchers = selector_matchers(vs)?;
         self.check()?;
-        let mut matchers = vs.matchers.matchers.clone();
-        if let Some(name) = &vs.name {
-            matchers.push(Matcher::new(MatchOp::Equal, METRIC_NAME, name));
-        }
         let mut series = self.source.select(&matchers, start, end)?;
         // In label order, as Prometheus selects them: topk's and bottomk's ties go to the
         // first series, and answers do not depend on how the storage ordered them.
@@ -397,6 +391,18 @@ impl<'a> Evaluator<'a> {
         }
         Ok(())
     }
+}
+
+/// Every matcher of a selector, its metric name (`foo{…}`) as a `__name__` matcher.
+pub fn selector_matchers(vs: &VectorSelector) -> Result<Vec<Matcher>, Error> {
+    if !vs.matchers.or_matchers.is_empty() {
+        return Err(Error::Unsupported("`or` inside a selector's braces".into()));
+    }
+    let mut matchers = vs.matchers.matchers.clone();
+    if let Some(name) = &vs.name {
+        matchers.push(Matcher::new(MatchOp::Equal, METRIC_NAME, name));
+    }
+    Ok(matchers)
 }
 
 /// Builds an instant vector from (labels, step, value) points, failing like Prometheus

@@ -31,6 +31,12 @@ impl Form {
             .map(|(_, v)| v.as_str())
     }
 
+    /// A parameter the request must give.
+    fn required(&self, name: &str) -> Result<&str, ApiFailure> {
+        self.get(name)
+            .ok_or_else(|| bad(format!("invalid parameter \"{name}\": missing")))
+    }
+
     fn all(&self, name: &str) -> Vec<&str> {
         self.0
             .iter()
@@ -140,51 +146,25 @@ fn parse_time(text: &str, name: &str) -> Result<i64, ApiFailure> {
         })
 }
 
-/// A duration parameter: seconds (with a fraction) or a Prometheus duration (`15s`, `1m`).
+/// A duration parameter: seconds (with a fraction) or a Prometheus duration (`15s`,
+/// `1m30s`), read by promql-parser's own duration parser.
 fn parse_duration(text: &str, name: &str) -> Result<i64, ApiFailure> {
-    if let Ok(seconds) = text.parse::<f64>()
-        && seconds.is_finite()
-    {
-        return Ok((seconds * 1000.0).round() as i64);
-    }
-    promql_duration(text).ok_or_else(|| {
+    let invalid = || {
         bad(format!(
             "invalid parameter \"{name}\": cannot parse \"{text}\" to a valid duration"
         ))
-    })
-}
-
-/// `1h30m`, `15s`, `500ms`, `2d`, `1w`, `1y`.
-fn promql_duration(text: &str) -> Option<i64> {
-    let mut total: i64 = 0;
-    let mut rest = text;
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit())?;
-        if digits == 0 {
-            return None;
-        }
-        let n: i64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let ms = match &rest[..unit_len] {
-            "ms" => 1,
-            "s" => 1000,
-            "m" => 60_000,
-            "h" => 3_600_000,
-            "d" => 86_400_000,
-            "w" => 604_800_000,
-            "y" => 31_536_000_000,
-            _ => return None,
+    };
+    // Numbers are read here: promql-parser's reading of them panics on a negative one.
+    if let Ok(seconds) = text.parse::<f64>() {
+        return if seconds.is_finite() {
+            Ok((seconds * 1000.0).round() as i64)
+        } else {
+            Err(invalid())
         };
-        total = total.checked_add(n.checked_mul(ms)?)?;
-        rest = &rest[unit_len..];
     }
-    Some(total)
+    promql_parser::util::parse_duration(text)
+        .map(strata_promql::eval::millis)
+        .map_err(|_| invalid())
 }
 
 fn now_ms(state: &Shared) -> i64 {
@@ -250,10 +230,7 @@ pub(crate) async fn query(
         Err(response) => return response,
     };
     let run = async {
-        let query = form
-            .get("query")
-            .ok_or_else(|| bad("invalid parameter \"query\": missing"))?
-            .to_string();
+        let query = form.required("query")?.to_string();
         let time = match form.get("time") {
             Some(t) if !t.is_empty() => parse_time(t, "time")?,
             _ => now_ms(&state),
@@ -292,25 +269,10 @@ pub(crate) async fn query_range(
         Err(response) => return response,
     };
     let run = async {
-        let query = form
-            .get("query")
-            .ok_or_else(|| bad("invalid parameter \"query\": missing"))?
-            .to_string();
-        let start = parse_time(
-            form.get("start")
-                .ok_or_else(|| bad("invalid parameter \"start\": missing"))?,
-            "start",
-        )?;
-        let end = parse_time(
-            form.get("end")
-                .ok_or_else(|| bad("invalid parameter \"end\": missing"))?,
-            "end",
-        )?;
-        let step = parse_duration(
-            form.get("step")
-                .ok_or_else(|| bad("invalid parameter \"step\": missing"))?,
-            "step",
-        )?;
+        let query = form.required("query")?.to_string();
+        let start = parse_time(form.required("start")?, "start")?;
+        let end = parse_time(form.required("end")?, "end")?;
+        let step = parse_duration(form.required("step")?, "step")?;
         if step <= 0 {
             return Err(bad(
                 "invalid parameter \"step\": zero or negative query resolution step widths are not accepted. Try a positive integer",
@@ -380,14 +342,7 @@ async fn matched_series(
                     "invalid parameter \"match[]\": {selector} is not a series selector"
                 )));
             };
-            let mut matchers = vs.matchers.matchers.clone();
-            if let Some(name) = &vs.name {
-                matchers.push(strata_promql::Matcher::new(
-                    strata_promql::MatchOp::Equal,
-                    METRIC_LABEL,
-                    name,
-                ));
-            }
+            let matchers = strata_promql::eval::selector_matchers(&vs)?;
             out.extend(source.select(&matchers, start, end)?);
         }
         Ok(out)
