@@ -48,22 +48,27 @@ pub fn convert(lines: &[u8], precision: Precision) -> Result<RemoteWriteBatch, S
             key.extend_from_slice(name.as_bytes());
             key.push(b'\n');
             key.extend_from_slice(line.series_key);
-            let at = *index.entry(key.clone()).or_insert_with(|| {
-                let mut labels: Vec<Label> = std::iter::once(("__name__", name.as_str()))
-                    .chain(line.tags.iter().map(|(k, v)| (k.as_ref(), v.as_ref())))
-                    .map(|(k, v)| Label {
-                        name: Bytes::copy_from_slice(k.as_bytes()),
-                        value: Bytes::copy_from_slice(v.as_bytes()),
-                    })
-                    .collect();
-                labels.sort_by(|a, b| a.name.cmp(&b.name));
-                timeseries.push(TimeSeries {
-                    labels,
-                    samples: Vec::new(),
-                    histograms: Vec::new(),
-                });
-                timeseries.len() - 1
-            });
+            // Looked up first: most samples belong to a series the batch has seen.
+            let at = match index.get(&key) {
+                Some(at) => *at,
+                None => {
+                    let mut labels: Vec<Label> = std::iter::once(("__name__", name.as_str()))
+                        .chain(line.tags.iter().map(|(k, v)| (k.as_ref(), v.as_ref())))
+                        .map(|(k, v)| Label {
+                            name: Bytes::copy_from_slice(k.as_bytes()),
+                            value: Bytes::copy_from_slice(v.as_bytes()),
+                        })
+                        .collect();
+                    labels.sort_by(|a, b| a.name.cmp(&b.name));
+                    timeseries.push(TimeSeries {
+                        labels,
+                        samples: Vec::new(),
+                        histograms: Vec::new(),
+                    });
+                    index.insert(key.clone(), timeseries.len() - 1);
+                    timeseries.len() - 1
+                }
+            };
             timeseries[at].samples.push(Sample {
                 value,
                 timestamp: time_ms,
