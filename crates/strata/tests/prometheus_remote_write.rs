@@ -7,22 +7,21 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+mod prom_oracle;
 mod sql_common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{Server, data_dir, open_engine};
+use prom_oracle::Prometheus;
 use sql_common::{encode, post_sql, send};
 use strata_storage::ReadRequest;
 use strata_storage::model::Value;
-
-const PROMETHEUS: &str = "/usr/bin/prometheus";
 
 /// A series: metric name and its labels (sorted, `job` and `instance` included).
 type SeriesKey = (String, BTreeMap<String, String>);
@@ -31,15 +30,10 @@ type Samples = Vec<(i64, u64)>;
 
 #[test]
 fn prometheus_remote_writes_every_sample_it_scrapes() {
-    assert!(
-        std::path::Path::new(PROMETHEUS).exists(),
-        "{PROMETHEUS} is missing: install Debian's `prometheus` package (.ci/run does)"
-    );
     let dir = data_dir();
     let server = Server::start(dir.path(), &[]);
     let target = Target::start();
     let work = tempfile::tempdir().unwrap();
-    let web = free_port();
     let config = format!(
         "global:
   scrape_interval: 1s
@@ -60,9 +54,7 @@ remote_write:
         strata = server.http,
         app = target.addr,
     );
-    let config_path = work.path().join("prometheus.yml");
-    std::fs::write(&config_path, config).unwrap();
-    let prometheus = Prometheus::start(&config_path, &work.path().join("tsdb"), web);
+    let prometheus = Prometheus::start(work.path(), &config);
 
     // Some scrapes of both targets, then a cut-off: the last scrape of the app Prometheus
     // has. With one remote-write shard, samples leave in the order they were appended.
@@ -184,70 +176,31 @@ impl Target {
     }
 }
 
-struct Prometheus {
-    child: Child,
-    web: SocketAddr,
-}
-
-impl Prometheus {
-    fn start(config: &std::path::Path, tsdb: &std::path::Path, web: SocketAddr) -> Prometheus {
-        let log = std::fs::File::create(tsdb.with_extension("log")).unwrap();
-        let child = Command::new(PROMETHEUS)
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!("--storage.tsdb.path={}", tsdb.display()))
-            .arg(format!("--web.listen-address={web}"))
-            .arg("--log.level=warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let mut prometheus = Prometheus { child, web };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !(std::net::TcpStream::connect(web).is_ok()
-            && send(web, "GET", "/-/ready", &[], b"").status == 200)
-        {
-            let exited = prometheus.child.try_wait().unwrap();
-            if exited.is_some() || Instant::now() > deadline {
-                panic!(
-                    "Prometheus is not ready ({exited:?}); its log:\n{}",
-                    std::fs::read_to_string(tsdb.with_extension("log")).unwrap_or_default()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        prometheus
+/// `GET /api/v1/query` at `time_ms`; the `data.result` array.
+fn query(prometheus: &Prometheus, query: &str, time_ms: Option<i64>) -> Vec<serde_json::Value> {
+    let mut path = format!("/api/v1/query?query={}", encode(query));
+    if let Some(ms) = time_ms {
+        path.push_str(&format!("&time={}.{:03}", ms / 1000, ms % 1000));
     }
-
-    /// `GET /api/v1/query` at `time_ms`; the `data.result` array.
-    fn query(&self, query: &str, time_ms: Option<i64>) -> Vec<serde_json::Value> {
-        let mut path = format!("/api/v1/query?query={}", encode(query));
-        if let Some(ms) = time_ms {
-            path.push_str(&format!("&time={}.{:03}", ms / 1000, ms % 1000));
-        }
-        let response = send(self.web, "GET", &path, &[], b"");
-        assert_eq!(response.status, 200, "{}", response.text());
-        let json = response.json();
-        json["data"]["result"].as_array().unwrap().clone()
-    }
-}
-
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    let response = send(prometheus.web, "GET", &path, &[], b"");
+    assert_eq!(response.status, 200, "{}", response.text());
+    let json = response.json();
+    json["data"]["result"].as_array().unwrap().clone()
 }
 
 fn latest_sample_ms(prometheus: &Prometheus, metric: &str) -> i64 {
-    let result = prometheus.query(&format!("timestamp({metric})"), None);
+    let result = query(prometheus, &format!("timestamp({metric})"), None);
     let seconds: f64 = result[0]["value"][1].as_str().unwrap().parse().unwrap();
     (seconds * 1000.0).round() as i64
 }
 
 /// How many samples of `app_scrapes_total` Prometheus holds up to `cutoff`.
 fn strata_count_at(prometheus: &Prometheus, cutoff: i64) -> u64 {
-    let result = prometheus.query("count_over_time(app_scrapes_total[1h])", Some(cutoff));
+    let result = query(
+        prometheus,
+        "count_over_time(app_scrapes_total[1h])",
+        Some(cutoff),
+    );
     result[0]["value"][1].as_str().unwrap().parse().unwrap()
 }
 
@@ -268,7 +221,7 @@ fn strata_count(server: &Server, table: &str, cutoff_ms: Option<i64>) -> u64 {
 /// Every sample Prometheus holds up to `cutoff_ms`.
 fn prometheus_samples(prometheus: &Prometheus, cutoff_ms: i64) -> BTreeMap<SeriesKey, Samples> {
     let mut out = BTreeMap::new();
-    for series in prometheus.query("{__name__=~\".+\"}[1h]", Some(cutoff_ms)) {
+    for series in query(prometheus, "{__name__=~\".+\"}[1h]", Some(cutoff_ms)) {
         let mut labels: BTreeMap<String, String> =
             serde_json::from_value(series["metric"].clone()).unwrap();
         let name = labels.remove("__name__").unwrap();
@@ -324,11 +277,6 @@ fn bits(value: f64) -> u64 {
     } else {
         value.to_bits()
     }
-}
-
-fn free_port() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap()
 }
 
 fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {

@@ -135,19 +135,26 @@ impl Prometheus {
             "promtool failed: {}",
             String::from_utf8_lossy(&created.stderr)
         );
-        Self::start(work, &tsdb)
+        Self::start(work, "global:\n  scrape_interval: 1m\n")
     }
 
-    fn start(work: &std::path::Path, tsdb: &std::path::Path) -> Prometheus {
+    /// Starts Prometheus with `config` (YAML) and its TSDB in `work/tsdb`, on a free
+    /// loopback port; returns once it is ready, or fails with its log.
+    pub fn start(work: &std::path::Path, config: &str) -> Prometheus {
+        assert!(
+            std::path::Path::new(PROMETHEUS).exists(),
+            "{PROMETHEUS} is missing: install Debian's `prometheus` package (.ci/run does)"
+        );
+        let tsdb = work.join("tsdb");
         let web = {
             let listener = TcpListener::bind("127.0.0.1:0").unwrap();
             listener.local_addr().unwrap()
         };
-        let config = work.join("prometheus.yml");
-        std::fs::write(&config, "global:\n  scrape_interval: 1m\n").unwrap();
+        let config_path = work.join("prometheus.yml");
+        std::fs::write(&config_path, config).unwrap();
         let log_path = work.join("prometheus.log");
         let child = Command::new(PROMETHEUS)
-            .arg(format!("--config.file={}", config.display()))
+            .arg(format!("--config.file={}", config_path.display()))
             .arg(format!("--storage.tsdb.path={}", tsdb.display()))
             .arg("--storage.tsdb.retention.time=100y")
             .arg(format!("--web.listen-address={web}"))
