@@ -83,6 +83,12 @@ pub struct ServerConfig {
     pub tcp_addr: Option<SocketAddr>,
     /// Database for TCP writes. Default [`DEFAULT_TCP_DATABASE`].
     pub tcp_database: String,
+    /// OpenTSDB telnet (`put`) listen address; `None` (the default) means no listener.
+    /// OpenTSDB's HTTP `/api/put` is on the HTTP listener whatever this says.
+    pub opentsdb_addr: Option<SocketAddr>,
+    /// Database for OpenTSDB writes (telnet, and `/api/put` without `?db=`). Default
+    /// [`crate::opentsdb::DEFAULT_DATABASE`].
+    pub opentsdb_database: String,
     /// Postgres wire listen address. Default [`PgListen::Default`].
     pub pg: PgListen,
     /// Data directories, one per disk. Default `["strata-data"]`.
@@ -142,6 +148,8 @@ impl Default for ServerConfig {
             http_addr: SocketAddr::from(([127, 0, 0, 1], 8086)),
             tcp_addr: None,
             tcp_database: DEFAULT_TCP_DATABASE.to_owned(),
+            opentsdb_addr: None,
+            opentsdb_database: crate::opentsdb::DEFAULT_DATABASE.to_owned(),
             pg: PgListen::Default,
             data_dirs: vec![PathBuf::from(DEFAULT_DATA_DIR)],
             shards: 0,
@@ -171,6 +179,8 @@ impl Default for ServerConfig {
 /// http = "0.0.0.0:8086"
 /// tcp = "127.0.0.1:8089"
 /// tcp_db = "telegraf"
+/// opentsdb = "127.0.0.1:4242" # OpenTSDB telnet put
+/// opentsdb_db = "opentsdb"
 /// pg = "127.0.0.1:5432"       # or "off"
 /// shards = 8
 /// wal_sync = "500ms"          # always | none | a duration
@@ -202,6 +212,10 @@ pub struct FileConfig {
     pub tcp: Option<String>,
     /// Database for TCP writes.
     pub tcp_db: Option<String>,
+    /// OpenTSDB telnet listen address.
+    pub opentsdb: Option<String>,
+    /// Database for OpenTSDB writes.
+    pub opentsdb_db: Option<String>,
     /// Postgres wire listen address, or `off`.
     pub pg: Option<String>,
     /// Engine shards.

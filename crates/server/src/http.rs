@@ -87,6 +87,8 @@ pub(crate) fn router(state: Shared) -> Router {
         )
         .route("/api/v1/metadata", get(crate::prom::api::metadata))
         .route("/api/v1/status/buildinfo", get(crate::prom::api::buildinfo))
+        .route("/api/put", post(crate::opentsdb::put))
+        .route("/api/version", get(crate::opentsdb::version))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::disable())
@@ -113,6 +115,8 @@ async fn track(State(state): State<Shared>, request: Request, next: Next) -> Res
             "prometheus_metadata"
         }
         path if path.starts_with("/api/v1/label/") => "prometheus_metadata",
+        "/api/put" => "opentsdb_put",
+        "/api/version" => "opentsdb_version",
         _ => "other",
     };
     let mut response = next.run(request).await;

@@ -12,7 +12,9 @@
 //! - `sql`: `/sql`, one statement through the shared [`strata_query::QueryEngine`], its
 //!   result streamed batch by batch; `sql_format` (json, csv, Arrow IPC) and `sql_cells`
 //!   (one column's values as text) encode it.
-//! - `tcp`: the line-protocol listener.
+//! - `tcp`: the line-protocol listener, and the OpenTSDB telnet listener (`--opentsdb`).
+//! - `opentsdb`: OpenTSDB's writes, `/api/put` (JSON) and the telnet `put` line, into the
+//!   engine as structured series.
 //! - `pg`: the Postgres wire protocol listener (`--pg`): statements through the same
 //!   query engine as `/sql`.
 //! - `prom`: Prometheus' APIs: remote write (`/api/v1/write`) into the engine as
@@ -40,6 +42,7 @@ mod backup;
 mod http;
 mod http_serve;
 mod influxql;
+mod opentsdb;
 mod pg;
 pub mod prom;
 mod sql;
@@ -198,9 +201,38 @@ pub async fn serve(
                 if tls.is_some() { "on" } else { "off" }
             );
             let context = tcp::TcpContext {
+                protocol: tcp::TcpProtocol::LineProtocol,
                 engine: Arc::clone(&engine),
                 metrics: Arc::clone(&metrics),
                 database: Arc::from(config.tcp_database.as_str()),
+                max_line_bytes: config.max_line_bytes,
+                config: Arc::clone(&config),
+                tls: tls
+                    .as_ref()
+                    .map(|(_, line_protocol, _)| line_protocol.clone()),
+            };
+            Some(tokio::spawn(tcp::serve(listener, context, stop_rx.clone())))
+        }
+        None => None,
+    };
+    let opentsdb_task = match config.opentsdb_addr {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|source| ServerError::Listen { addr, source })?;
+            let bound = listener
+                .local_addr()
+                .map_err(|source| ServerError::Listen { addr, source })?;
+            tracing::info!(
+                "listening for OpenTSDB telnet put on tcp://{bound} (database {:?}, TLS {})",
+                config.opentsdb_database,
+                if tls.is_some() { "on" } else { "off" }
+            );
+            let context = tcp::TcpContext {
+                protocol: tcp::TcpProtocol::OpenTsdb,
+                engine: Arc::clone(&engine),
+                metrics: Arc::clone(&metrics),
+                database: Arc::from(config.opentsdb_database.as_str()),
                 max_line_bytes: config.max_line_bytes,
                 config: Arc::clone(&config),
                 tls: tls
@@ -277,6 +309,11 @@ pub async fn serve(
         && let Err(e) = task.await
     {
         tracing::error!("TCP server task failed: {e}");
+    }
+    if let Some(task) = opentsdb_task
+        && let Err(e) = task.await
+    {
+        tracing::error!("OpenTSDB server task failed: {e}");
     }
     if let Some(task) = pg_task
         && let Err(e) = task.await

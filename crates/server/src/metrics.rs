@@ -34,6 +34,12 @@ pub struct Metrics {
     pub tcp_rows: AtomicU64,
     /// TCP connections accepted.
     pub tcp_connections: AtomicU64,
+    /// Data points stored from OpenTSDB telnet `put`s.
+    pub opentsdb_rows: AtomicU64,
+    /// OpenTSDB telnet lines refused (bad `put`s, unknown commands, refused points).
+    pub opentsdb_bad_lines: AtomicU64,
+    /// OpenTSDB telnet connections accepted.
+    pub opentsdb_connections: AtomicU64,
     /// HTTP connections accepted (and served).
     pub http_connections: AtomicU64,
     /// HTTP connections open now.
@@ -127,10 +133,15 @@ impl Metrics {
             "strata_protocol_rows_written_total{{protocol=\"tcp\"}} {}",
             load(&self.tcp_rows)
         );
+        let _ = writeln!(
+            out,
+            "strata_protocol_rows_written_total{{protocol=\"opentsdb\"}} {}",
+            load(&self.opentsdb_rows)
+        );
         help(
             &mut out,
             "strata_bad_lines_total",
-            "Line-protocol lines rejected, by protocol.",
+            "Lines (and OpenTSDB data points) rejected, by protocol.",
             "counter",
         );
         let _ = writeln!(
@@ -142,6 +153,11 @@ impl Metrics {
             out,
             "strata_bad_lines_total{{protocol=\"tcp\"}} {}",
             load(&self.tcp_bad_lines)
+        );
+        let _ = writeln!(
+            out,
+            "strata_bad_lines_total{{protocol=\"opentsdb\"}} {}",
+            load(&self.opentsdb_bad_lines)
         );
         help(
             &mut out,
@@ -235,6 +251,12 @@ impl Metrics {
             "strata_tcp_connections_total",
             "TCP line-protocol connections accepted.",
             load(&self.tcp_connections),
+        );
+        counter(
+            &mut out,
+            "strata_opentsdb_connections_total",
+            "OpenTSDB telnet connections accepted.",
+            load(&self.opentsdb_connections),
         );
         counter(
             &mut out,

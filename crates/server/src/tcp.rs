@@ -1,4 +1,6 @@
-//! Line protocol over plain TCP: asynchronous writes, nothing is answered.
+//! Line protocol over plain TCP: asynchronous writes, nothing is answered. The OpenTSDB
+//! telnet listener (`--opentsdb`) is the same loop with another batch handler
+//! ([`crate::opentsdb::telnet`]), which answers bad lines as OpenTSDB does.
 //!
 //! With `--tls-cert`/`--tls-key`, connections speak TLS (the same certificate as HTTP).
 //! With an auth token set, a connection's first line must be `auth <token>` (the auth
@@ -12,7 +14,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
@@ -44,9 +46,23 @@ const READ_CHUNK_BYTES: usize = 64 << 10;
 /// and summed up in the next message.
 const BAD_LINE_LOG_INTERVAL: Duration = Duration::from_secs(1);
 
+/// How a TCP listener's lines are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TcpProtocol {
+    /// Line protocol; nothing is ever answered.
+    LineProtocol,
+    /// OpenTSDB's telnet commands (`put`, `version`, `help`, `exit`); bad lines are answered.
+    OpenTsdb,
+}
+
+/// A client that reads none of the answers to its bad lines is cut off once one answer has
+/// waited this long to be sent.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// What every connection shares.
 #[derive(Clone)]
 pub(crate) struct TcpContext {
+    pub protocol: TcpProtocol,
     pub engine: Arc<Engine>,
     pub metrics: Arc<Metrics>,
     pub database: Arc<str>,
@@ -60,10 +76,36 @@ pub(crate) struct TcpContext {
 impl std::fmt::Debug for TcpContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TcpContext")
+            .field("protocol", &self.protocol)
             .field("database", &self.database)
             .field("max_line_bytes", &self.max_line_bytes)
             .field("tls", &self.tls.is_some())
             .finish_non_exhaustive()
+    }
+}
+
+/// The counters of one listener's protocol.
+struct Counters<'a> {
+    rows: &'a AtomicU64,
+    bad_lines: &'a AtomicU64,
+    connections: &'a AtomicU64,
+}
+
+impl TcpContext {
+    fn counters(&self) -> Counters<'_> {
+        let metrics = &self.metrics;
+        match self.protocol {
+            TcpProtocol::LineProtocol => Counters {
+                rows: &metrics.tcp_rows,
+                bad_lines: &metrics.tcp_bad_lines,
+                connections: &metrics.tcp_connections,
+            },
+            TcpProtocol::OpenTsdb => Counters {
+                rows: &metrics.opentsdb_rows,
+                bad_lines: &metrics.opentsdb_bad_lines,
+                connections: &metrics.opentsdb_connections,
+            },
+        }
     }
 }
 
@@ -80,7 +122,7 @@ pub(crate) async fn serve(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
-                    context.metrics.tcp_connections.fetch_add(1, Ordering::Relaxed);
+                    context.counters().connections.fetch_add(1, Ordering::Relaxed);
                     let context = context.clone();
                     let shutdown = shutdown.clone();
                     connections.spawn(async move {
@@ -127,6 +169,9 @@ struct LineSplitter {
     skipping: bool,
     /// Over-long lines seen and not yet reported.
     too_long: u64,
+    /// Leave an empty line in the batch in place of each over-long line, so that the lines
+    /// after it keep their numbers (OpenTSDB's answers name lines by number).
+    keep_place: bool,
 }
 
 impl LineSplitter {
@@ -145,6 +190,10 @@ impl LineSplitter {
                 self.partial.clear();
                 self.too_long += 1;
                 self.skipping = newline.is_none();
+                if self.keep_place {
+                    self.batch.push(b'\n');
+                    self.batch_lines += 1;
+                }
             } else if newline.is_some() {
                 if self.partial.is_empty() {
                     self.batch.extend_from_slice(segment);
@@ -206,8 +255,14 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
 ) -> std::io::Result<()> {
     tracing::debug!(%peer, "TCP connection");
     let mut chunk = vec![0u8; READ_CHUNK_BYTES];
-    let mut lines = LineSplitter::default();
+    let mut lines = LineSplitter {
+        keep_place: context.protocol == TcpProtocol::OpenTsdb,
+        ..LineSplitter::default()
+    };
+    // The number of the next line handed to a batch (OpenTSDB's answers name lines).
+    let mut next_line = 1u64;
     if context.config.auth_token.is_some() {
+        next_line += 1;
         match authenticate(&mut stream, context).await? {
             Some(rest) => lines.push(&rest, context.max_line_bytes),
             None => {
@@ -223,15 +278,22 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
     let mut log = BadLineLog::default();
     let mut eof = false;
     let mut cut_short = false;
+    // Whole lines that came with the auth line are run before waiting for more (an
+    // interactive OpenTSDB client waits for its `version`).
+    let mut run_first = !lines.batch.is_empty();
     while !eof {
-        let read = tokio::select! {
-            read = stream.read(&mut chunk) => read,
-            () = stopped(&mut shutdown) => Ok(0),
-        };
-        let read = end_of_stream(read, &mut cut_short, peer)?;
-        if read == 0 {
-            eof = true;
+        let read = if std::mem::take(&mut run_first) {
+            None
         } else {
+            let read = tokio::select! {
+                read = stream.read(&mut chunk) => read,
+                () = stopped(&mut shutdown) => Ok(0),
+            };
+            Some(end_of_stream(read, &mut cut_short, peer)?)
+        };
+        if read == Some(0) {
+            eof = true;
+        } else if let Some(read) = read {
             lines.push(&chunk[..read], context.max_line_bytes);
             // Take what is already there without waiting, up to a full batch.
             while !lines.full() {
@@ -257,23 +319,91 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         if lines.too_long > 0 {
             let count = std::mem::take(&mut lines.too_long);
             context
-                .metrics
-                .tcp_bad_lines
+                .counters()
+                .bad_lines
                 .fetch_add(count, Ordering::Relaxed);
-            log.report(
-                peer,
-                count,
-                &format!(
-                    "line longer than the limit of {} bytes (max line bytes), skipped",
-                    context.max_line_bytes
-                ),
+            let message = format!(
+                "line longer than the limit of {} bytes (max line bytes), skipped",
+                context.max_line_bytes
             );
+            log.report(peer, count, &message);
+            if context.protocol == TcpProtocol::OpenTsdb {
+                let answer = format!("put: {count} {message}\n");
+                send_answer(&mut stream, answer.as_bytes()).await?;
+            }
         }
         if !lines.batch.is_empty() {
-            write_batch(&mut lines, peer, context, &mut log).await?;
+            match context.protocol {
+                TcpProtocol::LineProtocol => {
+                    write_batch(&mut lines, peer, context, &mut log).await?
+                }
+                TcpProtocol::OpenTsdb => {
+                    let exit =
+                        run_opentsdb_batch(&mut stream, &mut lines, &mut next_line, peer, context)
+                            .await?;
+                    if exit {
+                        return Ok(());
+                    }
+                }
+            }
         }
     }
     Ok(())
+}
+
+/// Runs a batch of OpenTSDB telnet commands, sends back what they answer, and says whether
+/// the client asked to `exit`.
+async fn run_opentsdb_batch<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    lines: &mut LineSplitter,
+    next_line: &mut u64,
+    peer: SocketAddr,
+    context: &TcpContext,
+) -> std::io::Result<bool> {
+    let batch = std::mem::take(&mut lines.batch);
+    let first_line = *next_line;
+    *next_line += std::mem::take(&mut lines.batch_lines) as u64;
+    let engine = Arc::clone(&context.engine);
+    let database = Arc::clone(&context.database);
+    let (result, mut batch) = tokio::task::spawn_blocking(move || {
+        let result = crate::opentsdb::telnet::run_batch(&engine, &database, &batch, first_line);
+        (result, batch)
+    })
+    .await
+    .map_err(|e| std::io::Error::other(format!("write task failed: {e}")))?;
+    batch.clear();
+    lines.batch = batch; // keep the capacity
+    let outcome = result.map_err(|e| {
+        tracing::error!(%peer, "OpenTSDB write failed: {e}");
+        std::io::Error::other(format!("write failed: {e}"))
+    })?;
+    let counters = context.counters();
+    counters.rows.fetch_add(outcome.points, Ordering::Relaxed);
+    counters
+        .bad_lines
+        .fetch_add(outcome.bad_lines, Ordering::Relaxed);
+    if !outcome.replies.is_empty() {
+        send_answer(stream, &outcome.replies).await?;
+    }
+    Ok(outcome.exit)
+}
+
+/// Sends `answer` to the client, which has [`REPLY_TIMEOUT`] to make room for it.
+async fn send_answer<S: AsyncWrite + Unpin>(stream: &mut S, answer: &[u8]) -> std::io::Result<()> {
+    let send = async {
+        stream.write_all(answer).await?;
+        stream.flush().await
+    };
+    tokio::time::timeout(REPLY_TIMEOUT, send)
+        .await
+        .map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!(
+                    "the client read none of the answers to its bad lines for {REPLY_TIMEOUT:?}"
+                ),
+            )
+        })?
 }
 
 /// A read's result, with a TLS stream that ended without `close_notify` (most line
@@ -353,16 +483,11 @@ async fn write_batch(
         tracing::error!(%peer, "TCP write failed: {e}");
         std::io::Error::other(format!("write failed: {e}"))
     })?;
-    context
-        .metrics
-        .tcp_rows
-        .fetch_add(report.rows, Ordering::Relaxed);
+    let counters = context.counters();
+    counters.rows.fetch_add(report.rows, Ordering::Relaxed);
     if let Some(first) = report.errors.first() {
         let count = report.errors.len() as u64;
-        context
-            .metrics
-            .tcp_bad_lines
-            .fetch_add(count, Ordering::Relaxed);
+        counters.bad_lines.fetch_add(count, Ordering::Relaxed);
         log.report(peer, count, &first.message);
     }
     Ok(())
@@ -392,6 +517,18 @@ mod tests {
         assert_eq!(
             (s.batch.as_slice(), s.too_long, s.skipping),
             (&b"ok 1\n"[..], 1, false)
+        );
+        // Keeping places, a skipped line leaves an empty line, so later lines keep their
+        // numbers.
+        let mut s = LineSplitter {
+            keep_place: true,
+            ..LineSplitter::default()
+        };
+        s.push(b"a 1\n0123456789", 8);
+        s.push(b"0123\nb 2\n", 8);
+        assert_eq!(
+            (s.batch.as_slice(), s.batch_lines),
+            (&b"a 1\n\nb 2\n"[..], 3)
         );
     }
 }

@@ -34,6 +34,15 @@ pub struct ServeArgs {
     /// TCP line-protocol listen address; off unless set [default: off]
     #[arg(long, env = "STRATA_TCP", value_name = "ADDR")]
     tcp: Option<String>,
+    /// OpenTSDB telnet listen address (`put <metric> <timestamp> <value> <tagk=tagv>...`
+    /// lines, as collectd, tcollector and OpenTSDB's own clients send); off unless set.
+    /// OpenTSDB's HTTP /api/put is on the HTTP listener [default: off]
+    #[arg(long, env = "STRATA_OPENTSDB", value_name = "ADDR")]
+    opentsdb: Option<String>,
+    /// Database that OpenTSDB writes go to (telnet, and /api/put without ?db=)
+    /// [default: opentsdb]
+    #[arg(long, env = "STRATA_OPENTSDB_DB", value_name = "NAME")]
+    opentsdb_db: Option<String>,
     /// Postgres wire protocol listen address (psql, Postgres drivers, Grafana's PostgreSQL
     /// data source), or off. When left at the default and the port is taken (a Postgres
     /// server), a warning says so and Strata starts without it [default: 127.0.0.1:5432]
@@ -162,6 +171,11 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
         Some(text) => Some(parse_addr("tcp address", &text)?),
         None => defaults.tcp_addr,
     };
+    let opentsdb_addr = match args.opentsdb.or(file.opentsdb) {
+        Some(text) if text.is_empty() || text == "off" => None,
+        Some(text) => Some(parse_addr("opentsdb address", &text)?),
+        None => defaults.opentsdb_addr,
+    };
     let pg = match args.pg.or(file.pg) {
         Some(text) => config::parse_pg(&text)?,
         None => defaults.pg,
@@ -202,6 +216,11 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
         tcp_addr,
         pg,
         tcp_database: args.tcp_db.or(file.tcp_db).unwrap_or(defaults.tcp_database),
+        opentsdb_addr,
+        opentsdb_database: args
+            .opentsdb_db
+            .or(file.opentsdb_db)
+            .unwrap_or(defaults.opentsdb_database),
         data_dirs,
         shards: args.shards.or(file.shards).unwrap_or(defaults.shards),
         wal_sync,
@@ -264,6 +283,11 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
     if config.tcp_database.is_empty() {
         return Err(strata_server::ServerError::Config(
             "the TCP database name is empty".into(),
+        ));
+    }
+    if config.opentsdb_database.is_empty() {
+        return Err(strata_server::ServerError::Config(
+            "the OpenTSDB database name is empty".into(),
         ));
     }
     if config.max_body_bytes == 0 || config.max_line_bytes == 0 {

@@ -59,6 +59,8 @@ pub struct Server {
     pub http: SocketAddr,
     /// Its TCP line-protocol address, when started with `--tcp`.
     pub tcp: Option<SocketAddr>,
+    /// Its OpenTSDB telnet address, when started with `--opentsdb`.
+    pub opentsdb: Option<SocketAddr>,
     /// Its Postgres wire address, when started with `--pg` (the helper turns the
     /// default 127.0.0.1:5432 off, so parallel tests never race for it).
     pub pg: Option<SocketAddr>,
@@ -110,6 +112,7 @@ impl Server {
         let deadline = Instant::now() + START_STOP_LIMIT;
         let mut tcp = None;
         let mut pg = None;
+        let mut opentsdb = None;
         let http = loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let Ok(line) = rx.recv_timeout(left) else {
@@ -118,6 +121,10 @@ impl Server {
             };
             if let Some(addr) = address_after(&line, "listening for line protocol on tcp://") {
                 tcp = Some(addr);
+            }
+            if let Some(addr) = address_after(&line, "listening for OpenTSDB telnet put on tcp://")
+            {
+                opentsdb = Some(addr);
             }
             if let Some(addr) = address_after(&line, "listening for Postgres on postgres://") {
                 pg = Some(addr);
@@ -132,6 +139,7 @@ impl Server {
             child: Some(child),
             http,
             tcp,
+            opentsdb,
             pg,
             data_dir: data_dir.to_path_buf(),
             stderr,
