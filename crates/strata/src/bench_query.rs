@@ -400,6 +400,7 @@ fn load(args: &QueryArgs, destination: &Destination) -> Result<String, String> {
         workers: args.workers,
         gzip: false,
         prometheus: false,
+        opentsdb: false,
         server_pid: None,
         server_cores: None,
         shards: args.shards,

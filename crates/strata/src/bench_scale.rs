@@ -212,6 +212,7 @@ fn run_one(args: &ScaleArgs, cores: usize) -> Result<(ScaleRow, WriteReport), St
         workers: args.workers_per_core.max(1) * cores,
         gzip: false,
         prometheus: false,
+        opentsdb: false,
         server_pid: Some(server.pid()),
         server_cores: Some(cores),
         shards: cores,

@@ -4,7 +4,8 @@
 //! `POST /write`, one keep-alive connection per worker, 204 is success) and `--tcp ADDR`
 //! (line protocol over plain TCP: asynchronous, nothing is acknowledged, so the report says
 //! what was sent). With `--http URL --prometheus` the same data goes as Prometheus remote
-//! write (`POST /api/v1/write`; see `bench_remote_write`). The data is generated into memory before the clock starts, so the run
+//! write (`POST /api/v1/write`; see `bench_remote_write`), and with `--tcp ADDR --opentsdb`
+//! as OpenTSDB telnet `put` lines (see `bench_opentsdb`). The data is generated into memory before the clock starts, so the run
 //! measures the target, not the generator.
 
 use std::path::PathBuf;
@@ -71,6 +72,11 @@ pub struct WriteArgs {
     /// count samples as points.
     #[arg(long, requires = "http", conflicts_with = "gzip")]
     pub(crate) prometheus: bool,
+    /// With --tcp: send the workload as OpenTSDB telnet put lines (to the server's
+    /// --opentsdb listener), field f of measurement m as the metric m_f; rates then count
+    /// data points as points.
+    #[arg(long, requires = "tcp")]
+    pub(crate) opentsdb: bool,
     /// Remote targets: the server's process id, to report its CPU, memory and disk writes.
     #[arg(long, value_name = "PID")]
     pub(crate) server_pid: Option<u32>,
@@ -185,6 +191,14 @@ fn encode(
                 points: converted.samples,
             }
         }
+        BodyEncoding::OpenTsdbTelnet => {
+            let converted = crate::bench_opentsdb::convert(&lines, precision)?;
+            Batch {
+                body: converted.body,
+                rows: converted.rows,
+                points: converted.points,
+            }
+        }
     })
 }
 
@@ -193,6 +207,7 @@ fn body_encoding(args: &WriteArgs, destination: &Destination) -> BodyEncoding {
     match destination {
         Destination::Http(_) if args.prometheus => BodyEncoding::RemoteWrite,
         Destination::Http(_) if args.gzip => BodyEncoding::GzipText,
+        Destination::Tcp(_) if args.opentsdb => BodyEncoding::OpenTsdbTelnet,
         _ => BodyEncoding::Text,
     }
 }

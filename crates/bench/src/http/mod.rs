@@ -137,6 +137,8 @@ pub enum BodyEncoding {
     GzipText,
     /// A Prometheus remote-write request: snappy-compressed protobuf.
     RemoteWrite,
+    /// OpenTSDB telnet `put` lines, sent as is over TCP (never over HTTP).
+    OpenTsdbTelnet,
 }
 
 /// A keep-alive HTTP/1.1 client bound to one server.
@@ -258,7 +260,7 @@ impl HttpClient {
             self.authority, body_len
         );
         match encoding {
-            BodyEncoding::Text => {}
+            BodyEncoding::Text | BodyEncoding::OpenTsdbTelnet => {}
             BodyEncoding::GzipText => head.push_str("Content-Encoding: gzip\r\n"),
             BodyEncoding::RemoteWrite => head.push_str(
                 "Content-Encoding: snappy\r\nX-Prometheus-Remote-Write-Version: 0.1.0\r\n",

@@ -12,7 +12,10 @@
 //!   InfluxDB's and VictoriaMetrics' OpenTSDB listeners do).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::hash::BuildHasher;
+
+use foldhash::HashMap;
 
 use strata_storage::SeriesWrite;
 use strata_storage::model::Value;
@@ -237,31 +240,51 @@ pub(crate) struct Grouped<'a> {
 }
 
 /// Groups data points by series as they come; each series' samples keep their order.
+///
+/// Series are found by a 64-bit hash of their metric and tags, checked against the series
+/// itself, so no key is stored twice (most points of a telnet batch are each a series of
+/// their own: the lookup is on the hot path).
 #[derive(Debug, Default)]
 pub(crate) struct Grouper<'a> {
     grouped: Grouped<'a>,
-    /// (metric, tags) → place in `grouped.series`.
-    index: HashMap<(Cow<'a, str>, Tags<'a>), usize>,
+    /// Hash of (metric, tags) → the first series with that hash.
+    by_hash: HashMap<u64, usize>,
+    /// Series whose hash an earlier, different series holds (64-bit collisions).
+    collided: Vec<usize>,
+    hasher: foldhash::fast::FixedState,
 }
 
 impl<'a> Grouper<'a> {
     /// Adds a data point found at `place`.
     pub fn add(&mut self, point: Datapoint<'a>, place: usize) {
-        let key = (point.metric, point.tags);
+        let hash = self.hasher.hash_one((&point.metric, &point.tags));
         let sample = (point.time_ns, Value::Float(point.value));
         self.grouped.points += 1;
-        if let Some(&at) = self.index.get(&key) {
-            self.grouped.series[at].samples.push(sample);
+        let series = &mut self.grouped.series;
+        let same = |at: usize| series[at].table == point.metric && series[at].tags == point.tags;
+        let found = match self.by_hash.get(&hash) {
+            None => None,
+            Some(&at) if same(at) => Some(at),
+            Some(_) => self.collided.iter().copied().find(|&at| same(at)),
+        };
+        if let Some(at) = found {
+            series[at].samples.push(sample);
             return;
         }
-        self.grouped.series.push(SeriesWrite {
-            table: key.0.clone(),
-            tags: key.1.clone(),
+        let at = series.len();
+        series.push(SeriesWrite {
+            table: point.metric,
+            tags: point.tags,
             field: Cow::Borrowed(VALUE_FIELD),
             samples: vec![sample],
         });
         self.grouped.first.push(place);
-        self.index.insert(key, self.grouped.series.len() - 1);
+        match self.by_hash.entry(hash) {
+            Entry::Vacant(slot) => {
+                slot.insert(at);
+            }
+            Entry::Occupied(_) => self.collided.push(at),
+        }
     }
 
     pub fn finish(self) -> Grouped<'a> {
@@ -447,5 +470,25 @@ mod tests {
         assert_eq!(grouped.series[0].samples.len(), 2);
         assert_eq!(grouped.series[0].field, "value");
         assert_eq!(grouped.series[2].tags[0].1, "y");
+    }
+
+    #[test]
+    fn a_hash_collision_keeps_series_apart() {
+        let mut grouper = Grouper::default();
+        let a = put("a 1356998400 1 host=x").unwrap();
+        let b = put("b 1356998400 2 host=x").unwrap();
+        // Make b's hash point at a's series, as a 64-bit collision would.
+        let b_hash = grouper.hasher.hash_one((&b.metric, &b.tags));
+        grouper.add(a, 1);
+        grouper.by_hash.insert(b_hash, 0);
+        grouper.add(b, 2);
+        grouper.add(put("b 1356998401 3 host=x").unwrap(), 3);
+        grouper.add(put("a 1356998401 4 host=x").unwrap(), 4);
+        let grouped = grouper.finish();
+        assert_eq!(grouped.series.len(), 2);
+        assert_eq!(grouped.series[0].table, "a");
+        assert_eq!(grouped.series[1].table, "b");
+        assert_eq!(grouped.series[1].samples.len(), 2);
+        assert_eq!(grouped.first, vec![1, 2]);
     }
 }
