@@ -55,6 +55,57 @@ impl RangeArg {
         let hi = samples.partition_point(|(t, _)| *t <= end);
         &samples[lo..hi.max(lo)]
     }
+
+    /// As [`RangeArg::window`] for the steps of one series in order, through `cursor`
+    /// (fresh for each series). Window ends never go back from one step to the next, so
+    /// each bound moves forward from where it was, galloping: the samples are read in
+    /// order, which the CPU prefetches. Two binary searches per step instead probe all
+    /// over a series' samples, and when the series were read just before (more than the
+    /// caches hold), each probe waits on memory.
+    pub fn window_from<'s>(
+        &self,
+        series: &'s Series,
+        step: usize,
+        cursor: &mut WindowCursor,
+    ) -> &'s [(i64, f64)] {
+        let end = self.refs[step];
+        let samples = &series.samples;
+        if cursor.end.is_none_or(|last| end < last) {
+            // The first step, or ends that went back (never from `refs`, which only grow):
+            // search from the start.
+            *cursor = WindowCursor::default();
+        }
+        cursor.lo = gallop(samples, cursor.lo, |t| t < end - self.range);
+        cursor.hi = gallop(samples, cursor.hi.max(cursor.lo), |t| t <= end);
+        cursor.end = Some(end);
+        &samples[cursor.lo..cursor.hi]
+    }
+}
+
+/// Where [`RangeArg::window_from`] left a series' window.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct WindowCursor {
+    lo: usize,
+    hi: usize,
+    /// The last window's end; `None` before the first.
+    end: Option<i64>,
+}
+
+/// The first index at or after `from` whose time fails `before` (the times of `samples`
+/// ascend, and every time before `from` passes it): probes `from`, `from + 1`, `+ 3`, `+ 7`,
+/// … until one fails, then searches that last stretch.
+fn gallop(samples: &[(i64, f64)], from: usize, before: impl Fn(i64) -> bool) -> usize {
+    let mut low = from;
+    let mut stride = 1;
+    loop {
+        let probe = low + stride - 1;
+        if probe >= samples.len() || !before(samples[probe].0) {
+            let high = probe.min(samples.len());
+            return low + samples[low..high].partition_point(|(t, _)| before(*t));
+        }
+        low = probe + 1;
+        stride *= 2;
+    }
 }
 
 /// Evaluates one query (or subquery) over its steps.
@@ -471,4 +522,59 @@ pub fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis())
         .unwrap_or(i64::MAX)
         .min(crate::MAX_SPAN_MS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Labels;
+
+    #[test]
+    fn window_cursor_finds_the_same_windows_as_binary_search() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |modulo: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % modulo) as i64
+        };
+        for _ in 0..300 {
+            // Ascending times with gaps of any size, windows of any length and steps that
+            // skip over whole stretches or stay put (as `@` makes them).
+            let mut time = next(100);
+            let samples: Vec<(i64, f64)> = (0..next(400))
+                .map(|i| {
+                    time += 1 + next(if i % 50 == 0 { 5_000 } else { 30 });
+                    (time, 0.0)
+                })
+                .collect();
+            let series = Series {
+                labels: Labels::new(Vec::new()),
+                samples,
+            };
+            let mut end = next(200) - 100;
+            let refs: Vec<i64> = (0..next(60) + 1)
+                .map(|_| {
+                    end += next(4) * next(800);
+                    end
+                })
+                .collect();
+            let arg = RangeArg {
+                series: Vec::new(),
+                range: next(2_000),
+                refs,
+                offset: 0,
+            };
+            let mut cursor = WindowCursor::default();
+            for step in 0..arg.refs.len() {
+                assert_eq!(
+                    arg.window_from(&series, step, &mut cursor),
+                    arg.window(&series, step),
+                    "step {step} of {:?}, range {}",
+                    arg.refs,
+                    arg.range
+                );
+            }
+        }
+    }
 }

@@ -4,7 +4,7 @@ use promql_parser::parser::{Call, Expr};
 use regex::Regex;
 
 use crate::Error;
-use crate::eval::{Evaluator, RangeArg, StepSeries, Value, collect, unwrap_parens};
+use crate::eval::{Evaluator, RangeArg, StepSeries, Value, WindowCursor, collect, unwrap_parens};
 use crate::labels::Labels;
 
 /// Evaluates a function call.
@@ -262,12 +262,13 @@ fn range_points(
             series.labels.clone().without_name()
         };
         let mut values: Vec<Option<f64>> = Vec::with_capacity(steps);
+        let mut cursor = WindowCursor::default();
         for step in 0..steps {
             // Long windows over many steps: look up now and then too.
             if step % 1024 == 1023 {
                 ev.check()?;
             }
-            let window = arg.window(series, step);
+            let window = arg.window_from(series, step, &mut cursor);
             // No samples in the window: no series at this step, whatever the function.
             values.push(if window.is_empty() {
                 None
