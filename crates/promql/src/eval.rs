@@ -4,7 +4,9 @@ use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
 use promql_parser::label::{METRIC_NAME, MatchOp, Matcher};
-use promql_parser::parser::{AtModifier, Expr, Offset, SubqueryExpr, VectorSelector};
+use promql_parser::parser::{
+    AtModifier, Expr, MatrixSelector, Offset, SubqueryExpr, VectorSelector,
+};
 
 use crate::labels::Labels;
 use crate::{
@@ -324,19 +326,16 @@ impl<'a> Evaluator<'a> {
     pub fn range_arg(&mut self, expr: &Expr) -> Result<RangeArg, Error> {
         match unwrap_parens(expr) {
             Expr::MatrixSelector(ms) => {
-                let range = millis(ms.range);
-                let refs = self.refs(&ms.vs.at, &ms.vs.offset);
-                let (lo, hi) = min_max(&refs);
-                let mut series = self.fetch(&ms.vs, lo - range, hi)?;
-                for s in &mut series {
-                    s.samples.retain(|(_, v)| !is_stale(*v));
-                }
-                Ok(RangeArg {
-                    series,
-                    range,
-                    refs,
-                    offset: offset_ms(&ms.vs.offset),
-                })
+                let mut arg = self.matrix_shape(ms);
+                let mut series = Vec::new();
+                self.matrix_each(ms, &arg, &mut |one| {
+                    series.push(one);
+                    Ok(())
+                })?;
+                // In label order, as `fetch` selects them.
+                series.sort_by(|a, b| a.labels.cmp(&b.labels));
+                arg.series = series;
+                Ok(arg)
             }
             Expr::Subquery(sq) => self.subquery(sq),
             other => Err(Error::BadData(format!(
@@ -406,6 +405,60 @@ impl<'a> Evaluator<'a> {
     }
 
     /// The series of a selector with their samples in `[start, end]`.
+    /// A matrix selector's windows — range, each step's window end, offset — with no
+    /// series yet (see [`Evaluator::matrix_each`]).
+    pub fn matrix_shape(&self, ms: &MatrixSelector) -> RangeArg {
+        RangeArg {
+            series: Vec::new(),
+            range: millis(ms.range),
+            refs: self.refs(&ms.vs.at, &ms.vs.offset),
+            offset: offset_ms(&ms.vs.offset),
+        }
+    }
+
+    /// Hands each series of a matrix selector with samples in reach of `shape`'s windows
+    /// to `visit`, stale markers removed, one at a time in the source's order: a range
+    /// function windows a series while its samples are in cache and lets them go, instead
+    /// of holding every series' samples first. Counted against the same limits as
+    /// [`Evaluator::range_arg`].
+    pub fn matrix_each(
+        &mut self,
+        ms: &MatrixSelector,
+        shape: &RangeArg,
+        visit: &mut dyn FnMut(Series) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let (lo, hi) = min_max(&shape.refs);
+        let matchers = selector_matchers(&ms.vs)?;
+        self.check()?;
+        let source = self.source;
+        let limits = self.limits.clone();
+        let mut held = self.samples;
+        let mut seen = 0usize;
+        let result = source.select_each(&matchers, lo - shape.range, hi, &mut |mut series| {
+            seen += 1;
+            if seen > limits.max_series {
+                return Err(Error::Execution(format!(
+                    "the selector {} matches more than {} series, over the limit",
+                    ms.vs, limits.max_series
+                )));
+            }
+            held += series.samples.len();
+            limits.check()?;
+            if held > limits.max_samples {
+                return Err(too_many_samples());
+            }
+            series.samples.retain(|(_, v)| !is_stale(*v));
+            visit(series)
+        });
+        self.samples = held;
+        result
+    }
+
+    /// The limits the query runs under.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     fn fetch(&mut self, vs: &VectorSelector, start: i64, end: i64) -> Result<Vec<Series>, Error> {
         let matchers = selector_matchers(vs)?;
         self.check()?;
@@ -435,13 +488,17 @@ impl<'a> Evaluator<'a> {
         self.limits.check()?;
         self.samples += n;
         if self.samples > self.limits.max_samples {
-            return Err(Error::Execution(
-                "query processing would load too many samples into memory in query execution"
-                    .into(),
-            ));
+            return Err(too_many_samples());
         }
         Ok(())
     }
+}
+
+/// Prometheus' error for a query over its sample limit.
+fn too_many_samples() -> Error {
+    Error::Execution(
+        "query processing would load too many samples into memory in query execution".into(),
+    )
 }
 
 /// Every matcher of a selector, its metric name (`foo{…}`) as a `__name__` matcher.

@@ -3,9 +3,9 @@
 use promql_parser::parser::{Call, Expr};
 use regex::Regex;
 
-use crate::Error;
 use crate::eval::{Evaluator, RangeArg, StepSeries, Value, WindowCursor, collect, unwrap_parens};
 use crate::labels::Labels;
+use crate::{Error, Limits, Series};
 
 /// Evaluates a function call.
 pub fn call(ev: &mut Evaluator<'_>, call: &Call) -> Result<Value, Error> {
@@ -219,9 +219,7 @@ fn over_range(
     keep_name: bool,
     f: impl Fn(&[(i64, f64)], i64, i64, f64) -> Option<f64>,
 ) -> Result<Value, Error> {
-    let arg = ev.range_arg(expr)?;
-    let seconds = arg.range as f64 / 1000.0;
-    range_points(ev, &arg, keep_name, |w, _, start, end| {
+    each_window(ev, expr, keep_name, |w, _, start, end, seconds| {
         f(w, start, end, seconds)
     })
 }
@@ -234,8 +232,59 @@ fn over_range_stepped(
     keep_name: bool,
     f: impl Fn(&[(i64, f64)], usize, i64, i64) -> Option<f64>,
 ) -> Result<Value, Error> {
-    let arg = ev.range_arg(expr)?;
-    range_points(ev, &arg, keep_name, f)
+    each_window(ev, expr, keep_name, |w, step, start, end, _| {
+        f(w, step, start, end)
+    })
+}
+
+/// `f(window, step, range start, range end, range length in seconds)` over every series
+/// and step of a range vector. A matrix selector's series are windowed one at a time as
+/// the source reads them (see [`Evaluator::matrix_each`]); a subquery's are held.
+fn each_window(
+    ev: &mut Evaluator<'_>,
+    expr: &Expr,
+    keep_name: bool,
+    f: impl Fn(&[(i64, f64)], usize, i64, i64, f64) -> Option<f64>,
+) -> Result<Value, Error> {
+    let Expr::MatrixSelector(ms) = unwrap_parens(expr) else {
+        let arg = ev.range_arg(expr)?;
+        let seconds = arg.range as f64 / 1000.0;
+        return range_points(ev, &arg, keep_name, |w, step, start, end| {
+            f(w, step, start, end, seconds)
+        });
+    };
+    let shape = ev.matrix_shape(ms);
+    let seconds = shape.range as f64 / 1000.0;
+    let steps = ev.steps();
+    let limits = ev.limits().clone();
+    let mut inputs: Vec<Labels> = Vec::new();
+    let mut out: Vec<StepSeries> = Vec::new();
+    let mut count = 0;
+    ev.matrix_each(ms, &shape, &mut |series| {
+        let values = window_values(&shape, &series, steps, &limits, |w, step, start, end| {
+            f(w, step, start, end, seconds)
+        })?;
+        let present = values.iter().flatten().count();
+        if present > 0 {
+            count += present;
+            out.push(StepSeries {
+                labels: series.labels.clone(),
+                values,
+            });
+        }
+        inputs.push(series.labels);
+        Ok(())
+    })?;
+    // In the selector's label order, as `range_arg` holds them, and names dropped as
+    // `range_points` drops them.
+    out.sort_by(|a, b| a.labels.cmp(&b.labels));
+    if !(keep_name || names_needed(inputs.iter())) {
+        for series in &mut out {
+            series.labels = std::mem::take(&mut series.labels).without_name();
+        }
+    }
+    ev.count(count)?;
+    Ok(Value::Vector(out))
 }
 
 fn range_points(
@@ -254,37 +303,51 @@ fn range_points(
     // share labels (the selector's series are distinct, and so are a subquery's).
     let mut out = Vec::with_capacity(arg.series.len());
     let mut count = 0;
+    let limits = ev.limits().clone();
     for series in &arg.series {
-        ev.check()?;
-        let labels = if keep_name {
-            series.labels.clone()
-        } else {
-            series.labels.clone().without_name()
-        };
-        let mut values: Vec<Option<f64>> = Vec::with_capacity(steps);
-        let mut cursor = WindowCursor::default();
-        for step in 0..steps {
-            // Long windows over many steps: look up now and then too.
-            if step % 1024 == 1023 {
-                ev.check()?;
-            }
-            let window = arg.window_from(series, step, &mut cursor);
-            // No samples in the window: no series at this step, whatever the function.
-            values.push(if window.is_empty() {
-                None
-            } else {
-                let end = arg.refs[step];
-                f(window, step, end - arg.range, end)
-            });
-        }
+        let values = window_values(arg, series, steps, &limits, &f)?;
         let present = values.iter().flatten().count();
         if present > 0 {
             count += present;
+            let labels = if keep_name {
+                series.labels.clone()
+            } else {
+                series.labels.clone().without_name()
+            };
             out.push(StepSeries { labels, values });
         }
     }
     ev.count(count)?;
     Ok(Value::Vector(out))
+}
+
+/// `f(window, step, range start, range end)` of one series at every step; `None` where
+/// its window is empty.
+fn window_values(
+    arg: &RangeArg,
+    series: &Series,
+    steps: usize,
+    limits: &Limits,
+    f: impl Fn(&[(i64, f64)], usize, i64, i64) -> Option<f64>,
+) -> Result<Vec<Option<f64>>, Error> {
+    limits.check()?;
+    let mut values: Vec<Option<f64>> = Vec::with_capacity(steps);
+    let mut cursor = WindowCursor::default();
+    for step in 0..steps {
+        // Long windows over many steps: look up now and then too.
+        if step % 1024 == 1023 {
+            limits.check()?;
+        }
+        let window = arg.window_from(series, step, &mut cursor);
+        // No samples in the window: no series at this step, whatever the function.
+        values.push(if window.is_empty() {
+            None
+        } else {
+            let end = arg.refs[step];
+            f(window, step, end - arg.range, end)
+        });
+    }
+    Ok(values)
 }
 
 /// `rate`, `increase` and `delta`: the change over the window, extrapolated to its edges.

@@ -60,6 +60,23 @@ pub trait Source {
         start_ms: i64,
         end_ms: i64,
     ) -> Result<Vec<Series>, Error>;
+
+    /// As [`Source::select`], handing the series to `visit` one at a time, in any order, so
+    /// that a range function can window each while its samples are in cache and drop them.
+    /// A source that reads series one by one should override it; this one selects them all
+    /// first.
+    fn select_each(
+        &self,
+        matchers: &[Matcher],
+        start_ms: i64,
+        end_ms: i64,
+        visit: &mut dyn FnMut(Series) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        for series in self.select(matchers, start_ms, end_ms)? {
+            visit(series)?;
+        }
+        Ok(())
+    }
 }
 
 /// Why a query failed, with Prometheus' error type.

@@ -552,6 +552,29 @@ impl Engine {
         self.inner.write_series(database, series)
     }
 
+    /// As [`Engine::read`], handing each series' rows to `visit` as it is decoded (shard by
+    /// shard), so that no more than one series' rows are held; stops when `visit` returns
+    /// `false`.
+    pub fn read_each(
+        &self,
+        request: &ReadRequest,
+        visit: &mut dyn FnMut(SeriesRows) -> Result<bool, StorageError>,
+    ) -> Result<(), StorageError> {
+        let mut open = true;
+        for (index, shard) in self.inner.shards.iter().enumerate() {
+            shard
+                .read_each(&self.shard_request(request), &mut |rows| {
+                    open = visit(rows)?;
+                    Ok(open)
+                })
+                .map_err(|e| self.inner.after_read_error(index, e))?;
+            if !open {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Rows of a table (see [`ReadRequest`]), one entry per series with rows, over all shards.
     pub fn read(&self, request: &ReadRequest) -> Result<Vec<SeriesRows>, StorageError> {
         let mut out = Vec::new();

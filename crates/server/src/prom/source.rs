@@ -95,9 +95,23 @@ impl Source for EngineSource<'_> {
         start_ms: i64,
         end_ms: i64,
     ) -> Result<Vec<Series>, Error> {
+        let mut out = Vec::new();
+        self.select_each(matchers, start_ms, end_ms, &mut |series| {
+            out.push(series);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    fn select_each(
+        &self,
+        matchers: &[Matcher],
+        start_ms: i64,
+        end_ms: i64,
+        visit: &mut dyn FnMut(Series) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         let (names, labels): (Vec<&Matcher>, Vec<&Matcher>) =
             matchers.iter().partition(|m| m.name == METRIC_LABEL);
-        let mut out = Vec::new();
         'tables: for (table, fields) in self.metrics() {
             let fields: Vec<(FieldDef, String)> = fields
                 .into_iter()
@@ -121,30 +135,38 @@ impl Source for EngineSource<'_> {
                 end: end_ms.saturating_add(1).saturating_mul(1_000_000),
                 fields: Some(fields.iter().map(|(f, _)| f.id).collect()),
             };
-            let rows = self
-                .engine
-                .read(&request)
-                .map_err(|e| Error::Internal(e.to_string()))?;
-            for series in rows {
-                for (field, name) in &fields {
-                    let Some(column) = series.data.columns.iter().find(|c| c.field == field.id)
-                    else {
-                        continue;
-                    };
-                    let samples = samples_of(&series.data.times, column);
-                    if samples.is_empty() {
-                        continue;
+            // The visitor's error (a limit, a cancel) is carried out of the engine's read.
+            let mut failed = None;
+            self.engine
+                .read_each(&request, &mut |series| {
+                    for (field, name) in &fields {
+                        let Some(column) = series.data.columns.iter().find(|c| c.field == field.id)
+                        else {
+                            continue;
+                        };
+                        let samples = samples_of(&series.data.times, column);
+                        if samples.is_empty() {
+                            continue;
+                        }
+                        let mut pairs = series.tags.clone();
+                        pairs.push((METRIC_LABEL.to_string(), name.clone()));
+                        let one = Series {
+                            labels: Labels::new(pairs),
+                            samples,
+                        };
+                        if let Err(e) = visit(one) {
+                            failed = Some(e);
+                            return Ok(false);
+                        }
                     }
-                    let mut pairs = series.tags.clone();
-                    pairs.push((METRIC_LABEL.to_string(), name.clone()));
-                    out.push(Series {
-                        labels: Labels::new(pairs),
-                        samples,
-                    });
-                }
+                    Ok(true)
+                })
+                .map_err(|e| Error::Internal(e.to_string()))?;
+            if let Some(e) = failed {
+                return Err(e);
             }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
