@@ -45,6 +45,9 @@ pub fn eval(ev: &mut Evaluator<'_>, agg: &AggregateExpr) -> Result<Value, Error>
         });
         groups[at].1.push(series);
     }
+    if matches!(param, Param::None) {
+        return Ok(Value::Vector(fold_groups(ev, &op, steps, groups)?));
+    }
     let mut points: Vec<(Labels, usize, f64)> = Vec::new();
     for (labels, members) in &groups {
         ev.check()?;
@@ -94,6 +97,35 @@ pub fn eval(ev: &mut Evaluator<'_>, agg: &AggregateExpr) -> Result<Value, Error>
     }
     ev.count(points.len())?;
     Ok(Value::Vector(collect(steps, points)?))
+}
+
+/// The aggregations with one value per group and step (`sum`, `avg`, `min`, `max`,
+/// `count`, `group`, `stddev`, `stdvar`): each group is one output series, built in place —
+/// groups have distinct labels, so no two can clash — in the order of their first member,
+/// leaving out groups without a value at any step.
+fn fold_groups(
+    ev: &mut Evaluator<'_>,
+    op: &str,
+    steps: usize,
+    groups: Vec<(Labels, Vec<&StepSeries>)>,
+) -> Result<Vec<StepSeries>, Error> {
+    let mut out = Vec::with_capacity(groups.len());
+    let mut count = 0;
+    for (labels, members) in groups {
+        ev.check()?;
+        let mut values: Vec<Option<f64>> = Vec::with_capacity(steps);
+        for step in 0..steps {
+            let mut present = members.iter().filter_map(|s| s.values[step]).peekable();
+            values.push(present.peek().is_some().then(|| fold(op, present)));
+        }
+        let present = values.iter().flatten().count();
+        if present > 0 {
+            count += present;
+            out.push(StepSeries { labels, values });
+        }
+    }
+    ev.count(count)?;
+    Ok(out)
 }
 
 enum Param {
