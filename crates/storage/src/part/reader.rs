@@ -2,6 +2,7 @@
 //! small directory (one entry per series), and parses chunk entries and reads blocks on
 //! demand with positional reads, so one reader serves many threads.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -253,6 +254,17 @@ impl PartReader {
         chunk: &ChunkMeta,
         fields: Option<&[FieldId]>,
     ) -> Result<SeriesData, StorageError> {
+        self.read_chunk_in(chunk, fields, None)
+    }
+
+    /// As [`PartReader::read_chunk`], the blocks taken from `span` (bytes already read
+    /// from the file at an offset) when it holds them all.
+    fn read_chunk_in(
+        &self,
+        chunk: &ChunkMeta,
+        fields: Option<&[FieldId]>,
+        span: Option<&Span>,
+    ) -> Result<SeriesData, StorageError> {
         // Chunk metas come from `chunks`, but their fields are public: bound what a
         // hand-edited one can make us allocate.
         if chunk.rows == 0 || chunk.rows as usize > MAX_ROWS_PER_CHUNK {
@@ -262,7 +274,7 @@ impl PartReader {
             )));
         }
         let columns = chunk.columns_of(fields);
-        let blocks = self.read_blocks(chunk, &columns)?;
+        let blocks = self.read_blocks(chunk, &columns, span)?;
         let data = chunk
             .decode(&columns, |b| blocks.get(b))
             .map_err(|(offset, reason)| corrupt(&self.path, offset, reason))?;
@@ -299,7 +311,7 @@ impl PartReader {
             )));
         }
         let columns = chunk.columns_of(fields);
-        let blocks = self.read_blocks(chunk, &columns)?;
+        let blocks = self.read_blocks(chunk, &columns, None)?;
         let data = chunk
             .decode_window(&columns, |b| blocks.get(b), start, end)
             .map_err(|(offset, reason)| corrupt(&self.path, offset, reason))?;
@@ -309,19 +321,24 @@ impl PartReader {
     }
 
     /// Reads the time block and the presence and value blocks of `columns` of `chunk`
-    /// (adjacent blocks with one system call) and checks each block's CRC32.
-    fn read_blocks(
+    /// (adjacent blocks with one system call; none when `span` holds them all) and checks
+    /// each block's CRC32.
+    fn read_blocks<'s>(
         &self,
         chunk: &ChunkMeta,
         columns: &[&ColumnMeta],
-    ) -> Result<ChunkBytes, StorageError> {
-        // Blocks are in file order; adjacent ones are read with one system call.
-        let mut blocks: Vec<BlockRef> = chunk.time_block.into_iter().collect();
-        for c in columns {
-            blocks.extend(c.presence);
-            blocks.push(c.values);
+        span: Option<&'s Span>,
+    ) -> Result<ChunkBytes<'s>, StorageError> {
+        let blocks = chunk_blocks(chunk, columns);
+        if let Some(span) = span
+            && blocks.iter().all(|b| span.holds(b))
+        {
+            let bytes = ChunkBytes {
+                runs: vec![(span.offset, Cow::Borrowed(&span.bytes[..]))],
+            };
+            return check_blocks(&self.path, &blocks, bytes);
         }
-        let mut runs: Vec<(u64, Vec<u8>)> = Vec::new();
+        let mut runs: Vec<(u64, Cow<'s, [u8]>)> = Vec::new();
         let mut start = 0;
         for i in 0..blocks.len() {
             if i + 1 == blocks.len() || blocks[i + 1].offset != blocks[i].end() {
@@ -337,17 +354,57 @@ impl PartReader {
                 self.file
                     .read_exact_at(&mut buf, from)
                     .map_err(|e| StorageError::io("cannot read part", &self.path, e))?;
-                runs.push((from, buf));
+                runs.push((from, Cow::Owned(buf)));
                 start = i + 1;
             }
         }
-        let bytes = ChunkBytes { runs };
-        for b in &blocks {
-            if crc32fast::hash(bytes.get(b)) != b.crc {
-                return Err(corrupt(&self.path, b.offset, "block checksum mismatch"));
+        check_blocks(&self.path, &blocks, ChunkBytes { runs })
+    }
+
+    /// The file bytes from the first to the last block `chunks` need (with `fields`), read
+    /// with one system call — a series' chunks lie next to each other — when that reads
+    /// at most four times the bytes needed plus [`SPAN_SLACK_BYTES`]: in between lie the
+    /// blocks of the fields not asked for. `None` (each chunk read on its own) otherwise,
+    /// or for a single chunk whose blocks are adjacent anyway.
+    fn read_span(
+        &self,
+        chunks: &[ChunkMeta],
+        fields: Option<&[FieldId]>,
+    ) -> Result<Option<Span>, StorageError> {
+        let mut needed = 0u64;
+        let mut from = u64::MAX;
+        let mut to = 0u64;
+        let mut adjacent = true;
+        for chunk in chunks {
+            let blocks = chunk_blocks(chunk, &chunk.columns_of(fields));
+            for (i, b) in blocks.iter().enumerate() {
+                needed += b.len;
+                from = from.min(b.offset);
+                to = to.max(b.end());
+                adjacent &= i == 0 || blocks[i - 1].end() == b.offset;
             }
         }
-        Ok(bytes)
+        if from >= to || (chunks.len() == 1 && adjacent) {
+            return Ok(None);
+        }
+        if to - from > needed.saturating_mul(4).saturating_add(SPAN_SLACK_BYTES) {
+            return Ok(None);
+        }
+        if to > self.index_offset {
+            return Err(corrupt(
+                &self.path,
+                from,
+                "block lies outside the data region",
+            ));
+        }
+        let mut bytes = vec![0u8; (to - from) as usize];
+        self.file
+            .read_exact_at(&mut bytes, from)
+            .map_err(|e| StorageError::io("cannot read part", &self.path, e))?;
+        Ok(Some(Span {
+            offset: from,
+            bytes,
+        }))
     }
 
     /// The rows of `series` with `start <= time < end`, `fields` only (`None` = all);
@@ -363,8 +420,10 @@ impl PartReader {
             return Ok(None); // empty range (and slice_time needs start <= end)
         }
         let mut parts = Vec::new();
-        for chunk in self.chunks_in(series, start, end - 1, fields)? {
-            let data = self.read_chunk(&chunk, fields)?;
+        let chunks = self.chunks_in(series, start, end - 1, fields)?;
+        let span = self.read_span(&chunks, fields)?;
+        for chunk in &chunks {
+            let data = self.read_chunk_in(chunk, fields, span.as_ref())?;
             if chunk.min_time >= start && chunk.max_time < end {
                 parts.push(data);
             } else {
@@ -382,12 +441,54 @@ impl PartReader {
     }
 }
 
-/// The bytes of a chunk's blocks, as read: runs of adjacent blocks by file offset.
-struct ChunkBytes {
-    runs: Vec<(u64, Vec<u8>)>,
+/// Bytes read from a part file at once for several chunks (see [`PartReader::read_span`]).
+struct Span {
+    offset: u64,
+    bytes: Vec<u8>,
 }
 
-impl ChunkBytes {
+impl Span {
+    fn holds(&self, b: &BlockRef) -> bool {
+        self.offset <= b.offset && b.end() <= self.offset + self.bytes.len() as u64
+    }
+}
+
+/// A span may read this many bytes more than four times what its chunks need: a few
+/// kilobytes cost less to read than a second system call.
+const SPAN_SLACK_BYTES: u64 = 64 << 10;
+
+/// The blocks a chunk's `columns` are decoded from, in file order: its time block, then
+/// each column's presence and value blocks.
+fn chunk_blocks(chunk: &ChunkMeta, columns: &[&ColumnMeta]) -> Vec<BlockRef> {
+    let mut blocks: Vec<BlockRef> = chunk.time_block.into_iter().collect();
+    for c in columns {
+        blocks.extend(c.presence);
+        blocks.push(c.values);
+    }
+    blocks
+}
+
+/// `bytes` once every block's CRC32 matches.
+fn check_blocks<'s>(
+    path: &Path,
+    blocks: &[BlockRef],
+    bytes: ChunkBytes<'s>,
+) -> Result<ChunkBytes<'s>, StorageError> {
+    for b in blocks {
+        if crc32fast::hash(bytes.get(b)) != b.crc {
+            return Err(corrupt(path, b.offset, "block checksum mismatch"));
+        }
+    }
+    Ok(bytes)
+}
+
+/// The bytes of a chunk's blocks, as read: runs of adjacent blocks by file offset (or one
+/// span borrowed from a read of several chunks).
+struct ChunkBytes<'s> {
+    runs: Vec<(u64, Cow<'s, [u8]>)>,
+}
+
+impl ChunkBytes<'_> {
     /// The bytes of block `b` (empty if it was not read).
     fn get(&self, b: &BlockRef) -> &[u8] {
         self.runs
