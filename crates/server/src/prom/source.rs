@@ -170,6 +170,19 @@ impl Source for EngineSource<'_> {
     }
 }
 
+/// Of samples with equal times (adjacent: times ascend), keeps the last.
+fn keep_last_per_time(samples: &mut Vec<(i64, f64)>) {
+    let mut kept = 0;
+    for i in 0..samples.len() {
+        if i + 1 < samples.len() && samples[i + 1].0 == samples[i].0 {
+            continue;
+        }
+        samples[kept] = samples[i];
+        kept += 1;
+    }
+    samples.truncate(kept);
+}
+
 /// A column's samples as PromQL sees them (booleans are 0 and 1; strings have none), in
 /// milliseconds; several rows within one millisecond are one sample, the last row's.
 fn samples_of(times: &[i64], column: &Column) -> Vec<(i64, f64)> {
@@ -180,27 +193,27 @@ fn samples_of(times: &[i64], column: &Column) -> Vec<(i64, f64)> {
         f: impl Fn(T) -> f64,
     ) -> Vec<(i64, f64)> {
         let mut out: Vec<(i64, f64)> = Vec::with_capacity(values.len());
-        let mut push = |time: i64, value: f64| {
-            let ms = time.div_euclid(1_000_000);
-            match out.last_mut() {
-                Some(last) if last.0 == ms => last.1 = value,
-                _ => out.push((ms, value)),
-            }
-        };
+        // Every row with a value, converted in one pass the compiler can unroll; then, only
+        // if two rows share a millisecond, the earlier ones dropped.
+        let ms = |time: &i64| time.div_euclid(1_000_000);
         match &column.present {
-            None => {
-                for (time, value) in times.iter().zip(values) {
-                    push(*time, f(*value));
-                }
-            }
-            Some(present) => {
-                let mut next = values.iter();
-                for (time, here) in times.iter().zip(present) {
-                    if *here && let Some(value) = next.next() {
-                        push(*time, f(*value));
-                    }
-                }
-            }
+            None => out.extend(
+                times
+                    .iter()
+                    .zip(values)
+                    .map(|(time, value)| (ms(time), f(*value))),
+            ),
+            Some(present) => out.extend(
+                times
+                    .iter()
+                    .zip(present)
+                    .filter(|(_, here)| **here)
+                    .zip(values)
+                    .map(|((time, _), value)| (ms(time), f(*value))),
+            ),
+        }
+        if out.windows(2).any(|w| w[0].0 == w[1].0) {
+            keep_last_per_time(&mut out);
         }
         out
     }
@@ -210,5 +223,53 @@ fn samples_of(times: &[i64], column: &Column) -> Vec<(i64, f64)> {
         Values::Unsigned(v) => gather(times, column, v, |x| x as f64),
         Values::Boolean(v) => gather(times, column, v, |x| f64::from(u8::from(x))),
         Values::String(_) => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_take_the_last_row_of_each_millisecond_and_skip_absent_values() {
+        let times = [
+            1_000_000, 1_500_000, 2_000_000, 2_999_999, 4_000_000, 5_000_000,
+        ];
+        let full = Column {
+            field: 0,
+            values: Values::Float(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
+            present: None,
+        };
+        assert_eq!(
+            samples_of(&times, &full),
+            [(1, 2.0), (2, 4.0), (4, 5.0), (5, 6.0)]
+        );
+        let sparse = Column {
+            field: 0,
+            values: Values::Integer(vec![10, 30, 60]),
+            present: Some(vec![true, false, true, false, false, true]),
+        };
+        assert_eq!(
+            samples_of(&times, &sparse),
+            [(1, 10.0), (2, 30.0), (5, 60.0)]
+        );
+        let flags = Column {
+            field: 0,
+            values: Values::Boolean(vec![true, false]),
+            present: Some(vec![false, false, false, false, true, true]),
+        };
+        assert_eq!(samples_of(&times, &flags), [(4, 1.0), (5, 0.0)]);
+        // Before 1970: milliseconds round down.
+        assert_eq!(
+            samples_of(
+                &[-1],
+                &Column {
+                    field: 0,
+                    values: Values::Float(vec![7.0]),
+                    present: None,
+                }
+            ),
+            [(-1, 7.0)]
+        );
     }
 }
