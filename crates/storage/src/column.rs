@@ -30,6 +30,17 @@ impl Values {
         }
     }
 
+    /// An empty vector of values of type `field_type` with room for `capacity`.
+    pub fn with_capacity(field_type: FieldType, capacity: usize) -> Self {
+        match field_type {
+            FieldType::Float => Self::Float(Vec::with_capacity(capacity)),
+            FieldType::Integer => Self::Integer(Vec::with_capacity(capacity)),
+            FieldType::Unsigned => Self::Unsigned(Vec::with_capacity(capacity)),
+            FieldType::Boolean => Self::Boolean(Vec::with_capacity(capacity)),
+            FieldType::String => Self::String(Vec::with_capacity(capacity)),
+        }
+    }
+
     /// The type of the values.
     pub fn field_type(&self) -> FieldType {
         match self {

@@ -554,31 +554,38 @@ pub(crate) fn concat(mut parts: Vec<SeriesData>) -> Option<SeriesData> {
     }
     let rows: usize = parts.iter().map(SeriesData::rows).sum();
     let mut times = Vec::with_capacity(rows);
+    // Values sized once; a presence vector only for a column some part lacks rows of
+    // (filled with `true` for the rows before that part).
     let mut columns: Vec<Column> = fields
         .iter()
         .map(|&(field, t)| Column {
             field,
-            values: Values::new(t),
-            present: Some(Vec::with_capacity(rows)),
+            values: Values::with_capacity(t, rows),
+            present: None,
         })
         .collect();
+    let mut done = 0;
     for part in parts {
         let n = part.rows();
         times.extend_from_slice(&part.times);
         let mut theirs = part.columns.into_iter().peekable();
         for column in &mut columns {
-            let present = column.present.get_or_insert_with(Vec::new);
             match theirs.next_if(|c| c.field == column.field) {
                 Some(c) => {
                     match c.present {
-                        Some(p) => present.extend_from_slice(&p),
-                        None => present.extend(std::iter::repeat_n(true, n)),
+                        Some(p) => presence(column, done, rows).extend_from_slice(&p),
+                        None => {
+                            if let Some(all) = &mut column.present {
+                                all.extend(std::iter::repeat_n(true, n));
+                            }
+                        }
                     }
                     append(&mut column.values, c.values)?;
                 }
-                None => present.extend(std::iter::repeat_n(false, n)),
+                None => presence(column, done, rows).extend(std::iter::repeat_n(false, n)),
             }
         }
+        done += n;
     }
     for column in &mut columns {
         if column
@@ -592,6 +599,16 @@ pub(crate) fn concat(mut parts: Vec<SeriesData>) -> Option<SeriesData> {
     Some(SeriesData { times, columns })
 }
 
+/// `column`'s presence vector, made on first need: `true` for the `done` rows before, room
+/// for `rows`.
+fn presence(column: &mut Column, done: usize, rows: usize) -> &mut Vec<bool> {
+    column.present.get_or_insert_with(|| {
+        let mut present = Vec::with_capacity(rows);
+        present.resize(done, true);
+        present
+    })
+}
+
 fn append(to: &mut Values, from: Values) -> Option<()> {
     match (to, from) {
         (Values::Float(a), Values::Float(b)) => a.extend(b),
@@ -602,4 +619,78 @@ fn append(to: &mut Values, from: Values) -> Option<()> {
         _ => return None,
     }
     Some(())
+}
+
+#[cfg(test)]
+mod concat_tests {
+    use super::*;
+
+    fn part(times: &[i64], columns: Vec<Column>) -> SeriesData {
+        SeriesData {
+            times: times.to_vec(),
+            columns,
+        }
+    }
+
+    fn floats(field: FieldId, values: &[f64], present: Option<Vec<bool>>) -> Column {
+        Column {
+            field,
+            values: Values::Float(values.to_vec()),
+            present,
+        }
+    }
+
+    #[test]
+    fn concat_joins_columns_and_makes_presence_only_where_rows_lack_values() {
+        let joined = concat(vec![
+            part(&[1, 2], vec![floats(0, &[1.0, 2.0], None)]),
+            part(
+                &[3, 4],
+                vec![
+                    floats(0, &[3.0, 4.0], None),
+                    floats(1, &[40.0], Some(vec![false, true])),
+                ],
+            ),
+            part(
+                &[5],
+                vec![floats(0, &[5.0], None), floats(1, &[50.0], None)],
+            ),
+        ])
+        .unwrap();
+        assert_eq!(joined.times, [1, 2, 3, 4, 5]);
+        // Field 0 has every row: no presence vector.
+        assert_eq!(
+            joined.columns[0],
+            floats(0, &[1.0, 2.0, 3.0, 4.0, 5.0], None)
+        );
+        assert_eq!(
+            joined.columns[1],
+            floats(
+                1,
+                &[40.0, 50.0],
+                Some(vec![false, false, false, true, true])
+            )
+        );
+        joined.check().unwrap();
+        // A field whose parts all hold every row stays without presence.
+        let full = concat(vec![
+            part(&[1], vec![floats(2, &[1.0], Some(vec![true]))]),
+            part(&[2], vec![floats(2, &[2.0], None)]),
+        ])
+        .unwrap();
+        assert_eq!(full.columns[0], floats(2, &[1.0, 2.0], None));
+        // A field whose type changes between parts is refused.
+        let clash = concat(vec![
+            part(&[1], vec![floats(0, &[1.0], None)]),
+            part(
+                &[2],
+                vec![Column {
+                    field: 0,
+                    values: Values::Integer(vec![2]),
+                    present: None,
+                }],
+            ),
+        ]);
+        assert!(clash.is_none());
+    }
 }
