@@ -222,8 +222,7 @@ async fn write_v1(
     params: Params,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    auth::check(&state.config, &headers, &params)?.require_write("write")?;
+    let params = write_params(&state, &headers, params)?;
     let database = params
         .get("db")
         .filter(|db| !db.is_empty())
@@ -239,8 +238,7 @@ async fn write_v2(
     params: Params,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    auth::check(&state.config, &headers, &params)?.require_write("write")?;
+    let params = write_params(&state, &headers, params)?;
     let database = params
         .get("bucket")
         .filter(|b| !b.is_empty())
@@ -329,6 +327,26 @@ async fn write(
             "lines": lines,
         }),
     ))
+}
+
+/// The query parameters of a write, once the credentials allow writing.
+pub(crate) fn write_params(
+    state: &Shared,
+    headers: &HeaderMap,
+    params: Params,
+) -> Result<HashMap<String, String>, ApiError> {
+    let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    auth::check(&state.config, headers, &params)?.require_write("write")?;
+    Ok(params)
+}
+
+/// `?db=` when given and not empty, else `default`.
+pub(crate) fn database_or(params: &HashMap<String, String>, default: &str) -> String {
+    params
+        .get("db")
+        .filter(|db| !db.is_empty())
+        .map_or(default, String::as_str)
+        .to_string()
 }
 
 /// A write's body: refused at once when its declared length is over the cap, counted in

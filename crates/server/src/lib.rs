@@ -187,62 +187,51 @@ pub async fn serve(
         }
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let tcp_task = match config.tcp_addr {
-        Some(addr) => {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .map_err(|source| ServerError::Listen { addr, source })?;
-            let bound = listener
-                .local_addr()
-                .map_err(|source| ServerError::Listen { addr, source })?;
-            tracing::info!(
-                "listening for line protocol on tcp://{bound} (database {:?}, TLS {})",
-                config.tcp_database,
-                if tls.is_some() { "on" } else { "off" }
-            );
-            let context = tcp::TcpContext {
-                protocol: tcp::TcpProtocol::LineProtocol,
-                engine: Arc::clone(&engine),
-                metrics: Arc::clone(&metrics),
-                database: Arc::from(config.tcp_database.as_str()),
-                max_line_bytes: config.max_line_bytes,
-                config: Arc::clone(&config),
-                tls: tls
-                    .as_ref()
-                    .map(|(_, line_protocol, _)| line_protocol.clone()),
-            };
-            Some(tokio::spawn(tcp::serve(listener, context, stop_rx.clone())))
-        }
-        None => None,
-    };
-    let opentsdb_task = match config.opentsdb_addr {
-        Some(addr) => {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .map_err(|source| ServerError::Listen { addr, source })?;
-            let bound = listener
-                .local_addr()
-                .map_err(|source| ServerError::Listen { addr, source })?;
-            tracing::info!(
-                "listening for OpenTSDB telnet put on tcp://{bound} (database {:?}, TLS {})",
-                config.opentsdb_database,
-                if tls.is_some() { "on" } else { "off" }
-            );
-            let context = tcp::TcpContext {
-                protocol: tcp::TcpProtocol::OpenTsdb,
-                engine: Arc::clone(&engine),
-                metrics: Arc::clone(&metrics),
-                database: Arc::from(config.opentsdb_database.as_str()),
-                max_line_bytes: config.max_line_bytes,
-                config: Arc::clone(&config),
-                tls: tls
-                    .as_ref()
-                    .map(|(_, line_protocol, _)| line_protocol.clone()),
-            };
-            Some(tokio::spawn(tcp::serve(listener, context, stop_rx.clone())))
-        }
-        None => None,
-    };
+    // The line-protocol and OpenTSDB telnet listeners: one accept loop, two batch handlers.
+    let mut tcp_tasks = Vec::new();
+    for (addr, protocol, database) in [
+        (
+            config.tcp_addr,
+            tcp::TcpProtocol::LineProtocol,
+            &config.tcp_database,
+        ),
+        (
+            config.opentsdb_addr,
+            tcp::TcpProtocol::OpenTsdb,
+            &config.opentsdb_database,
+        ),
+    ] {
+        let Some(addr) = addr else { continue };
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServerError::Listen { addr, source })?;
+        let bound = listener
+            .local_addr()
+            .map_err(|source| ServerError::Listen { addr, source })?;
+        let what = match protocol {
+            tcp::TcpProtocol::LineProtocol => "line protocol",
+            tcp::TcpProtocol::OpenTsdb => "OpenTSDB telnet put",
+        };
+        tracing::info!(
+            "listening for {what} on tcp://{bound} (database {database:?}, TLS {})",
+            if tls.is_some() { "on" } else { "off" }
+        );
+        let context = tcp::TcpContext {
+            protocol,
+            engine: Arc::clone(&engine),
+            metrics: Arc::clone(&metrics),
+            database: Arc::from(database.as_str()),
+            max_line_bytes: config.max_line_bytes,
+            config: Arc::clone(&config),
+            tls: tls
+                .as_ref()
+                .map(|(_, line_protocol, _)| line_protocol.clone()),
+        };
+        tcp_tasks.push((
+            what,
+            tokio::spawn(tcp::serve(listener, context, stop_rx.clone())),
+        ));
+    }
     let pg_task = match pg_listener(config.pg).await? {
         Some((listener, bound)) => {
             tracing::info!(
@@ -305,15 +294,10 @@ pub async fn serve(
     if let Err(e) = http_task.await {
         tracing::error!("HTTP server task failed: {e}");
     }
-    if let Some(task) = tcp_task
-        && let Err(e) = task.await
-    {
-        tracing::error!("TCP server task failed: {e}");
-    }
-    if let Some(task) = opentsdb_task
-        && let Err(e) = task.await
-    {
-        tracing::error!("OpenTSDB server task failed: {e}");
+    for (what, task) in tcp_tasks {
+        if let Err(e) = task.await {
+            tracing::error!("{what} server task failed: {e}");
+        }
     }
     if let Some(task) = pg_task
         && let Err(e) = task.await

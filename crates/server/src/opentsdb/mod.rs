@@ -13,13 +13,14 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use axum::body::Body;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use crate::auth;
 use crate::error::{ApiError, json_response};
-use crate::http::{Params, Shared, gunzip_if, gzip_encoded, read_write_body};
+use crate::http::{
+    Params, Shared, database_or, gunzip_if, gzip_encoded, read_write_body, write_params,
+};
 
 /// The database OpenTSDB writes go to when neither `?db=` nor `--opentsdb-db` names one (the
 /// name InfluxDB's OpenTSDB listener uses too).
@@ -55,13 +56,8 @@ pub(crate) async fn put(
     body: Body,
 ) -> Result<Response, ApiError> {
     let started = Instant::now();
-    let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    auth::check(&state.config, &headers, &params)?.require_write("write")?;
-    let database = params
-        .get("db")
-        .filter(|db| !db.is_empty())
-        .cloned()
-        .unwrap_or_else(|| state.config.opentsdb_database.clone());
+    let params = write_params(&state, &headers, params)?;
+    let database = database_or(&params, &state.config.opentsdb_database);
     let details = params.contains_key("details");
     let summary = details || params.contains_key("summary");
     let gzip = gzip_encoded(&headers)?;

@@ -14,25 +14,22 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::auth;
 use crate::error::{ApiError, json_response};
-use crate::http::{MAX_REPORTED_LINES, Params, Shared, gunzip_if, gzip_encoded, read_write_body};
+use crate::http::{
+    MAX_REPORTED_LINES, Params, Shared, database_or, gunzip_if, gzip_encoded, read_write_body,
+    write_params,
+};
 pub(crate) use strata_promql::aggregate::format_value;
 
 /// The database a Prometheus write goes to (`?db=`, default `prometheus`), once the
 /// credentials allow writing.
 fn write_database(state: &Shared, headers: &HeaderMap, params: Params) -> Result<String, ApiError> {
-    let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    auth::check(&state.config, headers, &params)?.require_write("write")?;
-    Ok(params
-        .get("db")
-        .filter(|db| !db.is_empty())
-        .map_or(model::DEFAULT_DATABASE, String::as_str)
-        .to_string())
+    let params = write_params(state, headers, params)?;
+    Ok(database_or(&params, model::DEFAULT_DATABASE))
 }
 
 /// `POST /api/v1/write?db=`: Prometheus remote write 1.0 (snappy block, protobuf). Answers
