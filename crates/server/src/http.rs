@@ -269,26 +269,28 @@ async fn write(
 ) -> Result<Response, ApiError> {
     let started = Instant::now();
     let gzip = gzip_encoded(headers)?;
-    let (raw, mut inflight) = read_write_body(state, headers, body).await?;
     let max_body = state.config.max_body_bytes;
     let max_line_bytes = state.config.max_line_bytes;
-    let engine = Arc::clone(&state.engine);
-    let metrics = Arc::clone(&state.metrics);
-    let outcome = tokio::task::spawn_blocking(move || {
-        let body = gunzip_if(raw, gzip, max_body, &mut inflight)?;
-        let (body, long_lines) = drop_long_lines(body, max_line_bytes);
-        let mut report = engine.write_lines(&database, &body, precision)?;
-        drop(inflight);
-        if !long_lines.is_empty() {
-            report.errors.extend(long_lines);
-            report.errors.sort_by_key(|e| e.line);
-        }
-        Ok::<WriteReport, ApiError>(report)
-    })
-    .await
-    .map_err(|e| ApiError::Internal(format!("write task failed: {e}")))?;
-    metrics.observe_write(started.elapsed());
-    let report = outcome?;
+    let metrics = &state.metrics;
+    let report = run_write(
+        state,
+        headers,
+        body,
+        started,
+        "write",
+        move |raw, mut inflight, engine| {
+            let body = gunzip_if(raw, gzip, max_body, &mut inflight)?;
+            let (body, long_lines) = drop_long_lines(body, max_line_bytes);
+            let mut report = engine.write_lines(&database, &body, precision)?;
+            drop(inflight);
+            if !long_lines.is_empty() {
+                report.errors.extend(long_lines);
+                report.errors.sort_by_key(|e| e.line);
+            }
+            Ok::<WriteReport, ApiError>(report)
+        },
+    )
+    .await?;
     metrics.http_rows.fetch_add(report.rows, Ordering::Relaxed);
     if report.errors.is_empty() {
         return Ok(StatusCode::NO_CONTENT.into_response());
@@ -371,6 +373,27 @@ pub(crate) async fn read_write_body(
     }
     let raw = read_body(body, max_body, state.config.client_timeout, &mut inflight).await?;
     Ok((raw, inflight))
+}
+
+/// A write's body (see [`read_write_body`]) handed to `work` on a blocking thread, with
+/// its in-flight count and the engine (writes wait on the WAL); the write's latency,
+/// from `started`, is recorded whatever `work` answers. `what` names the write in the
+/// error of a task that failed.
+pub(crate) async fn run_write<T: Send + 'static>(
+    state: &Shared,
+    headers: &HeaderMap,
+    body: Body,
+    started: Instant,
+    what: &str,
+    work: impl FnOnce(Vec<u8>, Inflight, &Engine) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let (raw, inflight) = read_write_body(state, headers, body).await?;
+    let engine = Arc::clone(&state.engine);
+    let outcome = tokio::task::spawn_blocking(move || work(raw, inflight, &engine))
+        .await
+        .map_err(|e| ApiError::Internal(format!("{what} task failed: {e}")))?;
+    state.metrics.observe_write(started.elapsed());
+    outcome
 }
 
 /// `raw` decompressed when `gzip` (capped, the output counted in flight), else as is.

@@ -8,7 +8,6 @@
 mod parse;
 pub(crate) mod telnet;
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -18,9 +17,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::{ApiError, json_response};
-use crate::http::{
-    Params, Shared, database_or, gunzip_if, gzip_encoded, read_write_body, write_params,
-};
+use crate::http::{Params, Shared, database_or, gunzip_if, gzip_encoded, run_write, write_params};
 
 /// The database OpenTSDB writes go to when neither `?db=` nor `--opentsdb-db` names one (the
 /// name InfluxDB's OpenTSDB listener uses too).
@@ -61,20 +58,22 @@ pub(crate) async fn put(
     let details = params.contains_key("details");
     let summary = details || params.contains_key("summary");
     let gzip = gzip_encoded(&headers)?;
-    let (raw, mut inflight) = read_write_body(&state, &headers, body).await?;
     let max_body = state.config.max_body_bytes;
-    let engine = Arc::clone(&state.engine);
-    let outcome = tokio::task::spawn_blocking(move || {
-        let plain = gunzip_if(raw, gzip, max_body, &mut inflight)?;
-        let body: serde_json::Value = serde_json::from_slice(&plain)
-            .map_err(|e| ApiError::BadRequest(format!("the body is not valid JSON: {e}")))?;
-        drop(plain);
-        store(&engine, &database, &body)
-    })
-    .await
-    .map_err(|e| ApiError::Internal(format!("OpenTSDB put task failed: {e}")))?;
-    state.metrics.observe_write(started.elapsed());
-    let outcome = outcome?;
+    let outcome = run_write(
+        &state,
+        &headers,
+        body,
+        started,
+        "OpenTSDB put",
+        move |raw, mut inflight, engine| {
+            let plain = gunzip_if(raw, gzip, max_body, &mut inflight)?;
+            let body: serde_json::Value = serde_json::from_slice(&plain)
+                .map_err(|e| ApiError::BadRequest(format!("the body is not valid JSON: {e}")))?;
+            drop(plain);
+            store(engine, &database, &body)
+        },
+    )
+    .await?;
     state
         .metrics
         .http_rows

@@ -9,7 +9,6 @@ pub mod model;
 pub mod remote_write;
 mod source;
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -17,10 +16,11 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use strata_storage::Engine;
 
 use crate::error::{ApiError, json_response};
 use crate::http::{
-    MAX_REPORTED_LINES, Params, Shared, database_or, gunzip_if, gzip_encoded, read_write_body,
+    Inflight, MAX_REPORTED_LINES, Params, Shared, database_or, gunzip_if, gzip_encoded, run_write,
     write_params,
 };
 pub(crate) use strata_promql::aggregate::format_value;
@@ -57,10 +57,8 @@ pub(crate) async fn remote_write(
             )));
         }
     }
-    let (raw, mut inflight) = read_write_body(&state, &headers, body).await?;
     let max_body = state.config.max_body_bytes;
-    let engine = Arc::clone(&state.engine);
-    let outcome = tokio::task::spawn_blocking(move || {
+    let work = move |raw: Vec<u8>, mut inflight: Inflight, engine: &Engine| {
         let plain = remote_write::unsnappy(&raw, max_body).map_err(|e| {
             if e.contains("over the limit") {
                 ApiError::PayloadTooLarge(e)
@@ -83,11 +81,9 @@ pub(crate) async fn remote_write(
         );
         refused.sort_by_key(|(index, _)| *index);
         Ok::<_, ApiError>((report.points, refused, decoded.histograms))
-    })
-    .await
-    .map_err(|e| ApiError::Internal(format!("remote write task failed: {e}")))?;
-    state.metrics.observe_write(started.elapsed());
-    let (points, refused, histograms) = outcome?;
+    };
+    let (points, refused, histograms) =
+        run_write(&state, &headers, body, started, "remote write", work).await?;
     state.metrics.http_rows.fetch_add(points, Ordering::Relaxed);
     if refused.is_empty() && histograms == 0 {
         return Ok(StatusCode::NO_CONTENT.into_response());
@@ -144,10 +140,8 @@ pub(crate) async fn import_text(
         }
         _ => exposition::Format::Text,
     };
-    let (raw, mut inflight) = read_write_body(&state, &headers, body).await?;
     let max_body = state.config.max_body_bytes;
-    let engine = Arc::clone(&state.engine);
-    let outcome = tokio::task::spawn_blocking(move || {
+    let work = move |raw: Vec<u8>, mut inflight: Inflight, engine: &Engine| {
         let plain = gunzip_if(raw, gzip, max_body, &mut inflight)?;
         let text = std::str::from_utf8(&plain).map_err(|e| {
             ApiError::BadRequest(format!("the body is not UTF-8 (byte {})", e.valid_up_to()))
@@ -167,11 +161,8 @@ pub(crate) async fn import_text(
         }));
         errors.sort_by_key(|e| e.line);
         Ok::<_, ApiError>((report.points, errors))
-    })
-    .await
-    .map_err(|e| ApiError::Internal(format!("import task failed: {e}")))?;
-    state.metrics.observe_write(started.elapsed());
-    let (points, errors) = outcome?;
+    };
+    let (points, errors) = run_write(&state, &headers, body, started, "import", work).await?;
     state.metrics.http_rows.fetch_add(points, Ordering::Relaxed);
     if errors.is_empty() {
         return Ok(StatusCode::NO_CONTENT.into_response());
