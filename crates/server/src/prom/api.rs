@@ -181,11 +181,13 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// Evaluates a query under the SQL engine's guard rails: one of its concurrency slots
-/// (waited for like a SQL statement), its timeout, and cancellation when the client leaves.
+/// Evaluates a query over `database` under the SQL engine's guard rails: one of its
+/// concurrency slots (waited for like a SQL statement), its timeout, and cancellation when
+/// the client leaves.
 async fn evaluate(
     state: &Shared,
-    work: impl FnOnce(Limits) -> Result<QueryValue, Error> + Send + 'static,
+    database: String,
+    work: impl FnOnce(&dyn Source, Limits) -> Result<QueryValue, Error> + Send + 'static,
 ) -> Result<QueryValue, ApiFailure> {
     let (slot, deadline) = state.query.admit().await.map_err(|e| {
         ApiFailure(match e {
@@ -200,9 +202,14 @@ async fn evaluate(
         cancel: Some(cancel),
         ..Limits::default()
     };
+    let engine = Arc::clone(&state.engine);
     blocking(move || {
         let _slot = slot;
-        work(limits)
+        let source = EngineSource {
+            engine: &engine,
+            database: &database,
+        };
+        work(&source, limits)
     })
     .await
 }
@@ -235,15 +242,9 @@ pub(crate) async fn query(
             Some(t) if !t.is_empty() => parse_time(t, "time")?,
             _ => now_ms(&state),
         };
-        let database = form.database();
-        let engine = Arc::clone(&state.engine);
-        let value = evaluate(&state, move |limits| {
-            let source = EngineSource {
-                engine: &engine,
-                database: &database,
-            };
+        let value = evaluate(&state, form.database(), move |source, limits| {
             strata_promql::instant_query(
-                &source,
+                source,
                 &query,
                 time,
                 strata_promql::DEFAULT_LOOKBACK_MS,
@@ -289,15 +290,9 @@ pub(crate) async fn query_range(
                 "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)",
             ));
         }
-        let database = form.database();
-        let engine = Arc::clone(&state.engine);
-        let value = evaluate(&state, move |limits| {
-            let source = EngineSource {
-                engine: &engine,
-                database: &database,
-            };
+        let value = evaluate(&state, form.database(), move |source, limits| {
             strata_promql::range_query(
-                &source,
+                source,
                 &query,
                 start,
                 end,
