@@ -31,7 +31,6 @@ pub(crate) fn run_batch(
 ) -> Result<Outcome, StorageError> {
     let mut outcome = Outcome::default();
     let mut grouper = parse::Grouper::default();
-    let mut given = 0u64;
     for (offset, line) in batch.split(|b| *b == b'\n').enumerate() {
         let number = first_line + offset as u64;
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -46,10 +45,7 @@ pub(crate) fn run_batch(
         match words.next() {
             None => {}
             Some("put") => match parse::put_words(&mut words) {
-                Ok(point) => {
-                    given += 1;
-                    grouper.add(point, number as usize);
-                }
+                Ok(point) => grouper.add(point, number as usize),
                 Err(error) => reply(&mut outcome, format!("put: line {number}: {error}")),
             },
             Some("version") => outcome.replies.extend_from_slice(
@@ -77,7 +73,7 @@ pub(crate) fn run_batch(
     if !grouped.series.is_empty() {
         let report = engine.write_series(database, &grouped.series)?;
         outcome.points = report.points;
-        outcome.bad_lines += given - report.points;
+        outcome.bad_lines += grouped.points - report.points;
         for error in &report.errors {
             // A refused series is reported at its first line in this batch.
             let line = grouped.first[error.line - 1];
