@@ -578,10 +578,10 @@ impl Engine {
     /// Rows of a table (see [`ReadRequest`]), one entry per series with rows, over all shards.
     pub fn read(&self, request: &ReadRequest) -> Result<Vec<SeriesRows>, StorageError> {
         let mut out = Vec::new();
-        for (index, shard) in self.inner.shards.iter().enumerate() {
-            let rows = shard.read(&self.shard_request(request));
-            out.extend(rows.map_err(|e| self.inner.after_read_error(index, e))?);
-        }
+        self.read_each(request, &mut |rows| {
+            out.push(rows);
+            Ok(true)
+        })?;
         Ok(out)
     }
 
