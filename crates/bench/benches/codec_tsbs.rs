@@ -116,6 +116,27 @@ fn codecs(c: &mut Criterion) {
             total
         });
     });
+    // Two blocks at a time, as storage decodes a series' consecutive chunks.
+    group.bench_function("integer_decode_two", |b| {
+        let mut values = Vec::with_capacity(2 * 1_080);
+        b.iter(|| {
+            let mut total = 0;
+            for pair in encoded.chunks(2) {
+                values.clear();
+                match pair {
+                    [first, second] => {
+                        integer::decode_two(first, second, &mut values).unwrap();
+                    }
+                    _ => {
+                        integer::decode(&pair[0], &mut values).unwrap();
+                    }
+                }
+                total += values.len();
+            }
+            assert_eq!(total, points);
+            total
+        });
+    });
     group.finish();
 
     let time_points: usize = data.times.iter().map(Vec::len).sum();

@@ -71,6 +71,7 @@ fn codec(c: &mut Criterion) {
         integer::encode,
         integer::decode,
     );
+    integer_pairs(c, &iw);
     let dw: Vec<_> = (0..SERIES).map(common::decimal_walk).collect();
     bench_set(
         c,
@@ -79,6 +80,44 @@ fn codec(c: &mut Criterion) {
         float::encode,
         float::decode,
     );
+}
+
+/// Decoding two blocks at a time ([`integer::decode_two`], interleaved rANS streams) against
+/// the same blocks one at a time, as storage reads a series' consecutive chunks.
+fn integer_pairs(c: &mut Criterion, series: &[Vec<i64>]) {
+    let blocks: Vec<Vec<u8>> = series
+        .iter()
+        .map(|s| {
+            let mut b = Vec::new();
+            integer::encode(s, &mut b);
+            b
+        })
+        .collect();
+    let mut g = c.benchmark_group("b_integer_walk_0_100_pairs");
+    g.throughput(Throughput::Elements((series.len() * BLOCK_LEN) as u64));
+    g.bench_function("decode_one_by_one", |b| {
+        let mut out = Vec::with_capacity(2 * BLOCK_LEN);
+        b.iter(|| {
+            for pair in blocks.chunks(2) {
+                out.clear();
+                for blk in pair {
+                    black_box(integer::decode(black_box(blk), &mut out).is_ok());
+                }
+                black_box(&out);
+            }
+        })
+    });
+    g.bench_function("decode_two", |b| {
+        let mut out = Vec::with_capacity(2 * BLOCK_LEN);
+        b.iter(|| {
+            for pair in blocks.chunks_exact(2) {
+                out.clear();
+                let used = integer::decode_two(black_box(&pair[0]), black_box(&pair[1]), &mut out);
+                black_box((&out, used.is_ok()));
+            }
+        })
+    });
+    g.finish();
 }
 
 criterion_group!(benches, codec);

@@ -10,8 +10,8 @@
 //! (No payload at all when the count is 0; such a block is tagged `FloatDecimal`.)
 
 use crate::header::{check_range, put_header, put_varint, read_header};
-use crate::ints::{decode_payload, decode_payload_range, encode_payload};
-use crate::{CodecError, ColumnType, Encoding, integer};
+use crate::ints::{self, IntKind, RansBlock, decode_payload, decode_payload_range, encode_payload};
+use crate::{CodecError, ColumnType, DecodedTwo, Encoding, integer};
 
 /// Largest decimal exponent tried; 10^18 is exact in f64 (powers of ten are exact to 10^22).
 const MAX_DECIMAL_EXPONENT: usize = 18;
@@ -113,6 +113,26 @@ fn decode_inner(block: &[u8], out: &mut Vec<f64>) -> Result<usize, CodecError> {
         return Err(r.invalid("pco payload holds a different number of values"));
     }
     Ok(r.pos)
+}
+
+/// Appends the values of block `first`, then those of block `second`, as
+/// [`crate::integer::decode_two`] does for i64 blocks (decimal blocks whose mantissas are
+/// rANS-coded are decoded in one loop).
+pub fn decode_two(first: &[u8], second: &[u8], out: &mut Vec<f64>) -> DecodedTwo {
+    let open = |block| {
+        let (mut reader, n) = read_header(block, ColumnType::Float).ok()?;
+        if n == 0 || reader.encoding != Encoding::FloatDecimal {
+            return None;
+        }
+        let p = *POW10.get(reader.byte().ok()? as usize)?;
+        let kind = Encoding::from_tag(reader.byte().ok()?).and_then(integer::kind_of)?;
+        (kind == IntKind::DeltaRans).then_some(RansBlock {
+            reader,
+            n,
+            conv: move |m: u64| (m as i64 as f64) / p,
+        })
+    };
+    ints::decode_two([first, second], out, open, decode)
 }
 
 /// Appends values `from..to` of the block at the start of `block` (what [`decode`] gives,

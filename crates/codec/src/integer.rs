@@ -2,8 +2,8 @@
 //! zig-zag deltas bit-packed, or zig-zag deltas rANS-coded (the smaller of the last two).
 
 use crate::header::{check_range, put_header, read_header};
-use crate::ints::{IntKind, decode_payload, decode_payload_range, encode_payload};
-use crate::{CodecError, ColumnType, Encoding};
+use crate::ints::{self, IntKind, RansBlock, decode_payload, decode_payload_range, encode_payload};
+use crate::{CodecError, ColumnType, DecodedTwo, Encoding};
 
 pub(crate) fn tag_of(kind: IntKind) -> Encoding {
     match kind {
@@ -49,6 +49,22 @@ pub fn decode(block: &[u8], out: &mut Vec<i64>) -> Result<usize, CodecError> {
             Err(e)
         }
     }
+}
+
+/// Appends the values of block `first`, then those of block `second`, as two calls of
+/// [`decode`] would, and returns the bytes each used; two rANS-coded blocks are decoded in
+/// one loop, faster than one after the other. On error `out` is left as it was, and the
+/// error says which block (0 or 1) it is in.
+pub fn decode_two(first: &[u8], second: &[u8], out: &mut Vec<i64>) -> DecodedTwo {
+    let open = |block| {
+        let (reader, n) = read_header(block, ColumnType::Integer).ok()?;
+        (n > 0 && kind_of(reader.encoding) == Some(IntKind::DeltaRans)).then_some(RansBlock {
+            reader,
+            n,
+            conv: |v| v as i64,
+        })
+    };
+    ints::decode_two([first, second], out, open, decode)
 }
 
 /// Appends values `from..to` of the block at the start of `block` (what [`decode`] gives,

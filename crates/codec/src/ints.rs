@@ -17,7 +17,7 @@
 //!   ([`crate::rans`]), which also carries the first value (no separate first varint).
 
 use crate::header::{Reader, put_varint, unzigzag, zigzag};
-use crate::{CodecError, bitpack, rans};
+use crate::{CodecError, DecodedTwo, bitpack, rans};
 
 /// Which integer payload a block holds; each column maps it to its own tag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,6 +129,61 @@ pub(crate) fn decode_payload<T: Copy>(
         }
         // Returned above: its first value comes out of the rANS stream.
         IntKind::DeltaRans => {}
+    }
+    Ok(())
+}
+
+/// A block whose payload is a rANS stream of at least one value: its reader (at the
+/// stream), its value count and the conversion of its values.
+pub(crate) struct RansBlock<'a, C> {
+    pub(crate) reader: Reader<'a>,
+    pub(crate) n: usize,
+    pub(crate) conv: C,
+}
+
+/// What each column's `decode_two` does: appends the values of `blocks[0]`, then those of
+/// `blocks[1]`, and returns the bytes each used. When `open` finds a rANS stream in both,
+/// the two streams are decoded in one loop ([`rans::decode_two`]: four state chains
+/// overlap where one stream's two wait on each step's latency); otherwise `decode` takes
+/// them one after the other. On error `out` is left as it was, and the error says which
+/// block (0 or 1) it is in.
+pub(crate) fn decode_two<'a, T: Copy, C: Fn(u64) -> T>(
+    blocks: [&'a [u8]; 2],
+    out: &mut Vec<T>,
+    open: impl Fn(&'a [u8]) -> Option<RansBlock<'a, C>>,
+    decode: impl Fn(&[u8], &mut Vec<T>) -> Result<usize, CodecError>,
+) -> DecodedTwo {
+    let len = out.len();
+    let result = match (open(blocks[0]), open(blocks[1])) {
+        (Some(mut b1), Some(mut b2)) => {
+            decode_rans_two(&mut b1, &mut b2, out).map(|()| (b1.reader.pos, b2.reader.pos))
+        }
+        _ => decode(blocks[0], out)
+            .map_err(|e| (0, e))
+            .and_then(|used1| Ok((used1, decode(blocks[1], out).map_err(|e| (1, e))?))),
+    };
+    if result.is_err() {
+        out.truncate(len);
+    }
+    result
+}
+
+fn decode_rans_two<T: Copy, C: Fn(u64) -> T>(
+    b1: &mut RansBlock<'_, C>,
+    b2: &mut RansBlock<'_, C>,
+    out: &mut Vec<T>,
+) -> Result<(), (usize, CodecError)> {
+    let mut syms = vec![0u8; b1.n - 1 + b2.n - 1];
+    let (syms1, syms2) = syms.split_at_mut(b1.n - 1);
+    let (first1, first2) = rans::decode_two((&mut b1.reader, syms1), (&mut b2.reader, syms2))?;
+    out.reserve(b1.n + b2.n);
+    for (first, syms, conv) in [(first1, &*syms1, &b1.conv), (first2, &*syms2, &b2.conv)] {
+        let mut acc = unzigzag(first) as u64;
+        out.push(conv(acc));
+        out.extend(syms.iter().map(|&s| {
+            acc = acc.wrapping_add(unzigzag(u64::from(s)) as u64);
+            conv(acc)
+        }));
     }
     Ok(())
 }

@@ -101,6 +101,10 @@ pub mod unsigned;
 pub use encoding::{ColumnType, Encoding};
 pub use error::CodecError;
 
+/// What the `decode_two` functions return: the bytes each of the two blocks used, or the
+/// error and which block (0 or 1) it is in.
+pub type DecodedTwo = Result<(usize, usize), (usize, CodecError)>;
+
 /// Most values one block may hold. Storage cuts blocks of a few thousand points; 2^20 leaves
 /// room for that to grow while bounding what a hostile header can make a decoder allocate
 /// (8 MiB of i64/f64).

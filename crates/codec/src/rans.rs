@@ -176,80 +176,148 @@ fn step(
     Ok(((e >> 13) & 31) as u8)
 }
 
-/// Decodes `syms.len()` symbols into `syms` and returns the first value (zig-zagged).
-/// Symbols go to a plain buffer so the two state chains run alone in the loop.
-pub(crate) fn decode(r: &mut Reader<'_>, syms: &mut [u8]) -> Result<u64, CodecError> {
-    let flags = r.byte()?;
-    let table = (flags & !FIRST_IN_STATE) as usize;
-    if table >= TABLE_COUNT {
-        return Err(r.invalid("rANS table id out of range"));
-    }
-    let first_in_state = flags & FIRST_IN_STATE != 0;
-    let first_varint = if first_in_state { 0 } else { r.varint()? };
-    let m = &models()[table];
-    let st = r.bytes(8)?;
-    let mut xa = u32::from_le_bytes([st[0], st[1], st[2], st[3]]);
-    let mut xb = u32::from_le_bytes([st[4], st[5], st[6], st[7]]);
-    let range = RANS_L..RANS_L << 8;
-    if !range.contains(&xa) || !range.contains(&xb) {
-        return Err(r.invalid("rANS state out of range"));
-    }
-    let n = syms.len();
-    let tail = RAW_TAIL.min(n / 2);
-    let coded_b = n / 2 - tail;
-    let buf = r.buf;
-    let mut pos = r.pos;
-    let slots = &*m.slots;
-    let (pairs, rest) = syms.split_at_mut(2 * coded_b);
+/// One rANS stream being decoded: its two states and its input position.
+struct Stream<'a> {
+    slots: &'static [u32; PROB_SCALE as usize],
+    buf: &'a [u8],
+    pos: usize,
     // The hot loop keeps the states in u64 with no narrowing: with u32 states LLVM split
     // them into bytes (the refill shifts are multiples of 8) and spilled them each round.
-    let (mut ya64, mut yb64) = (u64::from(xa), u64::from(xb));
-    let mut chunks = pairs.chunks_exact_mut(2);
-    for pair in &mut chunks {
+    ya: u64,
+    yb: u64,
+    first_in_state: bool,
+    first_varint: u64,
+}
+
+impl<'a> Stream<'a> {
+    /// Reads the stream's head (table, first value, final states) from `r`.
+    fn open(r: &mut Reader<'a>) -> Result<Self, CodecError> {
+        let flags = r.byte()?;
+        let table = (flags & !FIRST_IN_STATE) as usize;
+        if table >= TABLE_COUNT {
+            return Err(r.invalid("rANS table id out of range"));
+        }
+        let first_in_state = flags & FIRST_IN_STATE != 0;
+        let first_varint = if first_in_state { 0 } else { r.varint()? };
+        let st = r.bytes(8)?;
+        let xa = u32::from_le_bytes([st[0], st[1], st[2], st[3]]);
+        let xb = u32::from_le_bytes([st[4], st[5], st[6], st[7]]);
+        let range = RANS_L..RANS_L << 8;
+        if !range.contains(&xa) || !range.contains(&xb) {
+            return Err(r.invalid("rANS state out of range"));
+        }
+        Ok(Stream {
+            slots: &models()[table].slots,
+            buf: r.buf,
+            pos: r.pos,
+            ya: u64::from(xa),
+            yb: u64::from(xb),
+            first_in_state,
+            first_varint,
+        })
+    }
+
+    /// Decodes the next symbol of each state.
+    #[inline(always)]
+    fn pair(&mut self, pair: &mut [u8; 2]) -> Result<(), CodecError> {
         // Fast path: one 8-byte window serves both states' refills (at most 2 bytes each),
         // so the shared input position costs one load per pair instead of one per symbol.
-        let Some(w) = buf.get(pos..).and_then(<[u8]>::first_chunk::<8>) else {
-            xa = ya64 as u32;
-            xb = yb64 as u32;
-            pair[0] = step(&mut xa, slots, buf, &mut pos)?;
-            pair[1] = step(&mut xb, slots, buf, &mut pos)?;
-            ya64 = u64::from(xa);
-            yb64 = u64::from(xb);
-            continue;
+        let Some(w) = self.buf.get(self.pos..).and_then(<[u8]>::first_chunk::<8>) else {
+            let (mut xa, mut xb) = (self.ya as u32, self.yb as u32);
+            pair[0] = step(&mut xa, self.slots, self.buf, &mut self.pos)?;
+            pair[1] = step(&mut xb, self.slots, self.buf, &mut self.pos)?;
+            (self.ya, self.yb) = (u64::from(xa), u64::from(xb));
+            return Ok(());
         };
         let w = u64::from_be_bytes(*w);
-        let ea = u64::from(slots[(ya64 & u64::from(PROB_SCALE - 1)) as usize]);
-        let eb = u64::from(slots[(yb64 & u64::from(PROB_SCALE - 1)) as usize]);
-        let ya = (ea >> 19) * (ya64 >> PROB_BITS) + (ea & 0x1fff);
-        let yb = (eb >> 19) * (yb64 >> PROB_BITS) + (eb & 0x1fff);
+        let mask = u64::from(PROB_SCALE - 1);
+        let ea = u64::from(self.slots[(self.ya & mask) as usize]);
+        let eb = u64::from(self.slots[(self.yb & mask) as usize]);
+        let ya = (ea >> 19) * (self.ya >> PROB_BITS) + (ea & 0x1fff);
+        let yb = (eb >> 19) * (self.yb >> PROB_BITS) + (eb & 0x1fff);
         let l = u64::from(RANS_L);
         let ka = u64::from(ya < l) + u64::from(ya < l >> 8);
         let kb = u64::from(yb < l) + u64::from(yb < l >> 8);
         // `(w >> (63 - 8k)) >> 1` is `w >> (64 - 8k)`, and 0 when k is 0.
-        ya64 = (ya << (8 * ka)) | ((w >> (63 - 8 * ka)) >> 1);
+        self.ya = (ya << (8 * ka)) | ((w >> (63 - 8 * ka)) >> 1);
         let w = w << (8 * ka);
-        yb64 = (yb << (8 * kb)) | ((w >> (63 - 8 * kb)) >> 1);
-        pos += (ka + kb) as usize;
+        self.yb = (yb << (8 * kb)) | ((w >> (63 - 8 * kb)) >> 1);
+        self.pos += (ka + kb) as usize;
         pair[0] = ((ea >> 13) & 31) as u8;
         pair[1] = ((eb >> 13) & 31) as u8;
+        Ok(())
     }
-    xa = ya64 as u32;
-    xb = yb64 as u32;
-    for s in rest.iter_mut().step_by(2) {
-        *s = step(&mut xa, slots, buf, &mut pos)?;
+
+    /// Decodes the symbols after the coded pairs (state A's last ones; B's raw tail) and
+    /// checks the end states; returns the first value, zig-zagged.
+    fn finish(self, rest: &mut [u8], r: &mut Reader<'a>) -> Result<u64, CodecError> {
+        let (mut xa, xb) = (self.ya as u32, self.yb as u32);
+        let mut pos = self.pos;
+        for s in rest.iter_mut().step_by(2) {
+            *s = step(&mut xa, self.slots, self.buf, &mut pos)?;
+        }
+        r.pos = pos;
+        let tail = rest.len() / 2;
+        let p_b = xb - RANS_L;
+        if p_b >> (5 * tail) != 0 {
+            return Err(r.invalid("rANS state B does not end in its initial state"));
+        }
+        for (k, s) in rest.iter_mut().skip(1).step_by(2).enumerate() {
+            *s = ((p_b >> (5 * k)) & 31) as u8;
+        }
+        let p_a = xa - RANS_L;
+        match (self.first_in_state, p_a) {
+            (true, _) if xa < RANS_L << 1 => Ok(u64::from(p_a)),
+            (false, 0) => Ok(self.first_varint),
+            _ => Err(r.invalid("rANS state A does not end in its initial state")),
+        }
     }
-    r.pos = pos;
-    let p_b = xb - RANS_L;
-    if p_b >> (5 * tail) != 0 {
-        return Err(r.invalid("rANS state B does not end in its initial state"));
+}
+
+/// Splits `n` symbols into the coded pairs (A's and B's, alternating) and the rest: the
+/// raw tail of B interleaved with A's last symbols.
+fn split(syms: &mut [u8]) -> (&mut [u8], &mut [u8]) {
+    let n = syms.len();
+    let coded_b = n / 2 - RAW_TAIL.min(n / 2);
+    syms.split_at_mut(2 * coded_b)
+}
+
+/// Decodes `syms.len()` symbols into `syms` and returns the first value (zig-zagged).
+/// Symbols go to a plain buffer so the two state chains run alone in the loop.
+pub(crate) fn decode(r: &mut Reader<'_>, syms: &mut [u8]) -> Result<u64, CodecError> {
+    let mut stream = Stream::open(r)?;
+    let (pairs, rest) = split(syms);
+    for pair in pairs.as_chunks_mut::<2>().0 {
+        stream.pair(pair)?;
     }
-    for (k, s) in rest.iter_mut().skip(1).step_by(2).enumerate() {
-        *s = ((p_b >> (5 * k)) & 31) as u8;
+    stream.finish(rest, r)
+}
+
+/// [`decode`] of two streams at once, in one loop: their four state chains overlap, where
+/// one stream's two leave the core waiting on each step's latency. An error says which
+/// stream (0 or 1) it is in.
+pub(crate) fn decode_two(
+    (r1, syms1): (&mut Reader<'_>, &mut [u8]),
+    (r2, syms2): (&mut Reader<'_>, &mut [u8]),
+) -> Result<(u64, u64), (usize, CodecError)> {
+    let mut s1 = Stream::open(r1).map_err(|e| (0, e))?;
+    let mut s2 = Stream::open(r2).map_err(|e| (1, e))?;
+    let (pairs1, rest1) = split(syms1);
+    let (pairs2, rest2) = split(syms2);
+    let (p1, p2) = (pairs1.as_chunks_mut::<2>().0, pairs2.as_chunks_mut::<2>().0);
+    let both = p1.len().min(p2.len());
+    let ((both1, more1), (both2, more2)) = (p1.split_at_mut(both), p2.split_at_mut(both));
+    for (a, b) in both1.iter_mut().zip(both2) {
+        s1.pair(a).map_err(|e| (0, e))?;
+        s2.pair(b).map_err(|e| (1, e))?;
     }
-    let p_a = xa - RANS_L;
-    match (first_in_state, p_a) {
-        (true, _) if xa < RANS_L << 1 => Ok(u64::from(p_a)),
-        (false, 0) => Ok(first_varint),
-        _ => Err(r.invalid("rANS state A does not end in its initial state")),
+    for a in more1 {
+        s1.pair(a).map_err(|e| (0, e))?;
     }
+    for b in more2 {
+        s2.pair(b).map_err(|e| (1, e))?;
+    }
+    let first1 = s1.finish(rest1, r1).map_err(|e| (0, e))?;
+    let first2 = s2.finish(rest2, r2).map_err(|e| (1, e))?;
+    Ok((first1, first2))
 }

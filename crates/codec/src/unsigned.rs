@@ -2,8 +2,8 @@
 //! the values with wrapping arithmetic, so u64::MAX next to 0 is a delta of 1.
 
 use crate::header::{Reader, check_range, put_header, read_header};
-use crate::ints::{IntKind, decode_payload, decode_payload_range, encode_payload};
-use crate::{CodecError, ColumnType, Encoding};
+use crate::ints::{self, IntKind, RansBlock, decode_payload, decode_payload_range, encode_payload};
+use crate::{CodecError, ColumnType, DecodedTwo, Encoding};
 
 fn tag_of(kind: IntKind) -> Encoding {
     match kind {
@@ -47,6 +47,20 @@ pub fn decode(block: &[u8], out: &mut Vec<u64>) -> Result<usize, CodecError> {
             Err(e)
         }
     }
+}
+
+/// Appends the values of block `first`, then those of block `second`, as
+/// [`crate::integer::decode_two`] does for i64 blocks.
+pub fn decode_two(first: &[u8], second: &[u8], out: &mut Vec<u64>) -> DecodedTwo {
+    let open = |block| {
+        let (reader, n) = read_header(block, ColumnType::Unsigned).ok()?;
+        (n > 0 && kind_of(&reader) == IntKind::DeltaRans).then_some(RansBlock {
+            reader,
+            n,
+            conv: |v| v,
+        })
+    };
+    ints::decode_two([first, second], out, open, decode)
 }
 
 /// Appends values `from..to` of the block at the start of `block` (what [`decode`] gives,
