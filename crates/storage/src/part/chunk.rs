@@ -319,7 +319,7 @@ impl ChunkMeta {
 
 impl ChunkMeta {
     /// The step between rows of a chunk without a time block (0 for one row).
-    fn even_step(&self) -> i64 {
+    pub(crate) fn even_step(&self) -> i64 {
         if self.rows <= 1 {
             return 0;
         }
@@ -344,7 +344,7 @@ impl ChunkMeta {
 
     /// The rows `from..to` (row indexes) of the chunk with `start <= time < end`, and
     /// their times: by arithmetic for evenly spaced rows, else from the whole time block.
-    fn window_rows(
+    pub(crate) fn window_rows(
         &self,
         block: &[u8],
         start: Timestamp,
@@ -526,7 +526,10 @@ fn decode_vec<T>(
 }
 
 /// Checks that a decode succeeded and used the whole block.
-fn whole(block: &BlockRef, used: Result<usize, codec::CodecError>) -> Result<(), (u64, String)> {
+pub(crate) fn whole(
+    block: &BlockRef,
+    used: Result<usize, codec::CodecError>,
+) -> Result<(), (u64, String)> {
     match used {
         Ok(n) if n as u64 == block.len => Ok(()),
         Ok(n) => Err((

@@ -85,6 +85,7 @@ mod format;
 mod preagg;
 mod reader;
 mod recovery;
+mod run;
 mod writer;
 
 pub use chunk::{BlockRef, ChunkMeta, ColumnMeta};

@@ -17,6 +17,7 @@ use super::format::{
     check_header, corrupt, unpack,
 };
 use super::recovery::{PartRecovery, RECOVERY_TRAILER_LEN, RecoveryTrailer};
+use super::run;
 use super::writer::PartSummary;
 
 /// Where one series' entries are: 24 bytes a series, so 100k series cost 2.4 MB.
@@ -419,9 +420,23 @@ impl PartReader {
         if start >= end {
             return Ok(None); // empty range (and slice_time needs start <= end)
         }
-        let mut parts = Vec::new();
         let chunks = self.chunks_in(series, start, end - 1, fields)?;
         let span = self.read_span(&chunks, fields)?;
+        if run::is_run(&chunks, fields, start, end) {
+            let blocks = chunks
+                .iter()
+                .map(|c| self.read_blocks(c, &c.columns_of(fields), span.as_ref()))
+                .collect::<Result<Vec<_>, _>>()?;
+            let data = run::decode_run(&chunks, fields, |i, b| blocks[i].get(b), start, end)
+                .map_err(|(offset, reason)| corrupt(&self.path, offset, reason))?;
+            if let Some(data) = data {
+                // One check of the joined rows stands for each chunk's and each join's.
+                data.check()
+                    .map_err(|e| corrupt(&self.path, chunks[0].first_block_offset(), e))?;
+                return Ok((data.rows() > 0).then_some(data));
+            }
+        }
+        let mut parts = Vec::new();
         for chunk in &chunks {
             let data = self.read_chunk_in(chunk, fields, span.as_ref())?;
             if chunk.min_time >= start && chunk.max_time < end {
