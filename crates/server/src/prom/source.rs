@@ -138,8 +138,10 @@ impl Source for EngineSource<'_> {
             // The visitor's error (a limit, a cancel) is carried out of the engine's read.
             let mut failed = None;
             self.engine
-                .read_each(&request, &mut |series| {
+                .read_each(&request, &mut |mut series| {
+                    let mut left = fields.len();
                     for (field, name) in &fields {
+                        left -= 1;
                         let Some(column) = series.data.columns.iter().find(|c| c.field == field.id)
                         else {
                             continue;
@@ -148,7 +150,12 @@ impl Source for EngineSource<'_> {
                         if samples.is_empty() {
                             continue;
                         }
-                        let mut pairs = series.tags.clone();
+                        // The last field takes the tags instead of a copy (two strings a tag).
+                        let mut pairs = if left == 0 {
+                            std::mem::take(&mut series.tags)
+                        } else {
+                            series.tags.clone()
+                        };
                         pairs.push((METRIC_LABEL.to_string(), name.clone()));
                         let one = Series {
                             labels: Labels::new(pairs),
@@ -194,14 +201,15 @@ fn samples_of(times: &[i64], column: &Column) -> Vec<(i64, f64)> {
     ) -> Vec<(i64, f64)> {
         let mut out: Vec<(i64, f64)> = Vec::with_capacity(values.len());
         // Every row with a value, converted in one pass the compiler can unroll; then, only
-        // if two rows share a millisecond, the earlier ones dropped.
-        let ms = |time: &i64| time.div_euclid(1_000_000);
-        match &column.present {
+        // if two rows share a millisecond, the earlier ones dropped. Times ascend, so when
+        // the first is not negative none is, and an unsigned division (a multiply and a
+        // shift) rounds down as `div_euclid` does, without its sign corrections.
+        let convert = |out: &mut Vec<(i64, f64)>, ms: fn(i64) -> i64| match &column.present {
             None => out.extend(
                 times
                     .iter()
                     .zip(values)
-                    .map(|(time, value)| (ms(time), f(*value))),
+                    .map(|(time, value)| (ms(*time), f(*value))),
             ),
             Some(present) => out.extend(
                 times
@@ -209,10 +217,18 @@ fn samples_of(times: &[i64], column: &Column) -> Vec<(i64, f64)> {
                     .zip(present)
                     .filter(|(_, here)| **here)
                     .zip(values)
-                    .map(|((time, _), value)| (ms(time), f(*value))),
+                    .map(|((time, _), value)| (ms(*time), f(*value))),
             ),
+        };
+        if times.first().is_none_or(|t| *t >= 0) {
+            convert(&mut out, |t| (t as u64 / 1_000_000) as i64);
+        } else {
+            convert(&mut out, |t| t.div_euclid(1_000_000));
         }
-        if out.windows(2).any(|w| w[0].0 == w[1].0) {
+        if out
+            .windows(2)
+            .fold(false, |shared, w| shared | (w[0].0 == w[1].0))
+        {
             keep_last_per_time(&mut out);
         }
         out
@@ -259,7 +275,18 @@ mod tests {
             present: Some(vec![false, false, false, false, true, true]),
         };
         assert_eq!(samples_of(&times, &flags), [(4, 1.0), (5, 0.0)]);
-        // Before 1970: milliseconds round down.
+        // Before 1970: milliseconds round down, also where later rows are after 1970.
+        assert_eq!(
+            samples_of(
+                &[-1_500_000, -1, 0, 999_999_999],
+                &Column {
+                    field: 0,
+                    values: Values::Float(vec![1.0, 2.0, 3.0, 4.0]),
+                    present: None,
+                }
+            ),
+            [(-2, 1.0), (-1, 2.0), (0, 3.0), (999, 4.0)]
+        );
         assert_eq!(
             samples_of(
                 &[-1],
