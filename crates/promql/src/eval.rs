@@ -10,8 +10,8 @@ use promql_parser::parser::{
 
 use crate::labels::Labels;
 use crate::{
-    DEFAULT_SUBQUERY_STEP_MS, Error, Limits, QueryValue, Series, Source, aggregate, binary,
-    functions, is_stale,
+    DEFAULT_SUBQUERY_STEP_MS, Error, Limits, QueryValue, Series, Source, WindowSummary, aggregate,
+    binary, functions, is_stale,
 };
 
 /// An instant-vector series: one optional value per step.
@@ -437,10 +437,7 @@ impl<'a> Evaluator<'a> {
         let result = source.select_each(&matchers, lo - shape.range, hi, &mut |mut series| {
             seen += 1;
             if seen > limits.max_series {
-                return Err(Error::Execution(format!(
-                    "the selector {} matches more than {} series, over the limit",
-                    ms.vs, limits.max_series
-                )));
+                return Err(too_many_series(&ms.vs, limits.max_series));
             }
             held += series.samples.len();
             limits.check()?;
@@ -460,6 +457,39 @@ impl<'a> Evaluator<'a> {
         });
         self.samples = held;
         result
+    }
+
+    /// As [`Evaluator::matrix_each`] for a selector evaluated at one step only, through
+    /// the source's summaries ([`Source::summarize_each`]) of the window `[start, end]`:
+    /// `Ok(false)` when the source cannot summarize. Stale markers are removed from the
+    /// samples (runs hold none); each run counts as one sample against the limit.
+    pub fn summarize_each(
+        &mut self,
+        ms: &MatrixSelector,
+        (start, end): (i64, i64),
+        visit: &mut dyn FnMut(WindowSummary) -> Result<(), Error>,
+    ) -> Result<bool, Error> {
+        let matchers = selector_matchers(&ms.vs)?;
+        self.check()?;
+        let source = self.source;
+        let limits = self.limits.clone();
+        let mut held = self.samples;
+        let mut seen = 0usize;
+        let done = source.summarize_each(&matchers, start, end, &mut |mut summary| {
+            seen += 1;
+            if seen > limits.max_series {
+                return Err(too_many_series(&ms.vs, limits.max_series));
+            }
+            held += summary.samples.len() + summary.runs.len();
+            limits.check()?;
+            if held > limits.max_samples {
+                return Err(too_many_samples());
+            }
+            summary.samples.retain(|(_, v)| !is_stale(*v));
+            visit(summary)
+        })?;
+        self.samples = held;
+        Ok(done)
     }
 
     /// The limits the query runs under.
@@ -503,6 +533,12 @@ impl<'a> Evaluator<'a> {
 }
 
 /// Prometheus' error for a query over its sample limit.
+fn too_many_series(vs: &VectorSelector, max: usize) -> Error {
+    Error::Execution(format!(
+        "the selector {vs} matches more than {max} series, over the limit"
+    ))
+}
+
 fn too_many_samples() -> Error {
     Error::Execution(
         "query processing would load too many samples into memory in query execution".into(),

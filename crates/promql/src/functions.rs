@@ -6,7 +6,7 @@ use regex::Regex;
 
 use crate::eval::{Evaluator, RangeArg, StepSeries, Value, WindowCursor, collect, unwrap_parens};
 use crate::labels::Labels;
-use crate::{Error, Limits, Series};
+use crate::{Error, Limits, Series, summarized};
 
 /// Evaluates a function call.
 pub fn call(ev: &mut Evaluator<'_>, call: &Call) -> Result<Value, Error> {
@@ -67,6 +67,12 @@ pub fn call(ev: &mut Evaluator<'_>, call: &Call) -> Result<Value, Error> {
             over_range_stepped(ev, arg(0)?, false, |w, step, _, _| {
                 holt_winters(w, sf[step], tf[step])
             })
+        }
+        "avg_over_time" | "sum_over_time" | "count_over_time" | "min_over_time"
+        | "max_over_time"
+            if let Some(value) = summarized::over_time(ev, arg(0)?, name)? =>
+        {
+            Ok(value)
         }
         "avg_over_time" => over_range(ev, arg(0)?, false, |w, _, _, _| nonempty(w).map(avg)),
         "sum_over_time" => over_range(ev, arg(0)?, false, |w, _, _, _| nonempty(w).map(kahan_sum)),
@@ -277,10 +283,21 @@ fn each_window(
         }
         Ok(())
     })?;
-    // In the selector's label order, as `range_arg` holds them, and names dropped as
-    // `range_points` drops them.
+    finish_windows(ev, out, &silent, keep_name, count)
+}
+
+/// A range function's output series, in the selector's label order (as `range_arg`
+/// holds them), names dropped as `range_points` drops them; `silent` are the labels of
+/// input series without output, `count` the values.
+pub(crate) fn finish_windows(
+    ev: &mut Evaluator<'_>,
+    mut out: Vec<StepSeries>,
+    silent: &[Labels],
+    keep_name: bool,
+    count: usize,
+) -> Result<Value, Error> {
     out.sort_by(|a, b| a.labels.cmp(&b.labels));
-    let inputs = out.iter().map(|s| &s.labels).chain(&silent);
+    let inputs = out.iter().map(|s| &s.labels).chain(silent);
     if !(keep_name || names_needed(inputs)) {
         for series in &mut out {
             series.labels = std::mem::take(&mut series.labels).without_name();
@@ -466,7 +483,7 @@ pub fn kahan_inc(inc: f64, sum: f64, c: f64) -> (f64, f64) {
 /// select, so the result is as exact as one chain's; it may differ from Prometheus' single
 /// chain in the last bit. An infinite or NaN sum is what one chain gives: any NaN, or both
 /// infinities, give NaN; one infinity gives it.
-fn kahan_sum(w: &[(i64, f64)]) -> f64 {
+pub(crate) fn kahan_sum(w: &[(i64, f64)]) -> f64 {
     let (mut sums, mut errors) = ([0.0f64; 4], [0.0f64; 4]);
     let mut add = |lane: usize, v: f64| {
         let t = sums[lane] + v;
@@ -536,7 +553,10 @@ fn variance(w: &[(i64, f64)]) -> f64 {
 }
 
 /// The first value, replaced by each later one that `better` prefers (or when it is NaN).
-fn extreme(mut values: impl Iterator<Item = f64>, better: impl Fn(f64, f64) -> bool) -> f64 {
+pub(crate) fn extreme(
+    mut values: impl Iterator<Item = f64>,
+    better: impl Fn(f64, f64) -> bool,
+) -> f64 {
     let mut best = values.next().unwrap_or(f64::NAN);
     for v in values {
         if better(best, v) || best.is_nan() {

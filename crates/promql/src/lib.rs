@@ -14,6 +14,7 @@ pub mod binary;
 pub mod eval;
 pub mod functions;
 mod labels;
+mod summarized;
 
 pub use labels::Labels;
 pub use promql_parser::label::{MatchOp, Matcher};
@@ -50,6 +51,33 @@ pub struct Series {
     pub samples: Vec<(i64, f64)>,
 }
 
+/// Pre-aggregates of a run of stored samples (a source's whole chunk): what `count`,
+/// `sum`, `avg`, `min` and `max` over a window need without the samples. A run holds no
+/// NaN (stale markers included) and no two samples in one millisecond.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SampleRun {
+    /// Samples.
+    pub count: u64,
+    /// Their sum (in the source's order; exact for integers).
+    pub sum: f64,
+    /// The smallest.
+    pub min: f64,
+    /// The largest.
+    pub max: f64,
+}
+
+/// A series' samples in one window as a source can give them cheaply: runs it
+/// pre-aggregated, and the other samples (times not inside any run's span).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowSummary {
+    /// Labels, sorted by name.
+    pub labels: Labels,
+    /// Pre-aggregated runs.
+    pub runs: Vec<SampleRun>,
+    /// The other samples, by time.
+    pub samples: Vec<(i64, f64)>,
+}
+
 /// Where series come from.
 pub trait Source {
     /// Every series matching all of `matchers` with its samples in `[start_ms, end_ms]`
@@ -76,6 +104,21 @@ pub trait Source {
             visit(series)?;
         }
         Ok(())
+    }
+
+    /// Every series matching all of `matchers` with samples in `[start_ms, end_ms]`,
+    /// summarized ([`WindowSummary`]) and handed to `visit`; `Ok(false)` when the source
+    /// cannot summarize this selection (the caller then drops what it was handed and
+    /// reads samples). Lets `count`, `sum`, `avg`, `min` and `max` `_over_time` of a long
+    /// window read pre-aggregates instead of every sample. The default cannot.
+    fn summarize_each(
+        &self,
+        _matchers: &[Matcher],
+        _start_ms: i64,
+        _end_ms: i64,
+        _visit: &mut dyn FnMut(WindowSummary) -> Result<(), Error>,
+    ) -> Result<bool, Error> {
+        Ok(false)
     }
 }
 

@@ -8,6 +8,7 @@ mod exposition;
 pub mod model;
 pub mod remote_write;
 mod source;
+mod summary;
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use strata_promql::{Error, Labels, Matcher, Series, Source};
+use strata_promql::{Error, Labels, Matcher, Series, Source, WindowSummary};
 use strata_storage::catalog::{FieldDef, TableSchema};
 use strata_storage::column::{Column, Values};
 use strata_storage::model::FieldType;
@@ -88,30 +88,19 @@ impl EngineSource<'_> {
     }
 }
 
-impl Source for EngineSource<'_> {
-    fn select(
+impl EngineSource<'_> {
+    /// The reads a selection needs: per table with matching metrics, the request (tag
+    /// predicates from the label matchers, the rows with milliseconds in
+    /// `[start_ms, end_ms]`) and its metrics' fields.
+    pub(super) fn requests(
         &self,
         matchers: &[Matcher],
         start_ms: i64,
         end_ms: i64,
-    ) -> Result<Vec<Series>, Error> {
-        let mut out = Vec::new();
-        self.select_each(matchers, start_ms, end_ms, &mut |series| {
-            out.push(series);
-            Ok(())
-        })?;
-        Ok(out)
-    }
-
-    fn select_each(
-        &self,
-        matchers: &[Matcher],
-        start_ms: i64,
-        end_ms: i64,
-        visit: &mut dyn FnMut(Series) -> Result<(), Error>,
-    ) -> Result<(), Error> {
+    ) -> Vec<(ReadRequest, Vec<(FieldDef, String)>)> {
         let (names, labels): (Vec<&Matcher>, Vec<&Matcher>) =
             matchers.iter().partition(|m| m.name == METRIC_LABEL);
+        let mut out = Vec::new();
         'tables: for (table, fields) in self.metrics() {
             let fields: Vec<(FieldDef, String)> = fields
                 .into_iter()
@@ -135,6 +124,35 @@ impl Source for EngineSource<'_> {
                 end: end_ms.saturating_add(1).saturating_mul(1_000_000),
                 fields: Some(fields.iter().map(|(f, _)| f.id).collect()),
             };
+            out.push((request, fields));
+        }
+        out
+    }
+}
+
+impl Source for EngineSource<'_> {
+    fn select(
+        &self,
+        matchers: &[Matcher],
+        start_ms: i64,
+        end_ms: i64,
+    ) -> Result<Vec<Series>, Error> {
+        let mut out = Vec::new();
+        self.select_each(matchers, start_ms, end_ms, &mut |series| {
+            out.push(series);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    fn select_each(
+        &self,
+        matchers: &[Matcher],
+        start_ms: i64,
+        end_ms: i64,
+        visit: &mut dyn FnMut(Series) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        for (request, fields) in self.requests(matchers, start_ms, end_ms) {
             // The visitor's error (a limit, a cancel) is carried out of the engine's read.
             let mut failed = None;
             self.engine
@@ -175,6 +193,16 @@ impl Source for EngineSource<'_> {
         }
         Ok(())
     }
+
+    fn summarize_each(
+        &self,
+        matchers: &[Matcher],
+        start_ms: i64,
+        end_ms: i64,
+        visit: &mut dyn FnMut(WindowSummary) -> Result<(), Error>,
+    ) -> Result<bool, Error> {
+        self.summarize(matchers, start_ms, end_ms, visit)
+    }
 }
 
 /// Of samples with equal times (adjacent: times ascend), keeps the last.
@@ -192,7 +220,7 @@ fn keep_last_per_time(samples: &mut Vec<(i64, f64)>) {
 
 /// A column's samples as PromQL sees them (booleans are 0 and 1; strings have none), in
 /// milliseconds; several rows within one millisecond are one sample, the last row's.
-fn samples_of(times: &[i64], column: &Column) -> Vec<(i64, f64)> {
+pub(super) fn samples_of(times: &[i64], column: &Column) -> Vec<(i64, f64)> {
     fn gather<T: Copy>(
         times: &[i64],
         column: &Column,
