@@ -89,6 +89,8 @@ pub(crate) fn router(state: Shared) -> Router {
         .route("/api/v1/status/buildinfo", get(crate::prom::api::buildinfo))
         .route("/api/put", post(crate::opentsdb::put))
         .route("/api/version", get(crate::opentsdb::version))
+        .route("/", get(crate::console::index))
+        .route("/console/{*path}", get(crate::console::asset))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::disable())
@@ -117,6 +119,7 @@ async fn track(State(state): State<Shared>, request: Request, next: Next) -> Res
         path if path.starts_with("/api/v1/label/") => "prometheus_metadata",
         "/api/put" => "opentsdb_put",
         "/api/version" => "opentsdb_version",
+        path if path == "/" || path.starts_with("/console/") => "console",
         _ => "other",
     };
     let mut response = next.run(request).await;

@@ -39,6 +39,7 @@ pub mod metrics;
 
 mod auth;
 mod backup;
+mod console;
 mod http;
 mod http_serve;
 mod influxql;
