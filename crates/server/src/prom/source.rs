@@ -168,15 +168,8 @@ impl Source for EngineSource<'_> {
                         if samples.is_empty() {
                             continue;
                         }
-                        // The last field takes the tags instead of a copy (two strings a tag).
-                        let mut pairs = if left == 0 {
-                            std::mem::take(&mut series.tags)
-                        } else {
-                            series.tags.clone()
-                        };
-                        pairs.push((METRIC_LABEL.to_string(), name.clone()));
                         let one = Series {
-                            labels: Labels::new(pairs),
+                            labels: labels_of(&mut series.tags, name, left == 0),
                             samples,
                         };
                         if let Err(e) = visit(one) {
@@ -203,6 +196,18 @@ impl Source for EngineSource<'_> {
     ) -> Result<bool, Error> {
         self.summarize(matchers, start_ms, end_ms, visit)
     }
+}
+
+/// A series' labels for the metric `name`: its tags and `__name__`. The series' last
+/// metric takes the tags (`last`) instead of a copy (two strings a tag).
+pub(super) fn labels_of(tags: &mut Vec<(String, String)>, name: &str, last: bool) -> Labels {
+    let mut pairs = if last {
+        std::mem::take(tags)
+    } else {
+        tags.clone()
+    };
+    pairs.push((METRIC_LABEL.to_string(), name.to_string()));
+    Labels::new(pairs)
 }
 
 /// Of samples with equal times (adjacent: times ascend), keeps the last.

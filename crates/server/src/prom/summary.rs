@@ -8,13 +8,12 @@
 //! a range; Prometheus orders NaN its own way in `min`/`max`), and no other row of the
 //! series in the milliseconds of its first and last rows.
 
-use strata_promql::{Error, Labels, Matcher, SampleRun, WindowSummary};
+use strata_promql::{Error, Matcher, SampleRun, WindowSummary};
 use strata_storage::column::Column;
 use strata_storage::model::FieldId;
 use strata_storage::part::{ChunkMeta, PreAgg};
 
-use super::model::METRIC_LABEL;
-use super::source::{EngineSource, samples_of};
+use super::source::{EngineSource, labels_of, samples_of};
 
 const NS_PER_MS: i64 = 1_000_000;
 
@@ -107,8 +106,10 @@ impl EngineSource<'_> {
             let (mut failed, mut inexact) = (None, false);
             for shard in 0..self.engine.shard_count() {
                 self.engine
-                    .summarize_shard_each(shard, &request, &usable, None, &mut |summary| {
+                    .summarize_shard_each(shard, &request, &usable, None, &mut |mut summary| {
+                        let mut left = fields.len();
                         for (field, name) in &fields {
+                            left -= 1;
                             let runs: Vec<SampleRun> = summary
                                 .chunks
                                 .iter()
@@ -125,10 +126,8 @@ impl EngineSource<'_> {
                                 inexact = true;
                                 return Ok(false);
                             }
-                            let mut pairs = summary.tags.clone();
-                            pairs.push((METRIC_LABEL.to_string(), name.clone()));
                             let one = WindowSummary {
-                                labels: Labels::new(pairs),
+                                labels: labels_of(&mut summary.tags, name, left == 0),
                                 runs,
                                 samples,
                             };
