@@ -856,6 +856,17 @@ async function loadServerInfo() {
     const source = explore.column(dbs.result, 'retention_source');
     names.forEach((n, i) => rows.push([`Retention of ${n}`, `${retention[i]} (${source[i]})`]));
   }
+  // The settings the server runs with, named as `strata serve`'s flags (tokens only as
+  // "set" or "none").
+  try {
+    const flags = await apiFetch('/api/v1/status/flags');
+    const body = flags.ok ? await flags.json() : null;
+    for (const [name, value] of Object.entries((body && body.data) || {})) {
+      rows.push([`--${name}`, value]);
+    }
+  } catch {
+    rows.push(['Settings', 'unavailable']);
+  }
   el.serverInfo.innerHTML = rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('');
 }
 

@@ -87,6 +87,7 @@ pub(crate) fn router(state: Shared) -> Router {
         )
         .route("/api/v1/metadata", get(crate::prom::api::metadata))
         .route("/api/v1/status/buildinfo", get(crate::prom::api::buildinfo))
+        .route("/api/v1/status/flags", get(crate::settings::flags))
         .route("/api/put", post(crate::opentsdb::put))
         .route("/api/version", get(crate::opentsdb::version))
         .route("/", get(crate::console::index))
@@ -113,9 +114,11 @@ async fn track(State(state): State<Shared>, request: Request, next: Next) -> Res
         "/api/v1/import/prometheus" => "prometheus_import",
         "/api/v1/query" => "prometheus_query",
         "/api/v1/query_range" => "prometheus_query_range",
-        "/api/v1/series" | "/api/v1/labels" | "/api/v1/metadata" | "/api/v1/status/buildinfo" => {
-            "prometheus_metadata"
-        }
+        "/api/v1/series"
+        | "/api/v1/labels"
+        | "/api/v1/metadata"
+        | "/api/v1/status/buildinfo"
+        | "/api/v1/status/flags" => "prometheus_metadata",
         path if path.starts_with("/api/v1/label/") => "prometheus_metadata",
         "/api/put" => "opentsdb_put",
         "/api/version" => "opentsdb_version",

@@ -46,6 +46,7 @@ mod influxql;
 mod opentsdb;
 mod pg;
 pub mod prom;
+mod settings;
 mod sql;
 mod sql_cells;
 mod sql_format;

@@ -173,15 +173,27 @@ fn console_assets_are_served_from_the_binary() {
             "{missing}"
         );
     }
-    // The page holds no data: it is served without the token, the API is not.
+    // The settings the server panel shows, named as serve's flags, as given (port 0: the
+    // bound port is in the log).
+    let flags = server
+        .request("GET", "/api/v1/status/flags", &[], b"")
+        .json();
+    assert_eq!(flags["status"], "success");
+    assert_eq!(flags["data"]["http"], "127.0.0.1:0");
+    assert_eq!(flags["data"]["shards"], "2");
+    assert_eq!(flags["data"]["auth-token"], "none");
+    // The page holds no data: it is served without the token; the API and the settings
+    // are not, and the token itself is never shown.
     let locked = Server::start(data_dir().path(), &["--auth-token", "s3cret"]);
     assert_eq!(locked.request("GET", "/", &[], b"").status, 200);
-    assert_eq!(
-        locked
-            .request("GET", "/query?q=SHOW%20DATABASES", &[], b"")
-            .status,
-        401
-    );
+    for path in ["/query?q=SHOW%20DATABASES", "/api/v1/status/flags"] {
+        assert_eq!(locked.request("GET", path, &[], b"").status, 401, "{path}");
+    }
+    let auth = [("Authorization", "Token s3cret")];
+    let flags = locked.request("GET", "/api/v1/status/flags", &auth, b"");
+    assert_eq!(flags.status, 200);
+    assert_eq!(flags.json()["data"]["auth-token"], "set");
+    assert!(!flags.text().contains("s3cret"));
 }
 
 #[test]

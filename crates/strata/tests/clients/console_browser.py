@@ -222,6 +222,10 @@ def main_flow(driver):
     # The server panel draws sparklines from /metrics.
     wait(driver, "sparklines", lambda: len(els(driver, "#server canvas.sparkline")) >= 3)
     summary["sparklines"] = len(els(driver, "#server canvas.sparkline"))
+    # ... and the settings the server runs with, tokens never shown.
+    wait(driver, "the server's settings", lambda: "--wal-sync" in texts(driver, "#server-info dt"))
+    info = " ".join(texts(driver, "#server-info dd"))
+    assert "none" in info, info
 
     # A bench report renders as a table and a chart.
     el(driver, "#bench-file").send_keys(BENCH)
