@@ -461,19 +461,23 @@ impl<'a> Evaluator<'a> {
 
     /// As [`Evaluator::matrix_each`] for a selector evaluated at one step only, through
     /// the source's summaries ([`Source::summarize_each`]) of the window `[start, end]`:
-    /// `Ok(false)` when the source cannot summarize. Stale markers are removed from the
-    /// samples (runs hold none); each run counts as one sample against the limit.
+    /// the samples they held (each run counts as one), checked against the limit but not
+    /// yet counted, or `None` when the source cannot summarize. The caller counts them
+    /// ([`Evaluator::count`]) once it uses the answer, so that a fallback to the samples
+    /// does not count the window twice. Stale markers are removed from the samples (runs
+    /// hold none).
     pub fn summarize_each(
         &mut self,
         ms: &MatrixSelector,
         (start, end): (i64, i64),
         visit: &mut dyn FnMut(WindowSummary) -> Result<(), Error>,
-    ) -> Result<bool, Error> {
+    ) -> Result<Option<usize>, Error> {
         let matchers = selector_matchers(&ms.vs)?;
         self.check()?;
         let source = self.source;
         let limits = self.limits.clone();
-        let mut held = self.samples;
+        let before = self.samples;
+        let mut held = 0usize;
         let mut seen = 0usize;
         let done = source.summarize_each(&matchers, start, end, &mut |mut summary| {
             seen += 1;
@@ -482,14 +486,13 @@ impl<'a> Evaluator<'a> {
             }
             held += summary.samples.len() + summary.runs.len();
             limits.check()?;
-            if held > limits.max_samples {
+            if before + held > limits.max_samples {
                 return Err(too_many_samples());
             }
             summary.samples.retain(|(_, v)| !is_stale(*v));
             visit(summary)
         })?;
-        self.samples = held;
-        Ok(done)
+        Ok(done.then_some(held))
     }
 
     /// The limits the query runs under.

@@ -36,7 +36,7 @@ pub(crate) fn over_time(
         return Ok(None);
     };
     let (mut out, mut silent, mut exact) = (Vec::new(), Vec::new(), true);
-    let summarized = ev.summarize_each(ms, (end - shape.range, end), &mut |summary| {
+    let held = ev.summarize_each(ms, (end - shape.range, end), &mut |summary| {
         match fold(name, &summary) {
             Some(Some(value)) => out.push(StepSeries {
                 labels: summary.labels,
@@ -47,9 +47,10 @@ pub(crate) fn over_time(
         }
         Ok(())
     })?;
-    if !(summarized && exact) {
+    let Some(held) = held.filter(|_| exact) else {
         return Ok(None);
-    }
+    };
+    ev.count(held)?;
     let count = out.len();
     finish_windows(ev, out, &silent, false, count).map(Some)
 }
@@ -156,5 +157,74 @@ mod tests {
             fold("sum_over_time", &summary(&[huge, huge], &[])),
             Some(Some(f64::INFINITY))
         );
+    }
+}
+
+#[cfg(test)]
+mod fallback_tests {
+    use crate::{
+        Error, Labels, Limits, Matcher, QueryValue, SampleRun, Series, Source, WindowSummary,
+        instant_query,
+    };
+
+    /// One series: as samples, ten of them; as a summary, two runs whose sums overflow, so
+    /// that `avg_over_time` falls back to the samples.
+    struct Overflowing;
+
+    fn labels() -> Labels {
+        Labels::new(vec![("__name__".into(), "m".into())])
+    }
+
+    impl Source for Overflowing {
+        fn select(&self, _: &[Matcher], _: i64, _: i64) -> Result<Vec<Series>, Error> {
+            Ok(vec![Series {
+                labels: labels(),
+                samples: (1..=10).map(|i| (i * 1_000, i as f64)).collect(),
+            }])
+        }
+
+        fn summarize_each(
+            &self,
+            _: &[Matcher],
+            _: i64,
+            _: i64,
+            visit: &mut dyn FnMut(WindowSummary) -> Result<(), Error>,
+        ) -> Result<bool, Error> {
+            let run = SampleRun {
+                count: 1,
+                sum: f64::MAX,
+                min: f64::MAX,
+                max: f64::MAX,
+            };
+            visit(WindowSummary {
+                labels: labels(),
+                runs: vec![run, run],
+                samples: Vec::new(),
+            })?;
+            Ok(true)
+        }
+    }
+
+    #[test]
+    fn a_fallback_counts_the_window_once() {
+        // The samples alone fit the limit; with the summary's two runs counted too, they
+        // would not.
+        let limits = Limits {
+            max_samples: 11,
+            ..Limits::default()
+        };
+        let answer = instant_query(
+            &Overflowing,
+            "avg_over_time(m[1m])",
+            10_000,
+            300_000,
+            limits,
+        )
+        .unwrap();
+        let QueryValue::Vector(v) = answer else {
+            panic!("{answer:?}");
+        };
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].2, 5.5, "the mean of the samples, not of the runs");
     }
 }
