@@ -29,10 +29,7 @@ fn usable_column(chunk: &ChunkMeta, field: FieldId) -> bool {
 /// Whether a chunk's rows are at least a millisecond apart: evenly spaced (no time block)
 /// by a millisecond or more, or a single row.
 fn one_row_per_millisecond(chunk: &ChunkMeta) -> bool {
-    chunk.rows == 1
-        || (chunk.time_block.is_none()
-            && chunk.max_time.abs_diff(chunk.min_time) / u64::from(chunk.rows - 1)
-                >= NS_PER_MS as u64)
+    chunk.rows == 1 || (chunk.time_block.is_none() && chunk.even_step() >= NS_PER_MS)
 }
 
 /// A chunk column's pre-aggregates as PromQL's values (booleans are 0 and 1).

@@ -318,8 +318,9 @@ impl ChunkMeta {
 }
 
 impl ChunkMeta {
-    /// The step between rows of a chunk without a time block (0 for one row).
-    pub(crate) fn even_step(&self) -> i64 {
+    /// The step between rows of a chunk without a time block (0 for one row); meaningless
+    /// for a chunk with one.
+    pub fn even_step(&self) -> i64 {
         if self.rows <= 1 {
             return 0;
         }
