@@ -256,20 +256,8 @@ impl ChunkMeta {
         bytes: impl Fn(&BlockRef) -> &'b [u8],
     ) -> Result<SeriesData, (u64, String)> {
         let rows = self.rows as usize;
-        let times = match &self.time_block {
-            None => self.even_times(0, rows),
-            Some(tb) => {
-                let mut times = Vec::with_capacity(rows);
-                whole(tb, codec::timestamp::decode(bytes(tb), &mut times))?;
-                if times.len() != rows
-                    || times.first() != Some(&self.min_time)
-                    || times.last() != Some(&self.max_time)
-                {
-                    return Err((tb.offset, "time block disagrees with the index".into()));
-                }
-                times
-            }
-        };
+        let mut times = Vec::with_capacity(rows);
+        self.append_times(&bytes, &mut times)?;
         let mut out = Vec::with_capacity(columns.len());
         for meta in columns {
             let count = meta.preagg.count() as usize;
@@ -329,11 +317,32 @@ impl ChunkMeta {
     }
 
     /// Times of rows `from..to` of a chunk without a time block.
-    fn even_times(&self, from: usize, to: usize) -> Vec<Timestamp> {
+    fn even_times(&self, from: usize, to: usize) -> impl Iterator<Item = Timestamp> {
         let step = self.even_step();
-        (from..to)
-            .map(|i| self.min_time.wrapping_add(step.wrapping_mul(i as i64)))
-            .collect()
+        (from..to).map(move |i| self.min_time.wrapping_add(step.wrapping_mul(i as i64)))
+    }
+
+    /// Appends the times of every row, checked against the index entry: by arithmetic
+    /// without a time block, else decoded from it (`bytes` gives a block's bytes).
+    pub(crate) fn append_times<'b>(
+        &self,
+        bytes: impl Fn(&BlockRef) -> &'b [u8],
+        times: &mut Vec<Timestamp>,
+    ) -> Result<(), (u64, String)> {
+        let rows = self.rows as usize;
+        let Some(tb) = &self.time_block else {
+            times.extend(self.even_times(0, rows));
+            return Ok(());
+        };
+        let at = times.len();
+        whole(tb, codec::timestamp::decode(bytes(tb), times))?;
+        if times.len() - at != rows
+            || times.get(at) != Some(&self.min_time)
+            || times.last() != Some(&self.max_time)
+        {
+            return Err((tb.offset, "time block disagrees with the index".into()));
+        }
+        Ok(())
     }
 
     /// File offset of the chunk's first block, to name in errors.
@@ -358,7 +367,7 @@ impl ChunkMeta {
                 rows_before(first, step, rows, start),
                 rows_before(first, step, rows, end),
             );
-            return Ok((from, to, self.even_times(from, to)));
+            return Ok((from, to, self.even_times(from, to).collect()));
         };
         let disagrees = || (tb.offset, "time block disagrees with the index".to_string());
         let regular = codec::timestamp::regular(block)

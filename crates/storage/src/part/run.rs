@@ -92,7 +92,7 @@ pub(crate) fn decode_run<'b>(
             skip_first = from;
             times.extend(first_times);
         } else {
-            append_times(chunk, |b| bytes(i, b), &mut times)?;
+            chunk.append_times(|b| bytes(i, b), &mut times)?;
         }
     }
     let last_rows = chunks[last].rows as usize;
@@ -124,29 +124,6 @@ pub(crate) fn decode_run<'b>(
         });
     }
     Ok(Some(SeriesData { times, columns }))
-}
-
-/// Appends the times of every row of `chunk`, checked against its index entry.
-fn append_times<'b>(
-    chunk: &ChunkMeta,
-    bytes: impl Fn(&BlockRef) -> &'b [u8],
-    times: &mut Vec<Timestamp>,
-) -> Result<(), (u64, String)> {
-    let rows = chunk.rows as usize;
-    let Some(tb) = &chunk.time_block else {
-        let step = chunk.even_step();
-        times.extend((0..rows as i64).map(|i| chunk.min_time.wrapping_add(step.wrapping_mul(i))));
-        return Ok(());
-    };
-    let at = times.len();
-    whole(tb, codec::timestamp::decode(bytes(tb), times))?;
-    if times.len() - at != rows
-        || times.get(at) != Some(&chunk.min_time)
-        || times.last() != Some(&chunk.max_time)
-    {
-        return Err((tb.offset, "time block disagrees with the index".into()));
-    }
-    Ok(())
 }
 
 /// A numeric column's decoders in the codec crate.
