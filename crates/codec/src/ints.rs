@@ -70,6 +70,19 @@ pub(crate) fn encode_payload(values: &[u64], out: &mut Vec<u8>) -> IntKind {
     IntKind::DeltaPacked
 }
 
+/// Appends `conv(first)`, then the value after each zig-zag delta of `syms`: a delta
+/// stream's values from its decoded symbols.
+#[inline]
+fn push_walk<T>(out: &mut Vec<T>, first: u64, syms: &[u8], conv: &impl Fn(u64) -> T) {
+    out.reserve(syms.len() + 1);
+    out.push(conv(first));
+    let mut acc = first;
+    out.extend(syms.iter().map(|&s| {
+        acc = acc.wrapping_add(unzigzag(u64::from(s)) as u64);
+        conv(acc)
+    }));
+}
+
 /// Decodes `n` values of payload `kind`, appending `conv(v)` for each.
 #[inline]
 pub(crate) fn decode_payload<T: Copy>(
@@ -86,13 +99,8 @@ pub(crate) fn decode_payload<T: Copy>(
         // A rANS symbol can cost far less than a bit, so the input does not bound `n`;
         // `n` is already capped by MAX_BLOCK_VALUES.
         let mut syms = vec![0u8; n - 1];
-        let mut acc = unzigzag(rans::decode(r, &mut syms)?) as u64;
-        out.reserve(n);
-        out.push(conv(acc));
-        out.extend(syms.iter().map(|&s| {
-            acc = acc.wrapping_add(unzigzag(u64::from(s)) as u64);
-            conv(acc)
-        }));
+        let first = unzigzag(rans::decode(r, &mut syms)?) as u64;
+        push_walk(out, first, &syms, &conv);
         return Ok(());
     }
     let first = r.varint()?;
@@ -177,14 +185,8 @@ fn decode_rans_two<T: Copy, C: Fn(u64) -> T>(
     let (syms1, syms2) = syms.split_at_mut(b1.n - 1);
     let (first1, first2) = rans::decode_two((&mut b1.reader, syms1), (&mut b2.reader, syms2))?;
     out.reserve(b1.n + b2.n);
-    for (first, syms, conv) in [(first1, &*syms1, &b1.conv), (first2, &*syms2, &b2.conv)] {
-        let mut acc = unzigzag(first) as u64;
-        out.push(conv(acc));
-        out.extend(syms.iter().map(|&s| {
-            acc = acc.wrapping_add(unzigzag(u64::from(s)) as u64);
-            conv(acc)
-        }));
-    }
+    push_walk(out, unzigzag(first1) as u64, syms1, &b1.conv);
+    push_walk(out, unzigzag(first2) as u64, syms2, &b2.conv);
     Ok(())
 }
 
@@ -212,12 +214,7 @@ pub(crate) fn decode_payload_range<T: Copy>(
         for &s in &syms[..from] {
             acc = acc.wrapping_add(unzigzag(u64::from(s)) as u64);
         }
-        out.reserve(to - from);
-        out.push(conv(acc));
-        out.extend(syms[from..to - 1].iter().map(|&s| {
-            acc = acc.wrapping_add(unzigzag(u64::from(s)) as u64);
-            conv(acc)
-        }));
+        push_walk(out, acc, &syms[from..to - 1], &conv);
         return Ok(());
     }
     let first = r.varint()?;
