@@ -344,22 +344,28 @@ impl PartReader {
         for i in 0..blocks.len() {
             if i + 1 == blocks.len() || blocks[i + 1].offset != blocks[i].end() {
                 let (from, to) = (blocks[start].offset, blocks[i].end());
-                if to > self.index_offset || from > to {
-                    return Err(corrupt(
-                        &self.path,
-                        from,
-                        "block lies outside the data region",
-                    ));
-                }
-                let mut buf = vec![0u8; (to - from) as usize];
-                self.file
-                    .read_exact_at(&mut buf, from)
-                    .map_err(|e| StorageError::io("cannot read part", &self.path, e))?;
-                runs.push((from, Cow::Owned(buf)));
+                runs.push((from, Cow::Owned(self.read_data(from, to)?)));
                 start = i + 1;
             }
         }
         check_blocks(&self.path, &blocks, ChunkBytes { runs })
+    }
+
+    /// File bytes `from..to` of the data region (blocks), with one system call; a range
+    /// outside the region (a hand-edited chunk meta) is corrupt.
+    fn read_data(&self, from: u64, to: u64) -> Result<Vec<u8>, StorageError> {
+        if to > self.index_offset || from > to {
+            return Err(corrupt(
+                &self.path,
+                from,
+                "block lies outside the data region",
+            ));
+        }
+        let mut bytes = vec![0u8; (to - from) as usize];
+        self.file
+            .read_exact_at(&mut bytes, from)
+            .map_err(|e| StorageError::io("cannot read part", &self.path, e))?;
+        Ok(bytes)
     }
 
     /// The file bytes from the first to the last block `chunks` need (with `fields`), read
@@ -391,20 +397,9 @@ impl PartReader {
         if to - from > needed.saturating_mul(4).saturating_add(SPAN_SLACK_BYTES) {
             return Ok(None);
         }
-        if to > self.index_offset {
-            return Err(corrupt(
-                &self.path,
-                from,
-                "block lies outside the data region",
-            ));
-        }
-        let mut bytes = vec![0u8; (to - from) as usize];
-        self.file
-            .read_exact_at(&mut bytes, from)
-            .map_err(|e| StorageError::io("cannot read part", &self.path, e))?;
         Ok(Some(Span {
             offset: from,
-            bytes,
+            bytes: self.read_data(from, to)?,
         }))
     }
 
