@@ -14,7 +14,7 @@ import * as explore from './lib/explore.js';
 import { formatBytes, formatCell, formatMs, formatShort, formatStatus } from './lib/format.js';
 import { escapeHtml, highlight } from './lib/highlight.js';
 import { addEntry, entryLabel, loadHistory, saveHistory } from './lib/history.js';
-import { FIGURES, figures, parseExposition, pushPoint, readings } from './lib/metrics.js';
+import { FIGURES, databaseBytes, figures, parseExposition, pushPoint, readings } from './lib/metrics.js';
 import { buildSeries, chartable } from './lib/series.js';
 import { columnWidths, scrollHeight, visibleWindow } from './lib/table.js';
 import { autoStep, isoFromMs, promRange, rewriteTimeRange } from './lib/timerange.js';
@@ -26,7 +26,7 @@ const el = {
   viewChart: $('view-chart'), table: $('results-table'), chart: $('chart'), logScale: $('log-scale'),
   exportCsv: $('export-csv'), exportPng: $('export-png'), history: $('history'),
   historyClear: $('history-clear'), explore: $('explore'), exploreRefresh: $('explore-refresh'),
-  server: $('server'), sparks: $('sparks'), serverInfo: $('server-info'), serverState: $('server-state'),
+  server: $('server'), sparks: $('sparks'), diskDbs: $('disk-dbs'), serverInfo: $('server-info'), serverState: $('server-state'),
   version: $('version'), benchFile: $('bench-file'), bench: $('bench'), theme: $('theme'),
   themeIcon: $('theme-icon'), tokenDialog: $('token-dialog'), tokenInput: $('token-input'),
   tokenMessage: $('token-message'), tokenButton: $('token-button'), tokenCancel: $('token-cancel'), promRange: $('prom-range'),
@@ -174,7 +174,7 @@ function themeColours() {
 function redrawAll() {
   if (state.view === 'chart') renderChart();
   if (state.benchSections) renderBench(state.benchSections.sections, state.benchSections.errors);
-  for (const f of FIGURES) drawSpark(f.key);
+  drawAllSparks();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -731,6 +731,7 @@ function onExploreFilter(event) {
 // Server panel: live sparklines from /metrics, version and settings.
 
 const sparks = {}; // figure key → {canvas, value, points}
+const dbSparks = new Map(); // database → {row, canvas, value, points}, in the panel's order
 let previousReadings = null;
 let previousAt = 0;
 let serverInView = true;
@@ -756,8 +757,12 @@ function formatFigure(f, v) {
   return f.unit === 'bytes' ? formatBytes(v) : formatShort(v);
 }
 
-function drawSpark(key) {
-  const s = sparks[key];
+function drawAllSparks() {
+  for (const f of FIGURES) drawSpark(sparks[f.key]);
+  for (const s of dbSparks.values()) drawSpark(s);
+}
+
+function drawSpark(s) {
   if (!s) return;
   const { canvas, points } = s;
   const ratio = window.devicePixelRatio || 1;
@@ -818,14 +823,52 @@ async function scrape() {
       const v = values[f.key];
       if (v !== null) s.points = pushPoint(s.points, v, 60);
       s.value.textContent = formatFigure(f, v);
-      drawSpark(f.key);
+      drawSpark(s);
     }
+    showDatabaseBytes(databaseBytes(parseExposition(text)));
     el.serverState.textContent = `live · every 2 s`;
   } catch {
     el.serverState.textContent = 'unreachable';
   } finally {
     scraping = false;
   }
+}
+
+/**
+ * One row per database (largest first): its name, disk bytes, share of the total and a
+ * sparkline of its bytes. Databases that no longer report leave the list.
+ */
+function showDatabaseBytes(databases) {
+  const all = databases.reduce((sum, d) => sum + d.bytes, 0);
+  const seen = new Set();
+  for (const { database, bytes } of databases) {
+    seen.add(database);
+    let s = dbSparks.get(database);
+    if (!s) {
+      const row = document.createElement('li');
+      row.className = 'disk-db';
+      row.dataset.database = database;
+      row.innerHTML = `<span class="disk-db-name"></span><span class="disk-db-value"></span><canvas class="sparkline disk-db-spark" role="img"></canvas>`;
+      row.querySelector('.disk-db-name').textContent = database;
+      row.querySelector('canvas').setAttribute('aria-label', `Disk bytes of ${database}, last two minutes`);
+      s = { row, canvas: row.querySelector('canvas'), value: row.querySelector('.disk-db-value'), points: [] };
+      dbSparks.set(database, s);
+    }
+    s.points = pushPoint(s.points, bytes, 60);
+    const share = all > 0 ? Math.round((bytes / all) * 100) : 0;
+    s.value.textContent = `${formatBytes(bytes)} · ${share}%`;
+    s.row.dataset.bytes = String(bytes);
+  }
+  for (const [database, s] of dbSparks) {
+    if (!seen.has(database)) {
+      s.row.remove();
+      dbSparks.delete(database);
+    }
+  }
+  const list = el.diskDbs.querySelector('ol');
+  for (const { database } of databases) list.append(dbSparks.get(database).row);
+  el.diskDbs.hidden = databases.length === 0;
+  for (const s of dbSparks.values()) drawSpark(s);
 }
 
 /** Version, health and settings: what the server says about itself. */
@@ -1064,7 +1107,7 @@ function wire() {
       const bw = b.box.clientWidth;
       if (bw > 0 && Math.abs(bw - b.chart.width) > 2) b.chart.setSize({ width: bw, height: 220 });
     }
-    for (const f of FIGURES) drawSpark(f.key);
+    drawAllSparks();
   };
   new ResizeObserver(() => {
     if (!frame) frame = requestAnimationFrame(guard(resize));

@@ -212,7 +212,8 @@ async fn metrics(
 ) -> Result<Response, ApiError> {
     let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     auth::check(&state.config, &headers, &params)?;
-    let text = state.metrics.render(&state.engine.stats());
+    let mut text = state.metrics.render(&state.engine.stats());
+    crate::metrics::render_database_bytes(&mut text, &state.engine.part_bytes_by_database());
     let mut response = text.into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,

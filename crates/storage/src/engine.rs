@@ -41,6 +41,7 @@ const ENGINE_VERSION: u32 = 1;
 mod backup;
 mod check;
 mod delete;
+mod disk;
 mod downsample;
 mod downsample_fold;
 mod repair;

@@ -46,7 +46,8 @@ fn now_ns() -> i64 {
 }
 
 /// Table `cpu`: hosts a, b, c, one row every 10 s over the last 30 minutes (540 rows);
-/// table `big`: 30,000 rows one second apart, field `n` counting from 0.
+/// table `big`: 30,000 rows one second apart, field `n` counting from 0; database `other`
+/// with 100 rows of `mem`. All flushed to parts.
 fn load(server: &Server, token: Option<&str>) {
     let now = now_ns() / 1_000_000_000 * 1_000_000_000;
     let mut lines = String::new();
@@ -65,6 +66,20 @@ fn load(server: &Server, token: Option<&str>) {
     let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("Authorization", a.as_str())).collect();
     let reply = server.request("POST", "/write?db=console", &headers, lines.as_bytes());
     assert_eq!(reply.status, 204, "{}", reply.text());
+    // A small second database, for the panel's disk bytes by database.
+    let other: String = (0..100i64)
+        .map(|i| format!("mem,host=a used={i}i {}\n", now - i * 1_000_000_000))
+        .collect();
+    let reply = server.request("POST", "/write?db=other", &headers, other.as_bytes());
+    assert_eq!(reply.status, 204, "{}", reply.text());
+    // A backup flushes every memtable, so the rows are in parts and count as disk bytes.
+    let backup = scratch(match token {
+        Some(_) => "console_backup_token",
+        None => "console_backup",
+    });
+    let path = format!("/api/v1/backup?to={}", backup.join("b").display());
+    let reply = server.request("POST", &path, &headers, b"");
+    assert_eq!(reply.status, 200, "{}", reply.text());
 }
 
 /// A real `strata bench write --json` report for the page to open.
@@ -210,11 +225,16 @@ fn console_works_in_a_real_browser() {
         "{summary}"
     );
     assert!(summary["sparklines"].as_u64().unwrap() >= 3, "{summary}");
+    assert_eq!(
+        summary["disk_databases"],
+        serde_json::json!(["console", "other"]),
+        "{summary}"
+    );
     assert!(
         summary["interactive_ms"].as_f64().unwrap() < 1000.0,
         "{summary}"
     );
-    for shot in ["chart", "table", "bench", "dark", "phone"] {
+    for shot in ["chart", "table", "server", "bench", "dark", "phone"] {
         let png = artifacts("main").join(format!("{shot}.png"));
         let bytes = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
         // A blank 1280x800 PNG compresses to a few kilobytes.

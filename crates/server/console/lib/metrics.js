@@ -72,6 +72,20 @@ export function readings(samples) {
 }
 
 /**
+ * Disk bytes by database (`strata_database_part_bytes{database="…"}`), largest first:
+ * `[{database, bytes}]`; empty when the server does not report them.
+ */
+export function databaseBytes(samples) {
+  const out = [];
+  for (const s of samples) {
+    if (s.name === 'strata_database_part_bytes' && 'database' in s.labels && Number.isFinite(s.value)) {
+      out.push({ database: s.labels.database, bytes: s.value });
+    }
+  }
+  return out.sort((a, b) => b.bytes - a.bytes || (a.database < b.database ? -1 : 1));
+}
+
+/**
  * The figures between two scrapes `seconds` apart: rates for counters (a counter that went
  * down restarted with the server: its new value over the interval), gauges from `current`.
  * Without a previous scrape, rates are null.

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FIGURES, figures, parseExposition, parseLabels, pushPoint, readings, total } from '../lib/metrics.js';
+import { FIGURES, databaseBytes, figures, parseExposition, parseLabels, pushPoint, readings, total } from '../lib/metrics.js';
 
 // As crates/server/src/metrics.rs renders it.
 const SCRAPE = `# HELP strata_rows_written_total Rows stored since start (all protocols).
@@ -63,4 +63,20 @@ test('sparkline history keeps the last points', () => {
   assert.equal(h.length, 60);
   assert.equal(h[0], 10);
   assert.equal(h[59], 69);
+});
+
+test('disk bytes by database are read largest first, names unescaped', () => {
+  const samples = parseExposition(`# TYPE strata_database_part_bytes gauge
+strata_database_part_bytes{database="small"} 10
+strata_database_part_bytes{database="a \\"q\\""} 10
+strata_database_part_bytes{database="big"} 5000
+strata_database_part_bytes 1
+strata_part_bytes 6000
+`);
+  assert.deepEqual(databaseBytes(samples), [
+    { database: 'big', bytes: 5000 },
+    { database: 'a "q"', bytes: 10 },
+    { database: 'small', bytes: 10 },
+  ]);
+  assert.deepEqual(databaseBytes(parseExposition(SCRAPE)), []);
 });

@@ -47,6 +47,8 @@ pub struct PartReader {
     version: u32,
     /// Format 3: where the recovery section is (file offset) and its trailer.
     recovery: Option<(u64, RecoveryTrailer)>,
+    /// The file's bytes by table, by increasing table id; they sum to the file's length.
+    table_bytes: Vec<(TableId, u64)>,
 }
 
 impl PartReader {
@@ -137,6 +139,7 @@ impl PartReader {
             directory: Vec::new(),
             version,
             recovery,
+            table_bytes: Vec::new(),
         };
         let mut cursor = IndexCursor::new(&reader.index, 0);
         let directory =
@@ -147,6 +150,12 @@ impl PartReader {
                     format!("index byte {}: {reason}", cursor.pos),
                 )
             })?;
+        reader.table_bytes = bytes_by_table(
+            &directory,
+            index_at,
+            (footer.index_stored_len, reader.index.len()),
+            file_len,
+        );
         reader.directory = directory;
         Ok(reader)
     }
@@ -172,6 +181,13 @@ impl PartReader {
     /// Every series with its table, by increasing series id.
     pub fn series_ids(&self) -> impl Iterator<Item = (SeriesId, TableId)> + '_ {
         self.directory.iter().map(|d| (d.series, d.table))
+    }
+
+    /// The file's bytes by table, by increasing table id, summing to the file's length:
+    /// each table's data blocks, plus its share of the header, index and footer in
+    /// proportion to them. For disk use per database.
+    pub fn table_bytes(&self) -> &[(TableId, u64)] {
+        &self.table_bytes
     }
 
     /// Whether the part holds rows of `series`.
@@ -524,6 +540,52 @@ impl ChunkBytes<'_> {
 /// Walks the whole index once: every entry must parse, ids increase, chunks of a series
 /// increase in time and keep each field's type, blocks tile the data region exactly, and
 /// the totals match the footer. Returns the directory; adds the value count to `points`.
+/// Each table's data bytes (a series' blocks run from its data offset to the next series'
+/// or the index, as `check_index` verified); its share of the stored index, by the raw
+/// index bytes of its series' entries (per-chunk metadata and pre-aggregates, which can
+/// outweigh the data of a small series); then its share of the rest (header, recovery
+/// section, footer) by data. Rounding goes to the largest table, so the bytes add up to
+/// the file's length.
+fn bytes_by_table(
+    directory: &[DirEntry],
+    index_at: u64,
+    index: (u64, usize),
+    file_len: u64,
+) -> Vec<(TableId, u64)> {
+    let (index_stored, index_raw) = index;
+    let mut by_table = std::collections::BTreeMap::<TableId, (u64, u64)>::new();
+    for (i, entry) in directory.iter().enumerate() {
+        let next = directory.get(i + 1);
+        let data_end = next.map_or(index_at, |n| n.data_offset);
+        let index_end = next.map_or(index_raw, |n| n.index_offset);
+        let sums = by_table.entry(entry.table).or_default();
+        sums.0 += data_end - entry.data_offset;
+        sums.1 += (index_end - entry.index_offset) as u64;
+    }
+    let data: u64 = by_table.values().map(|s| s.0).sum();
+    let raw: u64 = by_table.values().map(|s| s.1).sum();
+    let rest = file_len.saturating_sub(data + index_stored);
+    let share = |of: u64, part: u64, whole: u64| {
+        (u128::from(of) * u128::from(part))
+            .checked_div(u128::from(whole))
+            .unwrap_or(0) as u64
+    };
+    let mut bytes: Vec<(TableId, u64)> = by_table
+        .into_iter()
+        .map(|(table, (d, r))| {
+            (
+                table,
+                d + share(index_stored, r, raw) + share(rest, d, data),
+            )
+        })
+        .collect();
+    let counted: u64 = bytes.iter().map(|(_, b)| b).sum();
+    if let Some(largest) = bytes.iter_mut().max_by_key(|(_, b)| *b) {
+        largest.1 += file_len.saturating_sub(counted);
+    }
+    bytes
+}
+
 fn check_index(
     c: &mut IndexCursor<'_>,
     footer: &Footer,

@@ -5,7 +5,8 @@ Usage: console_browser.py BASE_URL ARTIFACT_DIR BENCH_JSON [TOKEN]
 
 The server (started by `crates/strata/tests/console.rs`) holds database `console` with
 table `cpu` (tags `host` = a, b, c; float field `usage`; one row every 10 s over the last
-30 minutes: 540 rows) and table `big` (30,000 rows). With TOKEN the server requires it:
+30 minutes: 540 rows) and table `big` (30,000 rows), and database `other` (100 rows), all
+flushed to parts. With TOKEN the server requires it:
 the page must ask for it before anything loads.
 
 Every check raises on failure (exit status 1, the reason on stderr); screenshots go to
@@ -222,6 +223,18 @@ def main_flow(driver):
     # The server panel draws sparklines from /metrics.
     wait(driver, "sparklines", lambda: len(els(driver, "#server canvas.sparkline")) >= 3)
     summary["sparklines"] = len(els(driver, "#server canvas.sparkline"))
+    # Disk bytes by database, largest first, each with its own sparkline.
+    wait(driver, "disk bytes by database",
+         lambda: len(els(driver, "#disk-dbs li.disk-db canvas.sparkline")) == 2)
+    dbs = driver.execute_script(
+        "return [...document.querySelectorAll('#disk-dbs li.disk-db')]"
+        ".map(li => [li.dataset.database, Number(li.dataset.bytes), li.textContent])")
+    assert [d[0] for d in dbs] == ["console", "other"], dbs
+    assert dbs[0][1] > dbs[1][1] > 0, dbs
+    assert visible(driver, "#disk-dbs"), "the disk list is hidden"
+    summary["disk_databases"] = [d[0] for d in dbs]
+    driver.execute_script("document.querySelector('#server').scrollIntoView()")
+    shot(driver, "server")
     # ... and the settings the server runs with, tokens never shown.
     wait(driver, "the server's settings", lambda: "--wal-sync" in texts(driver, "#server-info dt"))
     info = " ".join(texts(driver, "#server-info dd"))
