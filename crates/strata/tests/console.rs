@@ -46,7 +46,7 @@ fn now_ns() -> i64 {
 }
 
 /// Table `cpu`: hosts a, b, c, one row every 10 s over the last 30 minutes (540 rows);
-/// table `big`: 30,000 rows one second apart, field `n` counting from 0; database `other`
+/// table `big`: 100,000 rows one second apart, field `n` counting from 0; database `other`
 /// with 100 rows of `mem`. All flushed to parts.
 fn load(server: &Server, token: Option<&str>) {
     let now = now_ns() / 1_000_000_000 * 1_000_000_000;
@@ -58,8 +58,8 @@ fn load(server: &Server, token: Option<&str>) {
             lines.push_str(&format!("cpu,host={host} usage={usage} {t}\n"));
         }
     }
-    for i in 0..30_000i64 {
-        let t = now - 2 * 3_600_000_000_000 + i * 1_000_000_000;
+    for i in 0..100_000i64 {
+        let t = now - 30 * 3_600_000_000_000 + i * 1_000_000_000;
         lines.push_str(&format!("big,host=z n={i}i {t}\n"));
     }
     let auth = token.map(|t| format!("Token {t}"));

@@ -5,7 +5,7 @@ Usage: console_browser.py BASE_URL ARTIFACT_DIR BENCH_JSON [TOKEN]
 
 The server (started by `crates/strata/tests/console.rs`) holds database `console` with
 table `cpu` (tags `host` = a, b, c; float field `usage`; one row every 10 s over the last
-30 minutes: 540 rows) and table `big` (30,000 rows), and database `other` (100 rows), all
+30 minutes: 540 rows) and table `big` (100,000 rows), and database `other` (100 rows), all
 flushed to parts. With TOKEN the server requires it:
 the page must ask for it before anything loads.
 
@@ -173,9 +173,9 @@ def main_flow(driver):
     summary["zoomed_rows"] = rows_in_status(driver)
     assert "time" in el(driver, "#editor").get_attribute("value")
 
-    # The table view: 30,000 rows, only the visible ones in the page, the last reachable.
+    # The table view: 100,000 rows, only the visible ones in the page, the last reachable.
     n = run(driver, "sql", "console", "SELECT * FROM big ORDER BY time")
-    assert n == 30000, f"status says {el(driver, '#status').text!r}"
+    assert n == 100000, f"status says {el(driver, '#status').text!r}"
     el(driver, "#view-table").click()
     wait(driver, "table rows", lambda: len(els(driver, "#results-table .result-row")) > 0)
     rendered = len(els(driver, "#results-table .result-row"))
@@ -184,7 +184,7 @@ def main_flow(driver):
         "const t = document.querySelector('#results-table');"
         "const s = t.querySelector('[data-scroll]') || t; s.scrollTop = s.scrollHeight;")
     wait(driver, "the last row after scrolling",
-         lambda: any("29999" in t for t in texts(driver, "#results-table .result-row")))
+         lambda: any("99999" in t for t in texts(driver, "#results-table .result-row")))
     summary["rendered_rows"] = rendered
     shot(driver, "table")
 
