@@ -14,8 +14,8 @@ use super::condition::TimeRange;
 use super::fields::{self, Projections};
 use super::sql::{self, quote_ident, time_literal};
 use super::{
-    Context, Grouping, MAX_BUCKETS, aggregate, eval, finish_rows, new_series, points, series_key,
-    series_key_from,
+    Context, Grouping, MAX_BUCKETS, aggregate, eval, finish_rows, key_matches, new_series, points,
+    series_key, series_key_from,
 };
 
 /// One aggregate call of the select list.
@@ -98,7 +98,9 @@ fn sql_aggregate(call: &Call, schema: &TableSchema) -> Option<Vec<String>> {
 }
 
 /// Per series key: per bucket start: each call's value and selected point time.
-type Buckets = BTreeMap<Vec<String>, BTreeMap<i64, Vec<(Value, Option<i64>)>>>;
+/// A series' values per bucket: per aggregate call, its value and the point's time.
+type PerBucket = BTreeMap<i64, Vec<(Value, Option<i64>)>>;
+type Buckets = BTreeMap<Vec<String>, PerBucket>;
 
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn grouped(
@@ -166,9 +168,21 @@ pub(super) async fn grouped(
         let rows = columns.first().map_or(0, Vec::len);
         let first_agg = group_tags.len() + usize::from(grouping.time.is_some());
         // Columns are read across (column, row): an index is the plain way here.
+        // The series being filled, moved into `buckets` when another starts.
+        let mut current: Option<(Vec<String>, PerBucket)> = None;
         #[allow(clippy::needless_range_loop)]
         for row in 0..rows {
-            let key = series_key_from(&columns, 0, grouping, schema, row);
+            if !current
+                .as_ref()
+                .is_some_and(|(k, _)| key_matches(&columns, 0, grouping, schema, row, k))
+            {
+                if let Some((key, per_bucket)) = current.take() {
+                    buckets.insert(key, per_bucket);
+                }
+                let key = series_key_from(&columns, 0, grouping, schema, row);
+                let per_bucket = buckets.remove(&key).unwrap_or_default();
+                current = Some((key, per_bucket));
+            }
             let bucket = match grouping.time {
                 Some(_) => match columns[group_tags.len()][row] {
                     Value::Time(t) => t,
@@ -202,9 +216,12 @@ pub(super) async fn grouped(
                 let empty_count = call.function == "count" && *value == Value::Integer(0);
                 !value.is_null() && !empty_count
             });
-            if has_data {
-                buckets.entry(key).or_default().insert(bucket, values);
+            if has_data && let Some((_, per_bucket)) = current.as_mut() {
+                per_bucket.insert(bucket, values);
             }
+        }
+        if let Some((key, per_bucket)) = current {
+            buckets.insert(key, per_bucket);
         }
     } else {
         // Aggregates read fields only: a tag or unknown name has no points (null).
@@ -225,7 +242,7 @@ pub(super) async fn grouped(
         while start < rows {
             let key = series_key(&columns, grouping, schema, start);
             let mut end = start + 1;
-            while end < rows && series_key(&columns, grouping, schema, end) == key {
+            while end < rows && key_matches(&columns, 1, grouping, schema, end, &key) {
                 end += 1;
             }
             let per_bucket = buckets.entry(key).or_default();
@@ -357,15 +374,18 @@ fn assemble(
             let lookup = |e: &Expr| -> Option<Value> {
                 calls.iter().position(|c| c.expr == *e).map(value_of)
             };
-            let row: Vec<Value> = projections
-                .columns
-                .iter()
-                .zip(&direct)
-                .map(|(p, direct)| match direct {
-                    Some(i) => value_of(*i),
-                    None => eval::eval(&p.expr, &lookup),
-                })
-                .collect();
+            // Room for the time `finish_rows` puts first.
+            let mut row: Vec<Value> = Vec::with_capacity(projections.columns.len() + 1);
+            row.extend(
+                projections
+                    .columns
+                    .iter()
+                    .zip(&direct)
+                    .map(|(p, direct)| match direct {
+                        Some(i) => value_of(*i),
+                        None => eval::eval(&p.expr, &lookup),
+                    }),
+            );
             let shown = if point_time {
                 values.and_then(|v| v[0].1).unwrap_or(*t)
             } else {

@@ -631,6 +631,31 @@ pub(super) fn series_key_from(
         .collect()
 }
 
+/// Whether row `row`'s grouped tags (columns from `first`, as [`series_key_from`] reads
+/// them) are `key`: rows of one series come together, so comparing with the last key
+/// spares building a key per row.
+pub(super) fn key_matches(
+    columns: &[Vec<Value>],
+    first: usize,
+    grouping: &Grouping,
+    schema: &TableSchema,
+    row: usize,
+    key: &[String],
+) -> bool {
+    let mut at = first;
+    grouping.tags.iter().zip(key).all(|(t, want)| {
+        if !schema.tags.contains(t) {
+            return want.is_empty();
+        }
+        let same = match &columns[at][row] {
+            Value::String(s) => **s == **want,
+            _ => want.is_empty(),
+        };
+        at += 1;
+        same
+    })
+}
+
 pub(super) fn new_series(
     schema: &TableSchema,
     grouping: &Grouping,
@@ -742,8 +767,11 @@ async fn raw(
     let movable: Vec<bool> = uses.iter().map(|n| *n == 1).collect();
     let present = field_reads(projections, schema, &vars);
     for row in 0..rows {
-        let k = series_key(&columns, grouping, schema, row);
-        if key.as_ref() != Some(&k) {
+        if !key
+            .as_ref()
+            .is_some_and(|k: &Vec<String>| key_matches(&columns, 1, grouping, schema, row, k))
+        {
+            let k = series_key(&columns, grouping, schema, row);
             series.push(new_series(schema, grouping, &k, projections));
             per_series.push((Vec::new(), Vec::new()));
             key = Some(k);
@@ -1024,7 +1052,12 @@ pub(super) fn cast_value(value: Value, cast: Option<strata_influxql::VarType>) -
 
 /// A row: `time`, then `values`, in one allocation (growing a one-cell vector to a wide
 /// row reallocated it four or five times, per row).
-fn with_time(time: i64, values: Vec<Value>) -> Vec<Value> {
+fn with_time(time: i64, mut values: Vec<Value>) -> Vec<Value> {
+    if values.capacity() > values.len() {
+        // Built with room for the time (`assemble`): moved along, not reallocated.
+        values.insert(0, Value::Time(time));
+        return values;
+    }
     let mut row = Vec::with_capacity(values.len() + 1);
     row.push(Value::Time(time));
     row.extend(values);
