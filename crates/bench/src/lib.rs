@@ -6,7 +6,9 @@
 //! - [`cpu_only`]: TSBS `cpu-only` (measurement `cpu`, ten tags, ten integer fields).
 //! - [`meters`]: TDengine smart meters (`meters`, tags `groupid`/`location`, three fields).
 //! - [`disorder`]: out-of-order rows (a seeded share arrives late, every row once).
-//! - [`load`]: sending prepared batches with N workers to a target (embedded, HTTP, TCP).
+//! - [`feed`]: batches for the load's workers, prepared in memory or streamed by generator
+//!   threads through bounded queues (memory bounded whatever the data set's size).
+//! - [`load`]: sending batches with N workers to a target (embedded, HTTP, TCP).
 //! - [`http`]: the small keep-alive HTTP/1.1 client the HTTP target uses.
 //! - [`stats`]: latency percentiles; CPU time, memory and disk writes of a process.
 //! - [`progress`]: the progress bar on stderr while a load runs.
@@ -23,6 +25,7 @@
 
 pub mod cpu_only;
 pub mod disorder;
+pub mod feed;
 pub mod http;
 pub mod load;
 pub mod meters;

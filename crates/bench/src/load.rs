@@ -1,7 +1,8 @@
 //! Sending prepared batches to a target with N worker threads, timing every request.
 //!
-//! Batches are generated before the clock starts, so the load measures the target, not the
-//! generator. Work is a set of queues: one queue shared by every worker (each takes the
+//! Batches come from a [`Feed`](crate::feed::Feed): generated before the clock ([`Work`]),
+//! or streamed by generator threads that stay ahead of the senders (`feed::Stream`), so
+//! the load measures the target, not the generator. Work is a set of queues: one queue shared by every worker (each takes the
 //! next batch from a shared counter, so a slow worker does not hold back the others), or
 //! one queue per worker (meters: each worker owns a contiguous range of meters, as
 //! taosBenchmark does). A [`Target`] sends one batch: into an in-process engine
@@ -10,12 +11,13 @@
 use std::io::Write;
 use std::net::TcpStream;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use strata_lineproto::Precision;
 use strata_storage::Engine;
 
+use crate::feed::{Feed, Prepared};
 use crate::http::{BodyEncoding, HttpClient};
 use crate::stats::Latencies;
 
@@ -256,16 +258,24 @@ pub fn run_load(
     targets: Vec<Box<dyn Target>>,
     progress: Option<Arc<AtomicU64>>,
 ) -> LoadResult {
-    let cursors: Arc<Vec<AtomicUsize>> =
-        Arc::new(work.queues.iter().map(|_| AtomicUsize::new(0)).collect());
-    let queue_count = work.queues.len().max(1);
+    let feed: Arc<dyn Feed + Send> = Arc::new(Prepared::new(Arc::clone(work)));
+    run_feed(&feed, targets, progress)
+}
+
+/// Sends every batch of `feed` with one worker thread per target. Worker `i` takes batches
+/// from queue `i % queue_count`. `progress` (if given) is advanced by each batch's rows.
+pub fn run_feed(
+    feed: &Arc<dyn Feed + Send>,
+    targets: Vec<Box<dyn Target>>,
+    progress: Option<Arc<AtomicU64>>,
+) -> LoadResult {
+    let queue_count = feed.queue_count();
     let started = Instant::now();
     let handles: Vec<_> = targets
         .into_iter()
         .enumerate()
         .map(|(worker, mut target)| {
-            let work = Arc::clone(work);
-            let cursors = Arc::clone(&cursors);
+            let feed = Arc::clone(feed);
             let progress = progress.clone();
             std::thread::spawn(move || {
                 let mut result = WorkerResult {
@@ -275,18 +285,11 @@ pub fn run_load(
                     messages: Vec::new(),
                     latencies: Vec::new(),
                 };
-                let queue_index = worker % queue_count;
-                let (Some(queue), Some(cursor)) =
-                    (work.queues.get(queue_index), cursors.get(queue_index))
-                else {
-                    return result;
-                };
-                // Bounded by the queue's length.
-                loop {
-                    let index = cursor.fetch_add(1, Ordering::Relaxed);
-                    let Some(batch) = queue.get(index) else { break };
+                let queue = worker % queue_count;
+                // Bounded by the feed's batches.
+                while let Some(batch) = feed.next(queue) {
                     let request_started = Instant::now();
-                    let outcome = target.send(batch);
+                    let outcome = target.send(&batch);
                     let latency = request_started.elapsed();
                     result.requests += 1;
                     match outcome {

@@ -153,6 +153,11 @@ impl Meters {
         &self.config
     }
 
+    /// Rows this generator writes in all: its meters' rows.
+    pub fn rows_total(&self) -> u64 {
+        self.meters.len() as u64 * self.config.rows_per_meter
+    }
+
     /// Tag values (`groupid`, `location`) of meter `meter`, as the generator draws them.
     pub fn tags_of(config: &MetersConfig, meter: u32) -> (u32, &'static str) {
         let mut rng = meter_rng(config.seed, meter);

@@ -59,8 +59,13 @@ impl Progress {
     }
 }
 
-/// One line of the bar: `[#####-----] 1234/5678 rows (21.7%)  456789 rows/s`.
+/// One line of the bar: `[#####-----] 1234/5678 rows (21.7%)  456789 rows/s`; without a
+/// total (0: a file read as the load goes), `1234 rows  456789 rows/s`.
 pub fn render(done: u64, total: u64, elapsed: Duration) -> String {
+    if total == 0 && done > 0 {
+        let rate = done as f64 / elapsed.as_secs_f64().max(1e-9);
+        return format!("{done} rows  {rate:.0} rows/s");
+    }
     let fraction = if total == 0 {
         1.0
     } else {
@@ -92,6 +97,10 @@ mod tests {
             )
         );
         assert!(render(0, 0, Duration::ZERO).contains("(100.0%)"));
+        assert_eq!(
+            render(500, 0, Duration::from_secs(2)),
+            "500 rows  250 rows/s"
+        );
         assert!(
             render(2000, 1000, Duration::from_secs(1))
                 .starts_with(&format!("[{}]", "#".repeat(30)))

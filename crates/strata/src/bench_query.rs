@@ -410,6 +410,7 @@ fn load(args: &QueryArgs, destination: &Destination) -> Result<String, String> {
         retention: "0".into(),
         compact: true,
         json: None,
+        pregenerate: false,
     };
     let written = bench_write::measure(&write)?;
     if written.errors > 0 || written.bad_lines > 0 || written.rows != written.rows_generated {

@@ -50,6 +50,10 @@ pub struct ScaleArgs {
     /// Where the data directories, server logs, scale.csv and scale.svg go.
     #[arg(long, default_value = "strata-scale")]
     out_dir: PathBuf,
+    /// Generate each run's batches into memory before its clock (as `bench write
+    /// --pregenerate`) instead of streaming them during the load.
+    #[arg(long)]
+    pregenerate: bool,
 }
 
 /// A running server child; killed (SIGKILL) if dropped before it was stopped.
@@ -222,6 +226,7 @@ fn run_one(args: &ScaleArgs, cores: usize) -> Result<(ScaleRow, WriteReport), St
         retention: "0".into(),
         compact: false,
         json: None,
+        pregenerate: args.pregenerate,
     };
     let mut report = measure(&write_args)?;
     let shutdown = server.stop()?;

@@ -5,26 +5,25 @@
 //! (line protocol over plain TCP: asynchronous, nothing is acknowledged, so the report says
 //! what was sent). With `--http URL --prometheus` the same data goes as Prometheus remote
 //! write (`POST /api/v1/write`; see `bench_remote_write`), and with `--tcp ADDR --opentsdb`
-//! as OpenTSDB telnet `put` lines (see `bench_opentsdb`). The data is generated into memory before the clock starts, so the run
-//! measures the target, not the generator.
+//! as OpenTSDB telnet `put` lines (see `bench_opentsdb`). Batches are streamed by generator
+//! threads that fill bounded queues before the clock and stay ahead of the senders, so
+//! memory stays flat whatever the data set's size; the report shows how far ahead they
+//! stayed (`bench_batches`). `--pregenerate` generates everything before the clock instead.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use std::io::Read;
-
 use clap::Args;
-use strata_bench::http::{BodyEncoding, HttpUrl, gzip};
-use strata_bench::load::{
-    Batch, EmbeddedTarget, HttpTarget, LoadResult, Target, TcpTarget, Work, run_load,
-};
+use strata_bench::http::{BodyEncoding, HttpUrl};
+use strata_bench::load::{EmbeddedTarget, HttpTarget, LoadResult, Target, TcpTarget, run_feed};
 use strata_bench::progress::Progress;
 use strata_bench::report::WriteReport;
 use strata_bench::stats::{Process, dir_bytes};
-use strata_lineproto::{ParseOptions, Precision, parse_lines};
+use strata_lineproto::Precision;
 use strata_storage::{Engine, EngineOptions};
 
+use crate::bench_batches::{self, Batches};
 use crate::generate::{Generator, Workload, WorkloadArgs};
 
 /// Rows per request for cpu-only (TSBS's batch size in the measurement).
@@ -108,6 +107,11 @@ pub struct WriteArgs {
     /// Also write the report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub(crate) json: Option<PathBuf>,
+    /// Generate every batch into memory before the clock, instead of streaming them from
+    /// generator threads during the load: no generator competes with the target for CPU,
+    /// but memory grows with the data set (about 350 bytes a cpu-only row).
+    #[arg(long)]
+    pub(crate) pregenerate: bool,
 }
 
 /// Runs the load and prints the report (and writes the JSON when asked).
@@ -132,74 +136,6 @@ fn batch_rows(args: &WriteArgs) -> usize {
         }
     };
     rows.max(1)
-}
-
-/// Generates every batch before the clock: one queue per generator.
-fn prepare(
-    generators: &mut [Generator],
-    batch_rows: usize,
-    encoding: BodyEncoding,
-) -> Result<Work, String> {
-    let mut work = Work::default();
-    for generator in generators.iter_mut() {
-        let points_per_row = generator.points_per_row();
-        let precision = generator.precision();
-        let mut queue = Vec::new();
-        loop {
-            let mut body = Vec::with_capacity(batch_rows * 300);
-            let rows = generator.write_lines(batch_rows, &mut body) as u64;
-            if rows == 0 {
-                break;
-            }
-            queue.push(encode(
-                body,
-                rows,
-                rows * points_per_row,
-                encoding,
-                precision,
-            )?);
-        }
-        work.queues.push(queue);
-    }
-    Ok(work)
-}
-
-/// A batch of line protocol as the request body `encoding` says (before the clock).
-fn encode(
-    lines: Vec<u8>,
-    rows: u64,
-    points: u64,
-    encoding: BodyEncoding,
-    precision: Precision,
-) -> Result<Batch, String> {
-    Ok(match encoding {
-        BodyEncoding::Text => Batch {
-            body: lines,
-            rows,
-            points,
-        },
-        BodyEncoding::GzipText => Batch {
-            body: gzip(&lines).map_err(|e| format!("cannot gzip a batch: {e}"))?,
-            rows,
-            points,
-        },
-        BodyEncoding::RemoteWrite => {
-            let converted = crate::bench_remote_write::convert(&lines, precision)?;
-            Batch {
-                body: converted.body,
-                rows: converted.rows,
-                points: converted.samples,
-            }
-        }
-        BodyEncoding::OpenTsdbTelnet => {
-            let converted = crate::bench_opentsdb::convert(&lines, precision)?;
-            Batch {
-                body: converted.body,
-                rows: converted.rows,
-                points: converted.points,
-            }
-        }
-    })
 }
 
 /// How request bodies are sent to `destination`.
@@ -239,21 +175,26 @@ pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
             "reading {} in batches of {batch_rows} lines ...",
             path.display()
         );
-        let work = Arc::new(prepare_file(path, batch_rows, encoding, args.precision)?);
+        let batches = bench_batches::from_file(
+            path,
+            batch_rows,
+            encoding,
+            args.precision,
+            workers,
+            args.pregenerate,
+        )?;
         let report = WriteReport {
             workload: format!("file {}", path.display()),
             database: args.db.clone(),
             workers,
             batch_rows,
-            rows_generated: work.rows(),
-            bytes_sent: work.bytes(),
             acknowledged: !matches!(destination, Destination::Tcp(_)),
             ..WriteReport::default()
         };
         return load_to(
             args,
             destination,
-            &work,
+            &batches,
             workers,
             args.precision,
             cores,
@@ -261,7 +202,7 @@ pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
             report,
         );
     }
-    let mut generators = Generator::for_workers(&args.workload, workers)?;
+    let generators = Generator::for_workers(&args.workload, workers)?;
     let Some(first) = generators.first() else {
         return Err("the workload has no series (--hosts or --meters is 0)".into());
     };
@@ -276,25 +217,25 @@ pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
     };
     eprintln!("generating {workload} in batches of {batch_rows} rows ...");
     let encoding = body_encoding(args, &destination);
-    let work = Arc::new(prepare(&mut generators, batch_rows, encoding)?);
-    let rows_out_of_order = generators.iter().map(Generator::rows_out_of_order).sum();
-    drop(generators);
-
+    let batches = bench_batches::from_generators(
+        generators,
+        batch_rows,
+        encoding,
+        workers,
+        args.pregenerate,
+    )?;
     let report = WriteReport {
         workload: args.workload_label(&workload),
         database: args.db.clone(),
         workers,
         batch_rows,
-        rows_generated: work.rows(),
-        rows_out_of_order,
-        bytes_sent: work.bytes(),
         acknowledged: !matches!(destination, Destination::Tcp(_)),
         ..WriteReport::default()
     };
     load_to(
         args,
         destination,
-        &work,
+        &batches,
         workers,
         precision,
         cores,
@@ -308,7 +249,7 @@ pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
 fn load_to(
     args: &WriteArgs,
     destination: Destination,
-    work: &Arc<Work>,
+    batches: &Batches,
     workers: usize,
     precision: Precision,
     cores: usize,
@@ -316,7 +257,7 @@ fn load_to(
     mut report: WriteReport,
 ) -> Result<WriteReport, String> {
     match destination {
-        Destination::Embedded => measure_embedded(args, work, workers, precision, cores, report),
+        Destination::Embedded => measure_embedded(args, batches, workers, precision, cores, report),
         Destination::Http(url) => {
             report.target = format!("http://{}{}", url.authority, url.base_path);
             let path = if encoding == BodyEncoding::RemoteWrite {
@@ -333,7 +274,7 @@ fn load_to(
                     REQUEST_TIMEOUT,
                 )?));
             }
-            Ok(measure_remote(args, work, targets, report))
+            measure_remote(args, batches, targets, report)
         }
         Destination::Tcp(addr) => {
             report.target = format!("tcp://{addr}");
@@ -341,56 +282,9 @@ fn load_to(
             for _ in 0..workers {
                 targets.push(Box::new(TcpTarget::connect(&addr)?));
             }
-            Ok(measure_remote(args, work, targets, report))
+            measure_remote(args, batches, targets, report)
         }
     }
-}
-
-/// Reads a line-protocol file into batches of `batch_rows` lines (one shared queue). Rows
-/// and points are counted by parsing each batch, before the clock; bad lines count neither.
-fn prepare_file(
-    path: &std::path::Path,
-    batch_rows: usize,
-    encoding: BodyEncoding,
-    precision: Precision,
-) -> Result<Work, String> {
-    let mut bytes = Vec::new();
-    let file =
-        std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    let read = if path.extension().is_some_and(|x| x == "gz") {
-        flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file)).read_to_end(&mut bytes)
-    } else {
-        std::io::BufReader::new(file).read_to_end(&mut bytes)
-    };
-    read.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let options = ParseOptions {
-        precision,
-        ..ParseOptions::default()
-    };
-    let mut queue = Vec::new();
-    let mut start = 0;
-    while start < bytes.len() {
-        // Cut after the batch_rows-th newline (or at the end).
-        let mut end = start;
-        let mut lines = 0;
-        while end < bytes.len() && lines < batch_rows {
-            end = memchr::memchr(b'\n', &bytes[end..]).map_or(bytes.len(), |i| end + i + 1);
-            lines += 1;
-        }
-        let chunk = &bytes[start..end];
-        let (mut rows, mut points) = (0u64, 0u64);
-        for line in parse_lines(chunk, &options).flatten() {
-            rows += 1;
-            points += line.fields.len() as u64;
-        }
-        if rows > 0 {
-            queue.push(encode(chunk.to_vec(), rows, points, encoding, precision)?);
-        }
-        start = end;
-    }
-    Ok(Work {
-        queues: vec![queue],
-    })
 }
 
 impl WriteArgs {
@@ -407,15 +301,14 @@ impl WriteArgs {
 }
 
 /// Runs the load with a progress bar.
-fn load_with_progress(work: &Arc<Work>, targets: Vec<Box<dyn Target>>) -> LoadResult {
+fn load_with_progress(batches: &Batches, targets: Vec<Box<dyn Target>>) -> LoadResult {
     eprintln!(
-        "loading {} batches ({:.1} MB) with {} workers ...",
-        work.batch_count(),
-        work.bytes() as f64 / 1e6,
+        "loading {} with {} workers ...",
+        batches.describe(),
         targets.len()
     );
-    let progress = Progress::start(work.rows());
-    let load = run_load(work, targets, Some(progress.counter()));
+    let progress = Progress::start(batches.expected_rows);
+    let load = run_feed(batches.feed(), targets, Some(progress.counter()));
     progress.finish();
     load
 }
@@ -475,15 +368,21 @@ fn fill_process_figures(
 
 fn measure_remote(
     args: &WriteArgs,
-    work: &Arc<Work>,
+    batches: &Batches,
     targets: Vec<Box<dyn Target>>,
     mut report: WriteReport,
-) -> WriteReport {
+) -> Result<WriteReport, String> {
     let process = args.server_pid.map(Process::Pid);
     let data_dir = args.data_dir.as_ref();
     let before = sample(process, data_dir);
-    let load = load_with_progress(work, targets);
+    let load = load_with_progress(batches, targets);
     report = report.with_load(&load);
+    batches.finish(&mut report)?;
+    if let Some(peak) = Process::Current.peak_rss_bytes() {
+        report
+            .notes
+            .push(format!("loader: peak RSS {:.0} MB", mb(peak)));
+    }
     report.server_cores = args.server_cores.filter(|_| process.is_some());
     fill_process_figures(&mut report, process, data_dir, &before, load.elapsed);
     match data_dir {
@@ -498,12 +397,12 @@ fn measure_remote(
         }
         None => report.disk_bytes_note = "give --data-dir of the server to measure".into(),
     }
-    report
+    Ok(report)
 }
 
 fn measure_embedded(
     args: &WriteArgs,
-    work: &Arc<Work>,
+    batches: &Batches,
     workers: usize,
     precision: Precision,
     cores: usize,
@@ -548,12 +447,13 @@ fn measure_embedded(
         })
         .collect();
     let started = Instant::now();
-    let load = load_with_progress(work, targets);
+    let load = load_with_progress(batches, targets);
     let flush_started = Instant::now();
     engine.flush().map_err(|e| e.to_string())?;
     let flush_time = flush_started.elapsed();
     let to_parts = started.elapsed();
     report = report.with_load(&load);
+    batches.finish(&mut report)?;
     report.server_cores = Some(cores);
     // CPU and disk writes over ingest + final flush: the work the load caused.
     fill_process_figures(&mut report, process, Some(&data_dir), &before, to_parts);
@@ -589,8 +489,14 @@ fn measure_embedded(
         ));
     }
     report.notes.push(format!(
-        "memory: {:.0} MB before the load (input held in memory, counted in RSS)",
-        mb(rss_before)
+        "memory: {:.0} MB before the load{}; peak RSS {:.0} MB (engine and loader)",
+        mb(rss_before),
+        if args.pregenerate {
+            " (the pregenerated input held in memory, counted in RSS)"
+        } else {
+            ""
+        },
+        mb(Process::Current.peak_rss_bytes().unwrap_or(0))
     ));
     if let Ok(engine) = Arc::try_unwrap(engine) {
         engine.close().map_err(|e| e.to_string())?;

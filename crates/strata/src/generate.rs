@@ -271,6 +271,14 @@ impl Generator {
         }
     }
 
+    /// Rows this generator writes in all (late rows included: each row is written once).
+    pub fn rows_total(&self) -> u64 {
+        match &self.source {
+            Source::CpuOnly(g) => g.config().rows_total(),
+            Source::Meters(g) => g.rows_total(),
+        }
+    }
+
     /// Rows sent late so far (out-of-order).
     pub fn rows_out_of_order(&self) -> u64 {
         self.disorder.as_ref().map_or(0, Disorder::held_rows)

@@ -21,6 +21,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod backup;
+mod bench_batches;
 mod bench_opentsdb;
 mod bench_query;
 mod bench_remote_write;

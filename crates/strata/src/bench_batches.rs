@@ -1,0 +1,314 @@
+//! The batches `strata bench write` sends: streamed by generator threads through bounded
+//! queues (the default: memory stays flat whatever the data set's size), or, with
+//! `--pregenerate`, all generated into memory before the clock (no generator runs during
+//! the load, but memory grows with the data set: about 350 bytes a cpu-only row).
+//!
+//! Either way each batch is encoded (gzip, remote write, OpenTSDB) by the generator, not
+//! the sender, so senders only send.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use strata_bench::feed::{Feed, Prepared, Producer, Stream, StreamStats};
+use strata_bench::http::{BodyEncoding, gzip};
+use strata_bench::load::{Batch, Work};
+use strata_bench::report::WriteReport;
+use strata_lineproto::{ParseOptions, Precision, parse_lines};
+
+use crate::generate::Generator;
+
+/// A batch body is allocated for about this many bytes a row (cpu-only lines are ~250).
+const BYTES_PER_ROW_HINT: usize = 300;
+
+/// The load's batches and what is known of them before the clock.
+pub(crate) struct Batches {
+    feed: Arc<dyn Feed + Send>,
+    kind: Kind,
+    /// Rows the load will send, for the progress bar; 0 when unknown (a file streamed).
+    pub(crate) expected_rows: u64,
+    /// Per generator, the rows it has sent late (out of order) so far.
+    late: Arc<Vec<AtomicU64>>,
+}
+
+enum Kind {
+    Prepared(Arc<Work>),
+    Streamed(Arc<Stream>),
+}
+
+impl Batches {
+    /// The feed the workers take from.
+    pub(crate) fn feed(&self) -> &Arc<dyn Feed + Send> {
+        &self.feed
+    }
+
+    /// What the progress message says before the load.
+    pub(crate) fn describe(&self) -> String {
+        match &self.kind {
+            Kind::Prepared(work) => format!(
+                "{} batches ({:.1} MB) generated before the clock",
+                work.batch_count(),
+                work.bytes() as f64 / 1e6
+            ),
+            Kind::Streamed(_) => format!(
+                "batches streamed by {} generator thread(s)",
+                self.feed.queue_count()
+            ),
+        }
+    }
+
+    /// After the load: rows generated, bytes sent and, for a stream, the generators'
+    /// figures into `report`; a generator's error fails the run (the load was cut short).
+    pub(crate) fn finish(&self, report: &mut WriteReport) -> Result<(), String> {
+        report.rows_out_of_order = self.late.iter().map(|l| l.load(Ordering::Relaxed)).sum();
+        match &self.kind {
+            Kind::Prepared(work) => {
+                report.rows_generated = work.rows();
+                report.bytes_sent = work.bytes();
+                Ok(())
+            }
+            Kind::Streamed(stream) => {
+                let stats = stream.finish();
+                report.rows_generated = stats.rows;
+                report.bytes_sent = stats.bytes;
+                report.notes.push(generation_note(&stats));
+                match stats.error {
+                    Some(error) => Err(format!("generating the batches failed: {error}")),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+/// One line on how the generators kept up: their idle share (waiting on full queues:
+/// the senders were behind them) and the senders' wait for batches (the opposite).
+pub(crate) fn generation_note(stats: &StreamStats) -> String {
+    format!(
+        "generation: {} thread(s), queues of {} batches (at most {:.1} MB a queue); \
+         generators idle {:.0}% of their time (busy {:.2} s, waiting on full queues {:.2} s); \
+         senders waited {:.3} s in all for batches",
+        stats.generators,
+        stats.depth,
+        (stats.depth as u64 * stats.largest_batch_bytes) as f64 / 1e6,
+        stats.idle_share() * 100.0,
+        stats.busy.as_secs_f64(),
+        stats.idle.as_secs_f64(),
+        stats.workers_waited.as_secs_f64()
+    )
+}
+
+/// How far ahead of its senders a queue may run: two batches per sender taking from it,
+/// at least four.
+fn depth(senders_per_queue: usize) -> usize {
+    (2 * senders_per_queue).max(4)
+}
+
+/// The batches of `generators` (one queue each), `batch_rows` rows a batch.
+pub(crate) fn from_generators(
+    generators: Vec<Generator>,
+    batch_rows: usize,
+    encoding: BodyEncoding,
+    workers: usize,
+    pregenerate: bool,
+) -> Result<Batches, String> {
+    let expected_rows = generators.iter().map(Generator::rows_total).sum();
+    let late: Arc<Vec<AtomicU64>> =
+        Arc::new(generators.iter().map(|_| AtomicU64::new(0)).collect());
+    if pregenerate {
+        let mut work = Work::default();
+        for (i, mut generator) in generators.into_iter().enumerate() {
+            let mut queue = Vec::new();
+            while let Some(batch) = next_batch(&mut generator, batch_rows, encoding, &late[i])? {
+                queue.push(batch);
+            }
+            work.queues.push(queue);
+        }
+        return Ok(prepared(work, expected_rows, late));
+    }
+    let senders_per_queue = workers.div_ceil(generators.len().max(1));
+    let producers: Vec<Producer> = generators
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut generator)| -> Producer {
+            let late = Arc::clone(&late);
+            Box::new(move || next_batch(&mut generator, batch_rows, encoding, &late[i]))
+        })
+        .collect();
+    Ok(streamed(
+        producers,
+        depth(senders_per_queue),
+        expected_rows,
+        late,
+    ))
+}
+
+fn prepared(work: Work, expected_rows: u64, late: Arc<Vec<AtomicU64>>) -> Batches {
+    let work = Arc::new(work);
+    Batches {
+        feed: Arc::new(Prepared::new(Arc::clone(&work))),
+        kind: Kind::Prepared(work),
+        expected_rows,
+        late,
+    }
+}
+
+fn streamed(
+    producers: Vec<Producer>,
+    depth: usize,
+    expected_rows: u64,
+    late: Arc<Vec<AtomicU64>>,
+) -> Batches {
+    let stream = Arc::new(Stream::start(producers, depth));
+    Batches {
+        feed: Arc::clone(&stream) as Arc<dyn Feed + Send>,
+        kind: Kind::Streamed(stream),
+        expected_rows,
+        late,
+    }
+}
+
+/// The next batch of `generator`, encoded; `None` at its end. `late` follows the rows it
+/// has sent out of order.
+fn next_batch(
+    generator: &mut Generator,
+    batch_rows: usize,
+    encoding: BodyEncoding,
+    late: &AtomicU64,
+) -> Result<Option<Batch>, String> {
+    let mut body = Vec::with_capacity(batch_rows * BYTES_PER_ROW_HINT);
+    let rows = generator.write_lines(batch_rows, &mut body) as u64;
+    late.store(generator.rows_out_of_order(), Ordering::Relaxed);
+    if rows == 0 {
+        return Ok(None);
+    }
+    let points = rows * generator.points_per_row();
+    encode(body, rows, points, encoding, generator.precision()).map(Some)
+}
+
+/// The batches of a line-protocol file (gzip when it ends in .gz), `batch_rows` lines
+/// each, read as the load goes (or all before the clock with `pregenerate`). Rows and
+/// points are counted by parsing each batch in the generator; bad lines count neither.
+pub(crate) fn from_file(
+    path: &Path,
+    batch_rows: usize,
+    encoding: BodyEncoding,
+    precision: Precision,
+    workers: usize,
+    pregenerate: bool,
+) -> Result<Batches, String> {
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let reader: Box<dyn BufRead + Send> = if path.extension().is_some_and(|x| x == "gz") {
+        Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(
+            BufReader::new(file),
+        )))
+    } else {
+        Box::new(BufReader::new(file))
+    };
+    let mut produce = file_producer(
+        reader,
+        path.display().to_string(),
+        batch_rows,
+        encoding,
+        precision,
+    );
+    if pregenerate {
+        let mut queue = Vec::new();
+        while let Some(batch) = produce()? {
+            queue.push(batch);
+        }
+        let rows = queue.iter().map(|b| b.rows).sum();
+        return Ok(prepared(
+            Work {
+                queues: vec![queue],
+            },
+            rows,
+            Arc::new(Vec::new()),
+        ));
+    }
+    Ok(streamed(
+        vec![Box::new(produce)],
+        depth(workers),
+        0,
+        Arc::new(Vec::new()),
+    ))
+}
+
+/// Reads `batch_rows` lines at a time from `reader`; each batch is counted and encoded.
+fn file_producer(
+    mut reader: Box<dyn BufRead + Send>,
+    name: String,
+    batch_rows: usize,
+    encoding: BodyEncoding,
+    precision: Precision,
+) -> impl FnMut() -> Result<Option<Batch>, String> + Send {
+    let options = ParseOptions {
+        precision,
+        ..ParseOptions::default()
+    };
+    move || loop {
+        let mut chunk = Vec::with_capacity(batch_rows * BYTES_PER_ROW_HINT);
+        let mut lines = 0;
+        while lines < batch_rows {
+            let read = reader
+                .read_until(b'\n', &mut chunk)
+                .map_err(|e| format!("cannot read {name}: {e}"))?;
+            if read == 0 {
+                break;
+            }
+            lines += 1;
+        }
+        if chunk.is_empty() {
+            return Ok(None);
+        }
+        let (mut rows, mut points) = (0u64, 0u64);
+        for line in parse_lines(&chunk, &options).flatten() {
+            rows += 1;
+            points += line.fields.len() as u64;
+        }
+        if rows > 0 {
+            return encode(chunk, rows, points, encoding, precision).map(Some);
+        }
+        // Only comments, blank or bad lines: nothing to send; read on.
+    }
+}
+
+/// A batch of line protocol as the request body `encoding` says.
+fn encode(
+    lines: Vec<u8>,
+    rows: u64,
+    points: u64,
+    encoding: BodyEncoding,
+    precision: Precision,
+) -> Result<Batch, String> {
+    Ok(match encoding {
+        BodyEncoding::Text => Batch {
+            body: lines,
+            rows,
+            points,
+        },
+        BodyEncoding::GzipText => Batch {
+            body: gzip(&lines).map_err(|e| format!("cannot gzip a batch: {e}"))?,
+            rows,
+            points,
+        },
+        BodyEncoding::RemoteWrite => {
+            let converted = crate::bench_remote_write::convert(&lines, precision)?;
+            Batch {
+                body: converted.body,
+                rows: converted.rows,
+                points: converted.samples,
+            }
+        }
+        BodyEncoding::OpenTsdbTelnet => {
+            let converted = crate::bench_opentsdb::convert(&lines, precision)?;
+            Batch {
+                body: converted.body,
+                rows: converted.rows,
+                points: converted.points,
+            }
+        }
+    })
+}
