@@ -94,11 +94,15 @@ pub struct WriteReport {
     pub disk_bytes_note: String,
     /// Further target-specific lines (flushes, WAL, compaction), printed as they are.
     pub notes: Vec<String>,
+    /// Why the load's rates are not a rate (too short, or it never left the memtables):
+    /// the text report then shows no rate, and `rows_per_s`/`points_per_s` are only the
+    /// arithmetic of this run.
+    pub rate_withheld: Option<String>,
 }
 
-/// Loads shorter than this get a warning: their rates are noise-dominated (measured: two
-/// back-to-back 0.5-0.8 s runs of the same load differed by 20-40%).
-const SHORT_LOAD_S: f64 = 5.0;
+/// Loads shorter than this report no rate: on a shared machine their rates are noise
+/// (measured: two back-to-back 0.5-0.8 s runs of the same load differed by 20-40%).
+pub const MIN_RATE_LOAD_S: f64 = 10.0;
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
@@ -124,6 +128,13 @@ impl WriteReport {
             .map(|rows| *rows as f64 / secs)
             .collect();
         self.points_per_s_per_worker = self.points_per_s / load.rows_per_worker.len().max(1) as f64;
+        if self.elapsed_s < MIN_RATE_LOAD_S {
+            self.rate_withheld = Some(format!(
+                "the load lasted {:.2} s, under {MIN_RATE_LOAD_S:.0} s: runs this short vary by \
+                 tens of percent on a shared machine; load more data for a rate",
+                self.elapsed_s
+            ));
+        }
         self.latency_ms = LatencyMs {
             min: ms(l.min()),
             avg: ms(l.mean()),
@@ -160,15 +171,28 @@ impl WriteReport {
                     .into(),
             );
         }
+        let withheld = self.rate_withheld.is_some();
         for (i, rate) in self.rows_per_s_per_worker.iter().enumerate() {
-            line(format!(
-                "SUCC: thread[{i}] completed total {verb} rows: {}, {rate:.2} records/second",
-                (rate * self.elapsed_s).round() as u64
-            ));
+            let rows = (rate * self.elapsed_s).round() as u64;
+            line(if withheld {
+                format!("SUCC: thread[{i}] completed total {verb} rows: {rows}")
+            } else {
+                format!(
+                    "SUCC: thread[{i}] completed total {verb} rows: {rows}, {rate:.2} records/second"
+                )
+            });
         }
         line(format!(
-            "SUCC: Spent {:.6} seconds to insert rows: {} with {} thread(s) into {} {:.2} records/second",
-            self.elapsed_s, self.rows, self.workers, self.database, self.rows_per_s
+            "SUCC: Spent {:.6} seconds to insert rows: {} with {} thread(s) into {}{}",
+            self.elapsed_s,
+            self.rows,
+            self.workers,
+            self.database,
+            if withheld {
+                " (no rate: see below)".to_string()
+            } else {
+                format!(" {:.2} records/second", self.rows_per_s)
+            }
         ));
         let l = &self.latency_ms;
         line(format!(
@@ -179,19 +203,26 @@ impl WriteReport {
             "latency ms: min {:.2}, avg {:.2}, p50 {:.2}, p90 {:.2}, p95 {:.2}, p99 {:.2}, p999 {:.2}, max {:.2} ({} requests of {} rows)",
             l.min, l.avg, l.p50, l.p90, l.p95, l.p99, l.p999, l.max, self.requests, self.batch_rows
         ));
-        line(format!(
-            "loaded {} metrics in {:.3}sec with {} workers (mean rate {:.2} metrics/sec)",
-            self.points, self.elapsed_s, self.workers, self.points_per_s
-        ));
-        line(format!(
-            "loaded {} rows in {:.3}sec with {} workers (mean rate {:.2} rows/sec)",
-            self.rows, self.elapsed_s, self.workers, self.rows_per_s
-        ));
-        line(format!(
-            "per worker: {:.0} rows/s, {:.0} points/s on average",
-            self.rows_per_s / self.workers.max(1) as f64,
-            self.points_per_s_per_worker
-        ));
+        if withheld {
+            line(format!(
+                "loaded {} metrics ({} rows) in {:.3}sec with {} workers (no rate: see below)",
+                self.points, self.rows, self.elapsed_s, self.workers
+            ));
+        } else {
+            line(format!(
+                "loaded {} metrics in {:.3}sec with {} workers (mean rate {:.2} metrics/sec)",
+                self.points, self.elapsed_s, self.workers, self.points_per_s
+            ));
+            line(format!(
+                "loaded {} rows in {:.3}sec with {} workers (mean rate {:.2} rows/sec)",
+                self.rows, self.elapsed_s, self.workers, self.rows_per_s
+            ));
+            line(format!(
+                "per worker: {:.0} rows/s, {:.0} points/s on average",
+                self.rows_per_s / self.workers.max(1) as f64,
+                self.points_per_s_per_worker
+            ));
+        }
         line(format!(
             "errors: {} failed requests, {} bad lines; {} of {} generated rows {verb}; {} rows out of order",
             self.errors, self.bad_lines, self.rows, self.rows_generated, self.rows_out_of_order
@@ -227,11 +258,8 @@ impl WriteReport {
         for note in &self.notes {
             line(note.clone());
         }
-        if self.elapsed_s < SHORT_LOAD_S {
-            line(format!(
-                "note: the load lasted under {SHORT_LOAD_S:.0} s; rates of so short a run vary \
-                 by tens of percent between runs: load more data for a stable figure"
-            ));
+        if let Some(reason) = &self.rate_withheld {
+            line(format!("rate: not reported: {reason}"));
         }
         out
     }
@@ -280,20 +308,31 @@ mod tests {
         .with_load(&load)
     }
 
+    /// `sample()` with a 20 s load: long enough for a rate.
+    fn long_sample() -> WriteReport {
+        let mut report = sample();
+        report.elapsed_s = 20.0;
+        report.rows_per_s = 150.0;
+        report.points_per_s = 1500.0;
+        report.rows_per_s_per_worker = vec![100.0, 50.0];
+        report.rate_withheld = None;
+        report
+    }
+
     #[test]
     fn text_in_the_seeds_style() {
-        let text = sample().render();
+        let text = long_sample().render();
         assert!(
             text.contains(
-                "SUCC: thread[0] completed total inserted rows: 2000, 1000.00 records/second"
+                "SUCC: thread[0] completed total inserted rows: 2000, 100.00 records/second"
             ),
             "{text}"
         );
-        assert!(text.contains("SUCC: Spent 2.000000 seconds to insert rows: 3000 with 2 thread(s) into bench 1500.00 records/second"), "{text}");
+        assert!(text.contains("SUCC: Spent 20.000000 seconds to insert rows: 3000 with 2 thread(s) into bench 150.00 records/second"), "{text}");
         assert!(text.contains("SUCC: insert delay, min: 10.00ms, avg: 20.00ms, p90: 30.00ms, p95: 30.00ms, p99: 30.00ms, max: 30.00ms"), "{text}");
         assert!(
             text.contains(
-                "loaded 30000 metrics in 2.000sec with 2 workers (mean rate 15000.00 metrics/sec)"
+                "loaded 30000 metrics in 20.000sec with 2 workers (mean rate 1500.00 metrics/sec)"
             ),
             "{text}"
         );
@@ -302,10 +341,36 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("disk write: n/a"), "{text}");
-        assert!(text.contains("lasted under 5 s"), "{text}");
-        let mut long = sample();
-        long.elapsed_s = 60.0;
-        assert!(!long.render().contains("lasted under"));
+        assert!(!text.contains("not reported"), "{text}");
+    }
+
+    #[test]
+    fn a_load_under_ten_seconds_reports_no_rate_and_says_why() {
+        let report = sample();
+        let reason = report.rate_withheld.clone().unwrap_or_default();
+        assert!(reason.contains("lasted 2.00 s, under 10 s"), "{reason}");
+        let text = report.render();
+        assert!(!text.contains("records/second"), "{text}");
+        assert!(!text.contains("mean rate"), "{text}");
+        assert!(!text.contains("per worker:"), "{text}");
+        assert!(
+            text.contains(
+                "loaded 30000 metrics (3000 rows) in 2.000sec with 2 workers (no rate: see below)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("rate: not reported: {reason}")),
+            "{text}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&report.to_json().unwrap()).unwrap();
+        assert_eq!(json["rate_withheld"], serde_json::json!(reason));
+        assert!(
+            long_sample()
+                .to_json()
+                .unwrap()
+                .contains("\"rate_withheld\": null")
+        );
     }
 
     #[test]

@@ -268,8 +268,12 @@ pub fn run(args: &ScaleArgs) -> Result<(), String> {
     std::fs::create_dir_all(&args.out_dir)
         .map_err(|e| format!("cannot create {}: {e}", args.out_dir.display()))?;
     let mut rows = Vec::new();
+    let mut withheld = Vec::new();
     for &cores in &args.cores {
         let (row, report) = run_one(args, cores)?;
+        if report.rate_withheld.is_some() {
+            withheld.push(cores.to_string());
+        }
         println!("== server on {cores} core(s) ==");
         print!("{}", report.render());
         if report.errors > 0 {
@@ -282,6 +286,13 @@ pub fn run(args: &ScaleArgs) -> Result<(), String> {
     }
     println!();
     print!("{}", render_table(&rows, machine_cores));
+    if !withheld.is_empty() {
+        println!(
+            "note: the runs on {} core(s) were too short or too small for a rate (see their \
+             reports above): their rows are not rates; load more data",
+            withheld.join(", ")
+        );
+    }
     let csv = args.out_dir.join("scale.csv");
     std::fs::write(&csv, render_csv(&rows))
         .map_err(|e| format!("cannot write {}: {e}", csv.display()))?;

@@ -448,12 +448,20 @@ fn measure_embedded(
         .collect();
     let started = Instant::now();
     let load = load_with_progress(batches, targets);
+    let flushed_during_load = engine.stats().flushes;
     let flush_started = Instant::now();
     engine.flush().map_err(|e| e.to_string())?;
     let flush_time = flush_started.elapsed();
     let to_parts = started.elapsed();
     report = report.with_load(&load);
     batches.finish(&mut report)?;
+    if flushed_during_load == 0 && report.rate_withheld.is_none() {
+        report.rate_withheld = Some(
+            "no memtable was flushed during the load: it measured memory, not the engine's \
+             sustained rate; load more data than the memtables hold"
+                .into(),
+        );
+    }
     report.server_cores = Some(cores);
     // CPU and disk writes over ingest + final flush: the work the load caused.
     fill_process_figures(&mut report, process, Some(&data_dir), &before, to_parts);

@@ -35,8 +35,21 @@ fn embedded_report_and_json() {
     let stdout = text(&out.stdout);
     assert!(stdout.contains("SUCC: Spent "), "{stdout}");
     assert!(stdout.contains("SUCC: insert delay, min: "), "{stdout}");
-    assert!(stdout.contains("loaded 3000 metrics in "), "{stdout}");
+    // A sub-second load that never left the memtables reports no rate, and says why.
+    assert!(
+        stdout.contains("loaded 3000 metrics (300 rows) in "),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("records/second"), "{stdout}");
+    assert!(
+        stdout.contains("rate: not reported: the load lasted "),
+        "{stdout}"
+    );
     let r = json(&report);
+    assert!(
+        r["rate_withheld"].as_str().unwrap().contains("under 10 s"),
+        "{r}"
+    );
     assert_eq!(r["rows"], 300);
     assert_eq!(r["points"], 3000);
     assert_eq!(r["rows_generated"], 300);
@@ -312,6 +325,10 @@ fn scale_runs_the_real_server_and_writes_csv_and_svg() {
     let stdout = text(&out.stdout);
     assert!(
         stdout.contains("CPU Cores | Writers | Rows per Second"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("note: the runs on 1 core(s) were too short or too small for a rate"),
         "{stdout}"
     );
     let csv = std::fs::read_to_string(dir.join("scale.csv")).unwrap();

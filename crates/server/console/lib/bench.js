@@ -52,8 +52,10 @@ export function writeSection(name, d) {
     ['requests', num(d.requests)],
     ['errors', `${num(d.errors ?? 0)} failed requests, ${num(d.bad_lines ?? 0)} bad lines`],
     ['elapsed', `${num(d.elapsed_s, 3)} s`],
-    ['rows/s', num(d.rows_per_s, 0)],
-    ['points/s', num(d.points_per_s, 0)],
+    // A load too short (or too small) for a rate says why instead (report.rs).
+    ...(d.rate_withheld
+      ? [['rows/s, points/s', `not reported: ${d.rate_withheld}`]]
+      : [['rows/s', num(d.rows_per_s, 0)], ['points/s', num(d.points_per_s, 0)]]),
     ['latency ms (min / p50 / p99 / max)', [l.min, l.p50, l.p99, l.max].map((v) => num(v)).join(' / ')],
     ['server CPU', opt(cpu, (p) => (d.server_cores ? `${num(p, 0)}% of one core (${num(p / d.server_cores, 0)}% of ${d.server_cores} cores)` : `${num(p, 0)}% of one core`))],
     ['disk write', opt(d.disk_write_mb_per_s, (v) => `${num(v, 1)} MB/s`)],

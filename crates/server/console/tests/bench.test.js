@@ -51,6 +51,14 @@ test('a write report: key figures, latency percentiles, per-worker rates', () =>
   assert.deepEqual(s.notes, ['flushed']);
 });
 
+test('a write report whose load was too short shows why it has no rate', () => {
+  const data = { ...write(), rate_withheld: 'the load lasted 0.50 s, under 10 s' };
+  const { sections } = summarise([{ name: 'short.json', data }]);
+  const rows = sections[0].table.rows;
+  assert.equal(rows.find((r) => r[0] === 'rows/s'), undefined);
+  assert.equal(rows.find((r) => r[0] === 'rows/s, points/s')[1], 'not reported: the load lasted 0.50 s, under 10 s');
+});
+
 test('several write reports: rate against cores with the ideal line', () => {
   const { sections } = summarise([
     { name: 'write-2cores.json', data: write({ server_cores: 2, points_per_s: 15000, server_cpu_percent: 180 }) },
