@@ -5,6 +5,8 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -52,19 +54,10 @@ fn by_database(engine: &Engine) -> BTreeMap<String, u64> {
 
 /// Bytes of every `.part` file under `dir`.
 fn part_files_bytes(dir: &Path) -> u64 {
-    let mut total = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "part") {
-                total += entry.metadata().unwrap().len();
-            }
-        }
-    }
-    total
+    common::files_with_suffix(dir, "part")
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum()
 }
 
 #[test]

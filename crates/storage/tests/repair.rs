@@ -246,19 +246,13 @@ fn replaced_parts_left_on_disk_are_not_taken_back() {
 }
 
 fn copy_parts(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "part") {
-                out.push((path.clone(), std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    out
+    common::files_with_suffix(dir, "part")
+        .into_iter()
+        .map(|path| {
+            let bytes = std::fs::read(&path).unwrap();
+            (path, bytes)
+        })
+        .collect()
 }
 
 /// A merged part can have a higher file id but a lower precedence than a part flushed

@@ -122,20 +122,24 @@ pub fn first_difference(expected: &Model, actual: &Model) -> String {
 
 /// Files under `dir` (recursively) whose name ends in `.{suffix}`.
 pub fn count_files(dir: &std::path::Path, suffix: &str) -> usize {
+    files_with_suffix(dir, suffix).len()
+}
+
+/// The paths of the files under `dir` (recursively) whose name ends in `.{suffix}`.
+pub fn files_with_suffix(dir: &std::path::Path, suffix: &str) -> Vec<std::path::PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
+        return Vec::new();
     };
-    entries
-        .flatten()
-        .map(|e| {
-            let path = e.path();
-            if path.is_dir() {
-                count_files(&path, suffix)
-            } else {
-                usize::from(path.extension().is_some_and(|x| x == suffix))
-            }
-        })
-        .sum()
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_with_suffix(&path, suffix));
+        } else if path.extension().is_some_and(|x| x == suffix) {
+            found.push(path);
+        }
+    }
+    found
 }
 
 /// What `Engine::latest` returns, rebuilt from `Engine::latest_each` through the view's
