@@ -2,8 +2,9 @@
 //!
 //! For each k in `--cores`, start `strata serve` (this very binary) confined to the first k
 //! cores with `taskset -c 0-(k-1)`, on a free 127.0.0.1 port, a fresh data directory and k
-//! shards; wait for `/ping`; load it over HTTP with `--workers-per-core` x k writers (the
-//! loader's threads are not pinned); read the server's CPU, disk writes and peak memory
+//! shards (or `--shards`); wait for `/ping`; load it over HTTP (or its TCP listener with
+//! `--tcp`) with `--workers-per-core` x k writers (or `--writers`; the loader's threads are
+//! not pinned), from the workload's generators or a `--file`; read the server's CPU, disk writes and peak memory
 //! from /proc; stop it with SIGTERM. Then print seed 000's table and write `scale.csv` and
 //! `scale.svg` into `--out-dir`.
 
@@ -41,6 +42,24 @@ pub struct ScaleArgs {
     /// Loader writers per server core (each with its own keep-alive connection).
     #[arg(long, default_value_t = 2)]
     workers_per_core: usize,
+    /// Loader writers in all, whatever the core count (instead of --workers-per-core).
+    #[arg(long, value_name = "N")]
+    writers: Option<usize>,
+    /// Server shards (TDengine's vgroups) in every run; 0 means one per server core.
+    #[arg(long, default_value_t = 0)]
+    shards: usize,
+    /// Load this line-protocol file (gzip when it ends in .gz) in every run instead of
+    /// generating the workload.
+    #[arg(long, value_name = "FILE")]
+    file: Option<PathBuf>,
+    /// Unit of the timestamps in --file: ns, us, ms or s.
+    #[arg(long, default_value = "ns", requires = "file")]
+    precision: strata_lineproto::Precision,
+    /// Write over the server's plain TCP line-protocol listener instead of HTTP
+    /// (asynchronous: the rate is what the loader sent; the server flushes it all before
+    /// exiting, so bytes per point still count every row).
+    #[arg(long)]
+    tcp: bool,
     /// Rows per request [cpu-only 10,000; meters 30,000 capped to rows per meter].
     #[arg(long)]
     batch_rows: Option<usize>,
@@ -60,6 +79,8 @@ pub struct ScaleArgs {
 struct Server {
     child: Child,
     addr: String,
+    /// The TCP line-protocol listener, with `--tcp`.
+    tcp: Option<String>,
     log: PathBuf,
 }
 
@@ -149,19 +170,47 @@ fn free_port() -> Result<u16, String> {
         .map_err(|e| format!("cannot find a free port on 127.0.0.1: {e}"))
 }
 
-/// The arguments of `strata serve` for a run on `cores` cores.
-fn serve_args(data_dir: &Path, addr: &str, cores: usize, wal_sync: &str) -> Vec<String> {
-    vec![
+/// The arguments of `strata serve` for a run with `shards` shards (and a TCP listener on
+/// `tcp` when given).
+fn serve_args(
+    data_dir: &Path,
+    addr: &str,
+    tcp: Option<&str>,
+    shards: usize,
+    wal_sync: &str,
+) -> Vec<String> {
+    let mut args: Vec<String> = vec![
         "serve".into(),
         "--data-dir".into(),
         data_dir.display().to_string(),
         "--http".into(),
         addr.into(),
         "--shards".into(),
-        cores.to_string(),
+        shards.to_string(),
         "--wal-sync".into(),
         wal_sync.into(),
-    ]
+    ];
+    if let Some(tcp) = tcp {
+        args.extend([
+            "--tcp".into(),
+            tcp.into(),
+            "--tcp-db".into(),
+            "bench".into(),
+        ]);
+    }
+    args
+}
+
+impl ScaleArgs {
+    /// Server shards for a run on `cores` cores.
+    fn shards(&self, cores: usize) -> usize {
+        if self.shards == 0 { cores } else { self.shards }
+    }
+
+    /// Loader writers for a run on `cores` cores.
+    fn writers(&self, cores: usize) -> usize {
+        self.writers.unwrap_or(self.workers_per_core * cores).max(1)
+    }
 }
 
 fn start_server(args: &ScaleArgs, cores: usize) -> Result<(Server, PathBuf), String> {
@@ -179,10 +228,21 @@ fn start_server(args: &ScaleArgs, cores: usize) -> Result<(Server, PathBuf), Str
         .try_clone()
         .map_err(|e| format!("cannot open {} twice: {e}", log.display()))?;
     let addr = format!("127.0.0.1:{}", free_port()?);
+    let tcp = if args.tcp {
+        Some(format!("127.0.0.1:{}", free_port()?))
+    } else {
+        None
+    };
     let mut command = affinity_command(
         cores,
         &exe,
-        &serve_args(&data_dir, &addr, cores, &args.wal_sync),
+        &serve_args(
+            &data_dir,
+            &addr,
+            tcp.as_deref(),
+            args.shards(cores),
+            &args.wal_sync,
+        ),
     );
     command
         .stdin(Stdio::null())
@@ -191,7 +251,12 @@ fn start_server(args: &ScaleArgs, cores: usize) -> Result<(Server, PathBuf), Str
     let child = command
         .spawn()
         .map_err(|e| format!("cannot start `taskset … strata serve`: {e}"))?;
-    let mut server = Server { child, addr, log };
+    let mut server = Server {
+        child,
+        addr,
+        tcp,
+        log,
+    };
     server.wait_ready()?;
     Ok((server, data_dir))
 }
@@ -207,19 +272,22 @@ fn run_one(args: &ScaleArgs, cores: usize) -> Result<(ScaleRow, WriteReport), St
     let write_args = WriteArgs {
         workload: args.workload.clone(),
         embedded: false,
-        http: Some(format!("http://{}", server.addr)),
-        tcp: None,
-        file: None,
-        precision: strata_lineproto::Precision::Nanoseconds,
+        http: match &server.tcp {
+            Some(_) => None,
+            None => Some(format!("http://{}", server.addr)),
+        },
+        tcp: server.tcp.clone(),
+        file: args.file.clone(),
+        precision: args.precision,
         db: "bench".into(),
         batch_rows: args.batch_rows,
-        workers: args.workers_per_core.max(1) * cores,
+        workers: args.writers(cores),
         gzip: false,
         prometheus: false,
         opentsdb: false,
         server_pid: Some(server.pid()),
         server_cores: Some(cores),
-        shards: cores,
+        shards: args.shards(cores),
         data_dir: Some(data_dir.clone()),
         keep_existing: false,
         wal_sync: args.wal_sync.clone(),
@@ -308,7 +376,7 @@ mod tests {
 
     #[test]
     fn serve_is_started_with_k_shards_on_a_loopback_port() {
-        let args = serve_args(Path::new("/d/data-2cores"), "127.0.0.1:5000", 2, "1s");
+        let args = serve_args(Path::new("/d/data-2cores"), "127.0.0.1:5000", None, 2, "1s");
         assert_eq!(
             args,
             [
@@ -324,5 +392,17 @@ mod tests {
             ]
         );
         assert!(free_port().unwrap() > 0);
+        let tcp = serve_args(
+            Path::new("/d"),
+            "127.0.0.1:5000",
+            Some("127.0.0.1:5001"),
+            4,
+            "1s",
+        );
+        assert_eq!(
+            tcp[tcp.len() - 4..],
+            ["--tcp", "127.0.0.1:5001", "--tcp-db", "bench"]
+        );
+        assert_eq!(tcp[6], "4");
     }
 }

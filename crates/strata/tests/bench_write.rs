@@ -302,6 +302,58 @@ fn http_target_counts_rejections_as_errors() {
 }
 
 #[test]
+fn scale_loads_a_file_over_tcp_with_set_shards_and_writers() {
+    let dir = scratch("bench_scale_tcp");
+    let file = dir.join("cpu.lp");
+    let generated = strata(&[
+        "bench",
+        "generate",
+        "--hosts",
+        "3",
+        "--duration",
+        "10min",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert!(generated.status.success(), "{}", text(&generated.stderr));
+    let out_dir = dir.join("out");
+    let out = strata(&[
+        "bench",
+        "scale",
+        "--cores",
+        "1",
+        "--tcp",
+        "--shards",
+        "3",
+        "--writers",
+        "1",
+        "--file",
+        file.to_str().unwrap(),
+        "--out-dir",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let r = json(&out_dir.join("write-1cores.json"));
+    assert!(r["target"].as_str().unwrap().starts_with("tcp://"), "{r}");
+    assert_eq!(r["workers"], 1);
+    assert_eq!(r["rows"], 180);
+    assert_eq!(r["acknowledged"], false);
+    // The server flushed every row before exiting: all of them are on disk, in 3 shards.
+    assert!(r["bytes_per_point"].as_f64().unwrap() > 0.0, "{r}");
+    let shards = std::fs::read_dir(out_dir.join("data-1cores"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("shard-"))
+        .count();
+    assert_eq!(shards, 3);
+}
+
+#[test]
 fn scale_runs_the_real_server_and_writes_csv_and_svg() {
     let dir = scratch("bench_scale");
     let out = strata(&[
