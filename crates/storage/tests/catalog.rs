@@ -101,3 +101,60 @@ fn damaged_catalog_is_a_typed_error_naming_the_file() {
         other => panic!("expected Corrupt, got {other:?}"),
     }
 }
+
+/// `catalog.json` rewritten with `version` in its header and `body`, checksummed as the
+/// checked-JSON format says (docs/format.md).
+fn rewrite(path: &std::path::Path, version: u32, body: &str) {
+    let header = format!(
+        "STRATA catalog v{version} len={} crc32={:08x}\n",
+        body.len(),
+        crc32fast::hash(body.as_bytes())
+    );
+    std::fs::write(path, format!("{header}{body}")).expect("rewrite catalog.json");
+}
+
+#[test]
+fn a_time_bigint_unit_persists_and_is_checked_against_the_file_version() {
+    use strata_lineproto::Precision;
+    use strata_storage::catalog::TableDefinition;
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = Catalog::open(dir.path()).unwrap();
+    let definition = TableDefinition {
+        tags: vec!["host".into()],
+        fields: vec![("v".into(), FieldType::Float)],
+        time_unit: Some(Precision::Milliseconds),
+    };
+    let id = catalog
+        .create_table("db", "mem", &definition, false)
+        .unwrap()
+        .id();
+    catalog.persist().unwrap();
+    drop(catalog);
+    let catalog = Catalog::open(dir.path()).unwrap();
+    assert_eq!(
+        catalog.table(id).unwrap().time_unit,
+        Some(Precision::Milliseconds)
+    );
+    drop(catalog);
+
+    let path = dir.path().join("catalog.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (header, body) = text.split_once('\n').unwrap();
+    assert!(header.starts_with("STRATA catalog v7 "), "{header}");
+    assert!(body.contains("\"time_unit\": \"ms\""), "{body}");
+    // A version 6 file cannot hold a unit; a unit the format does not know is damage.
+    rewrite(&path, 6, body);
+    match Catalog::open(dir.path()) {
+        Err(StorageError::Corrupt { reason, .. }) => {
+            assert!(reason.contains("time unit in a version 6 file"), "{reason}")
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+    rewrite(&path, 7, &body.replace("\"ms\"", "\"days\""));
+    match Catalog::open(dir.path()) {
+        Err(StorageError::Corrupt { reason, .. }) => {
+            assert!(reason.contains("time unit \"days\""), "{reason}")
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+}

@@ -38,6 +38,7 @@ fn definition(tags: &[&str], fields: &[(&str, FieldType)]) -> TableDefinition {
     TableDefinition {
         tags: tags.iter().map(|t| t.to_string()).collect(),
         fields: fields.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
+        time_unit: None,
     }
 }
 

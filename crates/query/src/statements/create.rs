@@ -1,11 +1,15 @@
 //! `CREATE TABLE [IF NOT EXISTS] t (host VARCHAR TAG, time TIMESTAMP, usage DOUBLE, …)`,
 //! Lindorm's and TDengine's way of declaring a table: string columns followed by `TAG` are
-//! tags, the others typed fields, and exactly one `TIMESTAMP` column, named `time`.
+//! tags, the others typed fields, and exactly one time column, named `time`: `TIMESTAMP`,
+//! or Lindorm's `time BIGINT [UNIT ns|us|ms|s]` (integer times in `INSERT` count that
+//! unit, milliseconds when none is given; queries see a timestamp either way). Lindorm's
+//! `VARCHAR PRIMARY TAG` is a tag (a series is identified by all of its tags).
 //! sqlparser cannot read `VARCHAR TAG`, so this is parsed here, token by token.
 
 use std::sync::Arc;
 
 use datafusion::sql::sqlparser::tokenizer::Token;
+use strata_lineproto::Precision;
 use strata_storage::catalog::{SchemaError, TIME_COLUMN, TableDefinition};
 use strata_storage::model::FieldType;
 use strata_storage::{Engine, StorageError};
@@ -65,8 +69,17 @@ pub(super) fn parse(database: &str, cursor: &mut Cursor) -> Result<CreateTable, 
             return Err(plan(format!("column \"{name}\" is declared twice"), at));
         }
         let type_at = cursor.here();
-        let column_type = column_type(cursor)?;
+        let mut column_type = column_type(cursor)?;
+        if name == TIME_COLUMN && matches!(column_type, ColumnType::Field(FieldType::Integer)) {
+            definition.time_unit = Some(time_unit(cursor)?);
+            column_type = ColumnType::Timestamp;
+        }
+        let primary_at = cursor.here();
+        let primary = cursor.eat_keyword("PRIMARY");
         let tag = cursor.eat_keyword("TAG");
+        if primary && !tag {
+            return Err(plan("PRIMARY is only allowed before TAG", primary_at));
+        }
         match column_type {
             ColumnType::Timestamp => {
                 if tag {
@@ -90,7 +103,10 @@ pub(super) fn parse(database: &str, cursor: &mut Cursor) -> Result<CreateTable, 
             }
             ColumnType::Field(_) if name == TIME_COLUMN => {
                 return Err(plan(
-                    format!("column \"{TIME_COLUMN}\" is the timestamp: declare it TIMESTAMP"),
+                    format!(
+                        "column \"{TIME_COLUMN}\" is the timestamp: declare it TIMESTAMP, or \
+                         BIGINT [UNIT ns|us|ms|s]"
+                    ),
                     type_at,
                 ));
             }
@@ -135,6 +151,32 @@ pub(super) fn parse(database: &str, cursor: &mut Cursor) -> Result<CreateTable, 
         definition,
         columns,
     })
+}
+
+/// The unit after `time BIGINT`: `UNIT ns|us|ms|s`, milliseconds when absent (Lindorm's
+/// integer times).
+fn time_unit(cursor: &mut Cursor) -> Result<Precision, QueryError> {
+    if !cursor.eat_keyword("UNIT") {
+        return Ok(Precision::Milliseconds);
+    }
+    let at = cursor.here();
+    let unit = match cursor.peek() {
+        Some(Token::Word(word)) => match word.value.to_ascii_lowercase().as_str() {
+            "ns" => Precision::Nanoseconds,
+            "us" => Precision::Microseconds,
+            "ms" => Precision::Milliseconds,
+            "s" => Precision::Seconds,
+            other => {
+                return Err(plan(
+                    format!("unknown time unit \"{other}\"; use ns, us, ms or s"),
+                    at,
+                ));
+            }
+        },
+        _ => return Err(cursor.expected("a time unit (ns, us, ms or s)")),
+    };
+    cursor.advance();
+    Ok(unit)
 }
 
 /// A column type, with its optional length (`VARCHAR(64)`, ignored: strings are unbounded)

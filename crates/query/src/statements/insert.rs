@@ -271,7 +271,7 @@ fn line(
         let value_at = start_of(expr);
         let literal: Literal = values::literal(expr)?;
         match column.kind {
-            Kind::Time => time = values::time(&literal, value_at)?,
+            Kind::Time => time = values::time(&literal, schema.time_unit, value_at)?,
             Kind::Tag => {
                 if let Some(value) = values::tag(&literal, &column.name, value_at)? {
                     tags.push((&column.name, value));

@@ -13,7 +13,7 @@ use datafusion::arrow::compute::kernels::cast_utils::string_to_timestamp_nanos;
 use datafusion::sql::sqlparser::ast::{
     DataType as SqlType, Expr, FunctionArguments, Spanned, UnaryOperator, Value,
 };
-use strata_lineproto::FieldValue;
+use strata_lineproto::{FieldValue, Precision};
 use strata_storage::model::FieldType;
 
 use super::tokens::{plan, position};
@@ -107,15 +107,38 @@ pub(super) fn literal(expr: &Expr) -> Result<Literal, QueryError> {
     }
 }
 
-/// The row's time in nanoseconds, `None` for `now()`.
-pub(super) fn time(literal: &Literal, at: Position) -> Result<Option<i64>, QueryError> {
+/// The row's time in nanoseconds, `None` for `now()`. An integer counts `unit` since the
+/// epoch (a table declared `time BIGINT`), or nanoseconds.
+pub(super) fn time(
+    literal: &Literal,
+    unit: Option<Precision>,
+    at: Position,
+) -> Result<Option<i64>, QueryError> {
     match literal {
-        Literal::Number(n) => n.parse::<i64>().map(Some).map_err(|_| {
-            plan(
-                format!("time {n} is not an integer number of nanoseconds since the epoch"),
-                at,
-            )
-        }),
+        Literal::Number(n) => {
+            let unit = unit.unwrap_or(Precision::Nanoseconds);
+            let (name, per) = match unit {
+                Precision::Nanoseconds => ("nanoseconds", 1),
+                Precision::Microseconds => ("microseconds", 1_000),
+                Precision::Milliseconds => ("milliseconds", 1_000_000),
+                Precision::Seconds => ("seconds", 1_000_000_000),
+            };
+            let count = n.parse::<i64>().map_err(|_| {
+                plan(
+                    format!("time {n} is not an integer number of {name} since the epoch"),
+                    at,
+                )
+            })?;
+            count.checked_mul(per).map(Some).ok_or_else(|| {
+                plan(
+                    format!(
+                        "time {n} ({name}) is out of range: times run from 1677-09-21 to \
+                         2262-04-11"
+                    ),
+                    at,
+                )
+            })
+        }
         Literal::Text(s) | Literal::Timestamp(s) => string_to_timestamp_nanos(s)
             .map(Some)
             .map_err(|e| plan(format!("time '{s}' is not an RFC 3339 timestamp: {e}"), at)),

@@ -16,6 +16,7 @@ use roaring::RoaringBitmap;
 use super::{Catalog, FieldDef, SchemaError, TIME_COLUMN, TableSchema, file};
 use crate::error::StorageError;
 use crate::model::{FieldId, FieldType, TableId};
+use strata_lineproto::Precision;
 
 /// The columns of a table declared by `CREATE TABLE` (the time column is implicit).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -24,6 +25,8 @@ pub struct TableDefinition {
     pub tags: Vec<String>,
     /// Fields and their types, in declaration order.
     pub fields: Vec<(String, FieldType)>,
+    /// `time BIGINT`: the unit of integer times (see [`TableSchema::time_unit`]).
+    pub time_unit: Option<Precision>,
 }
 
 /// What [`Catalog::create_table`] did.
@@ -134,6 +137,7 @@ impl Catalog {
             name: name.to_string(),
             tags: Vec::new(),
             fields: Vec::new(),
+            time_unit: definition.time_unit,
         };
         add_missing(&mut schema, definition);
         state.tables.push(schema);
@@ -255,6 +259,13 @@ fn check_agrees(schema: &TableSchema, definition: &TableDefinition) -> Result<()
         name: name.to_string(),
         reason,
     };
+    if schema.time_unit != definition.time_unit {
+        return Err(error(
+            TIME_COLUMN,
+            "is declared with another type than the table's (TIMESTAMP, or BIGINT in \
+             another unit)",
+        ));
+    }
     for tag in &definition.tags {
         if schema.field(tag).is_some() {
             return Err(error(tag, "is declared a tag but is a field of the table"));

@@ -12,7 +12,8 @@
 //! deletes in force, see `tombstones.rs`) and `"next_tombstone_id"`. Version 6 adds
 //! `"table_retention"` (`{"<table id>": ns}` for tables with a retention of their own,
 //! which overrides their database's), `"downsamples"` (see `downsample.rs`) and
-//! `"next_downsample_id"`.
+//! `"next_downsample_id"`. Version 7 adds a table's `"time_unit"` (`"ns"`, `"us"`, `"ms"` or
+//! `"s"`) for tables declared with `time BIGINT`: the unit of integer times in `INSERT`.
 
 use std::path::Path;
 
@@ -23,11 +24,12 @@ use super::{FieldDef, State, TableSchema};
 use crate::checked_json;
 use crate::error::StorageError;
 use crate::model::TableId;
+use strata_lineproto::Precision;
 
 /// Kind named in the file header.
 const CATALOG_KIND: &str = "catalog";
 /// Format version written; bump on any incompatible change.
-const CATALOG_FORMAT_VERSION: u32 = 6;
+const CATALOG_FORMAT_VERSION: u32 = 7;
 /// Oldest version still read.
 const OLDEST_READABLE_VERSION: u32 = 1;
 
@@ -72,6 +74,31 @@ struct TableFile {
     /// Version 2: the table was dropped; its id stays taken.
     #[serde(default, skip_serializing_if = "is_false")]
     dropped: bool,
+    /// Version 7: `time BIGINT`'s unit (`ns`, `us`, `ms`, `s`); absent for TIMESTAMP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    time_unit: Option<String>,
+}
+
+/// The file's name of a time unit.
+fn unit_name(unit: Precision) -> &'static str {
+    match unit {
+        Precision::Nanoseconds => "ns",
+        Precision::Microseconds => "us",
+        Precision::Milliseconds => "ms",
+        Precision::Seconds => "s",
+    }
+}
+
+/// The unit a file names; `None` for a name it cannot hold.
+fn unit_of(name: &str) -> Option<Precision> {
+    [
+        Precision::Nanoseconds,
+        Precision::Microseconds,
+        Precision::Milliseconds,
+        Precision::Seconds,
+    ]
+    .into_iter()
+    .find(|u| unit_name(*u) == name)
 }
 
 fn is_false(b: &bool) -> bool {
@@ -117,6 +144,10 @@ pub(super) fn encode(state: &State) -> CatalogFile {
                         t.fields.clone()
                     },
                     dropped,
+                    time_unit: t
+                        .time_unit
+                        .filter(|_| !dropped)
+                        .map(|u| unit_name(u).into()),
                 }
             })
             .collect(),
@@ -167,12 +198,26 @@ fn decode(path: &Path, version: u32, file: CatalogFile) -> Result<State, Storage
                 )));
             }
         }
+        let time_unit =
+            match table.time_unit.as_deref() {
+                None => None,
+                Some(_) if version < 7 => {
+                    return Err(corrupt(format!(
+                        "table {} has a time unit in a version {version} file",
+                        table.name
+                    )));
+                }
+                Some(name) => Some(unit_of(name).ok_or_else(|| {
+                    corrupt(format!("table {} has time unit {name:?}", table.name))
+                })?),
+            };
         state.tables.push(TableSchema {
             id: table.id,
             database: table.database,
             name: table.name,
             tags: table.tags,
             fields: table.fields,
+            time_unit,
         });
     }
     if !file.databases.is_empty() && version < 3 {
@@ -242,7 +287,7 @@ pub struct RebuiltTable {
 
 /// Writes a catalog holding `tables` (by increasing id) and nothing else but the tombstone
 /// counter: settings that only `catalog.json` held (retention, pending deletes, downsamples,
-/// empty databases) are gone with it. `next_tombstone_id` must be above every tombstone id
+/// empty databases, `time BIGINT` units) are gone with it. `next_tombstone_id` must be above every tombstone id
 /// a part has applied, or a new delete would be taken as applied already.
 pub fn store_rebuilt(
     dir: &Path,
@@ -266,6 +311,7 @@ pub fn store_rebuilt(
                 tags: t.tags,
                 fields: t.fields,
                 dropped: t.dropped,
+                time_unit: None,
             })
             .collect(),
         databases,

@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::StorageError;
 use crate::model::{FieldId, FieldType, TableId};
+use strata_lineproto::Precision;
 
 pub use cache::SchemaCache;
 pub use ddl::{CreateOutcome, DroppedTables, TableDefinition};
@@ -56,6 +57,10 @@ pub struct TableSchema {
     pub tags: Vec<String>,
     /// Fields, indexed by [`FieldId`].
     pub fields: Vec<FieldDef>,
+    /// The unit of an integer `time` in `INSERT`: `Some` for a table declared with
+    /// `time BIGINT` (integer counts of this unit since the epoch, Lindorm's way), `None`
+    /// for `time TIMESTAMP` and for tables made by writes (integers are nanoseconds).
+    pub time_unit: Option<Precision>,
 }
 
 impl TableSchema {
@@ -233,6 +238,7 @@ impl Catalog {
             name: table.to_string(),
             tags: Vec::new(),
             fields: Vec::new(),
+            time_unit: None,
         });
         state.by_name.insert(key, id);
         state.version += 1;

@@ -136,8 +136,9 @@ pub(super) fn repair(
     ));
     report.lost.push(format!(
         "{}: what only it held is gone: databases' and tables' retention, downsamples, \
-         databases without tables, and deletes not yet purged from the parts (their rows \
-         are back: run the DELETE again)",
+         databases without tables, the units of `time BIGINT` tables (integer times in \
+         INSERT are nanoseconds again), and deletes not yet purged from the parts (their \
+         rows are back: run the DELETE again)",
         path.display()
     ));
     Ok(())

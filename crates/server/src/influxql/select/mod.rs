@@ -246,6 +246,7 @@ fn union_schema<'s>(schemas: impl Iterator<Item = &'s TableSchema>) -> TableSche
         name: String::new(),
         tags: Vec::new(),
         fields: Vec::new(),
+        time_unit: None,
     };
     for schema in schemas {
         for tag in &schema.tags {

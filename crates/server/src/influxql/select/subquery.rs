@@ -74,6 +74,7 @@ pub(super) fn schema_of(name: &str, series: &[Series]) -> TableSchema {
         name: name.to_owned(),
         tags: Vec::new(),
         fields: Vec::new(),
+        time_unit: None,
     };
     for s in series {
         for (key, _) in &s.tags {
