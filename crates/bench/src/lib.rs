@@ -4,6 +4,7 @@
 //! Module map:
 //! - [`rng`]: the portable seeded generator every workload draws from.
 //! - [`cpu_only`]: TSBS `cpu-only` (measurement `cpu`, ten tags, ten integer fields).
+//! - [`devops`]: TSBS `devops` (nine measurements per host, `cpu` … `redis`, 101 fields).
 //! - [`meters`]: TDengine smart meters (`meters`, tags `groupid`/`location`, three fields).
 //! - [`disorder`]: out-of-order rows (a seeded share arrives late, every row once).
 //! - [`feed`]: batches for the load's workers, prepared in memory or streamed by generator
@@ -24,6 +25,7 @@
 //! issues read from these generators.
 
 pub mod cpu_only;
+pub mod devops;
 pub mod disorder;
 pub mod feed;
 pub mod http;

@@ -178,12 +178,13 @@ fn next_batch(
     late: &AtomicU64,
 ) -> Result<Option<Batch>, String> {
     let mut body = Vec::with_capacity(batch_rows * BYTES_PER_ROW_HINT);
+    let points_before = generator.points_written();
     let rows = generator.write_lines(batch_rows, &mut body) as u64;
     late.store(generator.rows_out_of_order(), Ordering::Relaxed);
     if rows == 0 {
         return Ok(None);
     }
-    let points = rows * generator.points_per_row();
+    let points = generator.points_written() - points_before;
     encode(body, rows, points, encoding, generator.precision()).map(Some)
 }
 

@@ -327,6 +327,13 @@ fn dataset(workload: &WorkloadArgs) -> Result<(Dataset, QueryWorkload, &'static 
             )
         }
         Workload::Meters => (Dataset::Meters, QueryWorkload::Meters, "meters"),
+        Workload::Devops => {
+            return Err(
+                "bench query runs the cpu-only and meters queries; load devops with \
+                 `bench write --workload devops`"
+                    .into(),
+            );
+        }
     })
 }
 

@@ -129,7 +129,7 @@ pub fn run(args: &WriteArgs) -> Result<(), String> {
 fn batch_rows(args: &WriteArgs) -> usize {
     let rows = match (args.batch_rows, args.workload.workload) {
         (Some(rows), _) => rows,
-        (None, Workload::CpuOnly) => CPU_ONLY_BATCH_ROWS,
+        (None, Workload::CpuOnly | Workload::Devops) => CPU_ONLY_BATCH_ROWS,
         (None, Workload::Meters) => {
             let cap = usize::try_from(args.workload.rows_per_meter()).unwrap_or(usize::MAX);
             METERS_BATCH_ROWS.min(cap)

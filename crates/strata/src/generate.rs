@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{Args, ValueEnum};
 use strata_bench::cpu_only::{CpuOnly, CpuOnlyConfig};
+use strata_bench::devops::{self, Devops, DevopsConfig};
 use strata_bench::disorder::Disorder;
 use strata_bench::meters::{Meters, MetersConfig, MetersOrder, split_meters};
 use strata_lineproto::Precision;
@@ -22,6 +23,10 @@ pub enum Workload {
     CpuOnly,
     /// TDengine smart meters: table `meters`, millisecond timestamps (load with precision=ms).
     Meters,
+    /// TSBS devops (seed 003): nine measurements (cpu, diskio, disk, kernel, mem, net, nginx,
+    /// postgresl, redis), 101 fields, the same hosts and flags as cpu-only; nanosecond
+    /// timestamps.
+    Devops,
 }
 
 /// Flags of `strata bench generate`.
@@ -193,11 +198,15 @@ pub struct Generator {
     disorder: Option<Disorder>,
     line: Vec<u8>,
     finished: bool,
+    /// Rows and field values written so far.
+    rows_written: u64,
+    points_written: u64,
 }
 
 enum Source {
     CpuOnly(CpuOnly),
     Meters(Meters),
+    Devops(Devops),
 }
 
 impl Generator {
@@ -221,6 +230,22 @@ impl Generator {
                     0,
                     args.disorder(hosts, args.seed)?,
                 )]
+            }
+            Workload::Devops => {
+                if args.out_of_order_ratio_set() {
+                    return Err(
+                        "--out-of-order-ratio is not supported with --workload devops".into(),
+                    );
+                }
+                let c = cpu_only_config(args)?;
+                let config = DevopsConfig {
+                    hosts: c.hosts,
+                    start_ns: c.start_ns,
+                    end_ns: c.end_ns,
+                    interval_ns: c.interval_ns,
+                    seed: c.seed,
+                };
+                vec![Self::new(Source::Devops(Devops::new(config)), 0, None)]
             }
             Workload::Meters => {
                 let config = MetersConfig {
@@ -252,22 +277,36 @@ impl Generator {
             disorder,
             line: Vec::with_capacity(512),
             finished: false,
+            rows_written: 0,
+            points_written: 0,
         }
     }
 
     /// Timestamp unit of the lines written.
     pub fn precision(&self) -> Precision {
         match self.source {
-            Source::CpuOnly(_) => Precision::Nanoseconds,
+            Source::CpuOnly(_) | Source::Devops(_) => Precision::Nanoseconds,
             Source::Meters(_) => Precision::Milliseconds,
         }
     }
 
-    /// Field values per row.
-    pub fn points_per_row(&self) -> u64 {
+    /// Field values written so far (devops rows carry 6 to 30 fields each).
+    pub fn points_written(&self) -> u64 {
+        self.points_written
+    }
+
+    /// Field values of the rows `first..first + rows` of this generator's output.
+    fn points_of(&self, first: u64, rows: u64) -> u64 {
         match self.source {
-            Source::CpuOnly(_) => strata_bench::cpu_only::FIELDS.len() as u64,
-            Source::Meters(_) => 3,
+            Source::CpuOnly(_) => rows * strata_bench::cpu_only::FIELDS.len() as u64,
+            Source::Meters(_) => rows * 3,
+            // Row r is measurement r mod 9 (each host writes the nine in order).
+            Source::Devops(_) => (first..first + rows)
+                .map(|r| {
+                    let m = devops::MEASUREMENTS[(r % devops::MEASUREMENTS.len() as u64) as usize];
+                    devops::fields(m).len() as u64
+                })
+                .sum(),
         }
     }
 
@@ -276,6 +315,7 @@ impl Generator {
         match &self.source {
             Source::CpuOnly(g) => g.config().rows_total(),
             Source::Meters(g) => g.rows_total(),
+            Source::Devops(g) => g.config().rows_total(),
         }
     }
 
@@ -305,15 +345,32 @@ impl Generator {
                     c.points_total()
                 )
             }
+            Source::Devops(g) => {
+                let c = g.config();
+                format!(
+                    "devops: {} hosts, 9 measurements, {} rows, {} points",
+                    c.hosts,
+                    c.rows_total(),
+                    c.points_total()
+                )
+            }
         }
     }
 
     /// Appends about `max_rows` lines (a few more when late rows fall due); 0 at the end.
     pub fn write_lines(&mut self, max_rows: usize, out: &mut Vec<u8>) -> usize {
+        let written = self.write_source_lines(max_rows, out);
+        self.points_written += self.points_of(self.rows_written, written as u64);
+        self.rows_written += written as u64;
+        written
+    }
+
+    fn write_source_lines(&mut self, max_rows: usize, out: &mut Vec<u8>) -> usize {
         let Some(disorder) = self.disorder.as_mut() else {
             return match &mut self.source {
                 Source::CpuOnly(generator) => generator.write_lines(max_rows, out),
                 Source::Meters(generator) => generator.write_lines(max_rows, out),
+                Source::Devops(generator) => generator.write_lines(max_rows, out),
             };
         };
         let mut written = 0;
@@ -328,6 +385,8 @@ impl Generator {
                     g.write_line(&row, &mut self.line);
                     row.meter
                 }),
+                // Never: devops takes no disorder (refused in `for_workers`).
+                Source::Devops(_) => None,
             };
             match series {
                 Some(series) => {

@@ -181,6 +181,97 @@ fn out_of_order_generation_keeps_every_row_once() {
 }
 
 #[test]
+fn devops_loads_nine_tables_with_every_field() {
+    let dir = scratch("bench_write_devops");
+    let report = dir.join("r.json");
+    let out = strata(&[
+        "bench",
+        "write",
+        "--workload",
+        "devops",
+        "--hosts",
+        "3",
+        "--duration",
+        "10min",
+        "--workers",
+        "2",
+        "--batch-rows",
+        "100",
+        "--data-dir",
+        dir.join("data").to_str().unwrap(),
+        "--json",
+        report.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let r = json(&report);
+    // 3 hosts x 60 instants x 9 measurements; 101 fields per host and instant.
+    assert_eq!(r["rows"], 1620, "{r}");
+    assert_eq!(r["points"], 3 * 60 * 101, "{r}");
+    assert_eq!(
+        (r["errors"].as_u64(), r["bad_lines"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert!(
+        r["workload"]
+            .as_str()
+            .unwrap()
+            .starts_with("devops: 3 hosts"),
+        "{r}"
+    );
+
+    // The same lines from `bench generate`: nine measurements, each host's nine in turn.
+    let generated = strata(&[
+        "bench",
+        "generate",
+        "--workload",
+        "devops",
+        "--hosts",
+        "2",
+        "--duration",
+        "1min",
+    ]);
+    assert!(generated.status.success(), "{}", text(&generated.stderr));
+    let lines: Vec<String> = text(&generated.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(lines.len(), 2 * 6 * 9);
+    let measurements: Vec<&str> = lines[..9]
+        .iter()
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(
+        measurements,
+        [
+            "cpu",
+            "diskio",
+            "disk",
+            "kernel",
+            "mem",
+            "net",
+            "nginx",
+            "postgresl",
+            "redis"
+        ]
+    );
+
+    let refused = strata(&[
+        "bench",
+        "write",
+        "--workload",
+        "devops",
+        "--out-of-order-ratio",
+        "0.1",
+        "--hosts",
+        "1",
+        "--duration",
+        "1min",
+    ]);
+    assert!(!refused.status.success());
+    assert!(text(&refused.stderr).contains("not supported with --workload devops"));
+}
+
+#[test]
 fn tcp_target_sends_every_line_and_says_unacknowledged() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
