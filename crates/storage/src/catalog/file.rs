@@ -354,7 +354,7 @@ mod tests {
         state.by_name.clear();
         store(&path, &encode(&state)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("STRATA catalog v6 "), "{text}");
+        assert!(text.starts_with("STRATA catalog v7 "), "{text}");
         assert!(
             !text.contains("databases"),
             "no empty list is written: {text}"
@@ -376,7 +376,7 @@ mod tests {
         state.databases.insert("alpha".into());
         store(&path, &encode(&state)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("STRATA catalog v6 "), "{text}");
+        assert!(text.starts_with("STRATA catalog v7 "), "{text}");
         assert!(text.contains("\"databases\""), "{text}");
         let reread = load(&path).unwrap().unwrap();
         assert_eq!(
