@@ -164,9 +164,18 @@ impl Stream {
         stream
     }
 
-    /// Waits for the generators (every queue must have been drained, or they wait on
-    /// their full queue forever: call after the load) and returns their figures.
+    /// Waits for the generators and returns their figures. Call after the load: batches
+    /// no worker took (every worker failed) are made and dropped here, so that no
+    /// generator waits on a full queue forever.
     pub fn finish(&self) -> StreamStats {
+        for queue in &self.queues {
+            let receiver = queue
+                .receiver
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            // Ends when the generator is done and its sender dropped.
+            while receiver.recv().is_ok() {}
+        }
         let handles: Vec<JoinHandle<Made>> = std::mem::take(
             &mut *self
                 .generators
@@ -338,6 +347,22 @@ mod tests {
             stats.workers_waited >= Duration::from_millis(6),
             "{stats:?}"
         );
+    }
+
+    #[test]
+    fn finishing_a_stream_nobody_drained_does_not_hang() {
+        let stream = Arc::new(Stream::start(vec![counting(100, 1)], 2));
+        assert!(stream.next(0).is_some());
+        let (done, finished) = std::sync::mpsc::channel();
+        let finishing = Arc::clone(&stream);
+        std::thread::spawn(move || {
+            let _ = done.send(finishing.finish());
+        });
+        let stats = finished
+            .recv_timeout(Duration::from_secs(30))
+            .expect("finish() hung on a queue nobody drained");
+        assert_eq!(stats.batches, 100, "every batch made, the untaken dropped");
+        assert!(stream.next(0).is_none());
     }
 
     #[test]
