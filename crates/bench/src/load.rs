@@ -1,11 +1,11 @@
-//! Sending prepared batches to a target with N worker threads, timing every request.
+//! Sending batches to a target with N worker threads, timing every request.
 //!
-//! Batches come from a [`Feed`](crate::feed::Feed): generated before the clock ([`Work`]),
-//! or streamed by generator threads that stay ahead of the senders (`feed::Stream`), so
-//! the load measures the target, not the generator. Work is a set of queues: one queue shared by every worker (each takes the
-//! next batch from a shared counter, so a slow worker does not hold back the others), or
-//! one queue per worker (meters: each worker owns a contiguous range of meters, as
-//! taosBenchmark does). A [`Target`] sends one batch: into an in-process engine
+//! Batches come from a [`Feed`]: generated before the clock ([`Work`]), or streamed by
+//! generator threads that stay ahead of the senders ([`crate::feed::Stream`]), so the load
+//! measures the target, not the generator. Work is a set of queues: one queue shared by
+//! every worker (each takes the next batch from a shared counter, so a slow worker does not
+//! hold back the others), or one queue per worker (meters: each worker owns a contiguous
+//! range of meters, as taosBenchmark does). A [`Target`] sends one batch: into an in-process engine
 //! ([`EmbeddedTarget`]), over HTTP ([`HttpTarget`]) or over plain TCP ([`TcpTarget`]).
 
 use std::io::Write;

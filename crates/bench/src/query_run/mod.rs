@@ -1,7 +1,7 @@
 //! Running generated queries against a target with C client threads, timing each.
 //!
 //! A [`QueryClient`] runs one statement and says how many rows came back and how long the
-//! answer took: in-process through [`QueryEngine`] ([`EmbeddedClient`]), or over HTTP
+//! answer took: in-process through [`strata_query::QueryEngine`] ([`EmbeddedClient`]), or over HTTP
 //! (`POST /sql`, or InfluxQL on `POST /query` as TSBS sends it: [`HttpQueryClient`]),
 //! reading the whole answer before the clock stops.
 //! [`run_type`] runs one type's queries with one thread per client, each taking the next
