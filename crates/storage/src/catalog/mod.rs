@@ -191,6 +191,15 @@ impl Catalog {
         state.tables.get(id as usize).cloned().map(Arc::new)
     }
 
+    /// The database of table `id`, without copying its schema; `None` for a dropped table.
+    pub fn database_of(&self, id: TableId) -> Option<String> {
+        let state = self.state.read();
+        if state.dropped.contains(id) {
+            return None;
+        }
+        state.tables.get(id as usize).map(|t| t.database.clone())
+    }
+
     /// Every table of `database`, sorted by name.
     pub fn tables(&self, database: &str) -> Vec<Arc<TableSchema>> {
         let state = self.state.read();

@@ -22,8 +22,8 @@ impl Engine {
         }
         let mut by_database = BTreeMap::<String, u64>::new();
         for (table, bytes) in by_table {
-            if let Some(schema) = self.inner.catalog.table(table) {
-                *by_database.entry(schema.database.clone()).or_default() += bytes;
+            if let Some(database) = self.inner.catalog.database_of(table) {
+                *by_database.entry(database).or_default() += bytes;
             }
         }
         by_database.into_iter().collect()
