@@ -606,6 +606,30 @@ pub(super) fn series_key(
     series_key_from(columns, 1, grouping, schema, row)
 }
 
+/// Row `row`'s value of each grouped tag, in `grouping`'s order: the tags of the table
+/// are read from the columns starting at `first`, one column each; a grouped name that is
+/// not a tag of the table, or a row without the tag, reads as "".
+fn row_tags<'a>(
+    columns: &'a [Vec<Value>],
+    first: usize,
+    grouping: &'a Grouping,
+    schema: &'a TableSchema,
+    row: usize,
+) -> impl Iterator<Item = &'a str> {
+    let mut at = first;
+    grouping.tags.iter().map(move |t| {
+        if !schema.tags.contains(t) {
+            return "";
+        }
+        let value = match &columns[at][row] {
+            Value::String(s) => &**s,
+            _ => "",
+        };
+        at += 1;
+        value
+    })
+}
+
 /// [`series_key`] with the grouped tags' columns starting at `first`.
 pub(super) fn series_key_from(
     columns: &[Vec<Value>],
@@ -614,27 +638,14 @@ pub(super) fn series_key_from(
     schema: &TableSchema,
     row: usize,
 ) -> Vec<String> {
-    let mut at = first;
-    grouping
-        .tags
-        .iter()
-        .map(|t| {
-            if !schema.tags.contains(t) {
-                return String::new();
-            }
-            let value = match &columns[at][row] {
-                Value::String(s) => s.to_string(),
-                _ => String::new(),
-            };
-            at += 1;
-            value
-        })
+    row_tags(columns, first, grouping, schema, row)
+        .map(str::to_string)
         .collect()
 }
 
-/// Whether row `row`'s grouped tags (columns from `first`, as [`series_key_from`] reads
-/// them) are `key`: rows of one series come together, so comparing with the last key
-/// spares building a key per row.
+/// Whether row `row`'s grouped tags (read as [`series_key_from`] reads them) are `key`:
+/// rows of one series come together, so comparing with the last key spares building a key
+/// per row.
 pub(super) fn key_matches(
     columns: &[Vec<Value>],
     first: usize,
@@ -643,18 +654,7 @@ pub(super) fn key_matches(
     row: usize,
     key: &[String],
 ) -> bool {
-    let mut at = first;
-    grouping.tags.iter().zip(key).all(|(t, want)| {
-        if !schema.tags.contains(t) {
-            return want.is_empty();
-        }
-        let same = match &columns[at][row] {
-            Value::String(s) => **s == **want,
-            _ => want.is_empty(),
-        };
-        at += 1;
-        same
-    })
+    row_tags(columns, first, grouping, schema, row).eq(key.iter().map(String::as_str))
 }
 
 pub(super) fn new_series(
