@@ -6,6 +6,8 @@
 //! - [`cpu_only`]: TSBS `cpu-only` (measurement `cpu`, ten tags, ten integer fields).
 //! - [`devops`]: TSBS `devops` (nine measurements per host, `cpu` … `redis`, 101 fields).
 //! - [`meters`]: TDengine smart meters (`meters`, tags `groupid`/`location`, three fields).
+//! - [`large_rows`]: seed 000's disk workload (rows of 32,524 bytes: two numbers and eight
+//!   long random strings).
 //! - [`disorder`]: out-of-order rows (a seeded share arrives late, every row once).
 //! - [`feed`]: batches for the load's workers, prepared in memory or streamed by generator
 //!   threads through bounded queues (memory bounded whatever the data set's size).
@@ -29,6 +31,7 @@ pub mod devops;
 pub mod disorder;
 pub mod feed;
 pub mod http;
+pub mod large_rows;
 pub mod load;
 pub mod meters;
 pub mod progress;

@@ -1,5 +1,6 @@
-//! The core-scaling experiment's results (seed 000's table): one row per core count, the
-//! printed table, `scale.csv` and `scale.svg` (points/s against cores, with the ideal line).
+//! The scaling experiments' results (seed 000's two tables): one row per core count (or per
+//! number of data directories, for the disk sweep), the printed table, `scale.csv` and
+//! `scale.svg` (rate against cores or disks, with the ideal line).
 
 use std::io;
 use std::path::Path;
@@ -7,11 +8,41 @@ use std::process::Command;
 
 use plotters::prelude::*;
 
-/// One server run confined to `cores` cores.
+/// What a sweep varies from row to row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sweep {
+    /// The cores the server may run on.
+    Cores,
+    /// The data directories (one per disk) the server spreads its shards over.
+    Disks,
+}
+
+impl Sweep {
+    /// The swept quantity of `row`.
+    pub fn of(self, row: &ScaleRow) -> usize {
+        match self {
+            Sweep::Cores => row.cores,
+            Sweep::Disks => row.disks,
+        }
+    }
+
+    fn axis(self) -> &'static str {
+        match self {
+            Sweep::Cores => "server cores",
+            Sweep::Disks => "data directories (disks)",
+        }
+    }
+}
+
+/// One server run confined to `cores` cores, with its data on `disks` directories.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ScaleRow {
     /// Cores the server may run on.
     pub cores: usize,
+    /// Data directories.
+    pub disks: usize,
+    /// Server shards.
+    pub shards: usize,
     /// Loader workers.
     pub workers: usize,
     /// Rows per second.
@@ -26,24 +57,29 @@ pub struct ScaleRow {
     pub memory_mb: Option<f64>,
 }
 
-/// Scaling efficiency of each row: rate(k) / (k x rate(1)), with rate(1) the row of one
-/// core (or, without one, the smallest k's rate per core).
-pub fn efficiencies(rows: &[ScaleRow]) -> Vec<f64> {
-    let base = rows
-        .iter()
-        .find(|r| r.cores == 1)
-        .or_else(|| rows.iter().min_by_key(|r| r.cores))
-        .map(|r| r.points_per_s / r.cores.max(1) as f64)
-        .unwrap_or(0.0);
+/// Scaling efficiency of each row: rate(k) / (k x rate(1)), k the swept quantity, with
+/// rate(1) the row where k is 1 (or, without one, the smallest k's rate per unit).
+pub fn efficiencies(rows: &[ScaleRow], sweep: Sweep) -> Vec<f64> {
+    let base = rate_per_unit(rows, sweep);
     rows.iter()
         .map(|r| {
             if base > 0.0 {
-                r.points_per_s / (r.cores as f64 * base)
+                r.points_per_s / (sweep.of(r) as f64 * base)
             } else {
                 0.0
             }
         })
         .collect()
+}
+
+/// rate(1): the rate of the row where the swept quantity is 1, or the smallest one's rate
+/// divided by its quantity.
+fn rate_per_unit(rows: &[ScaleRow], sweep: Sweep) -> f64 {
+    rows.iter()
+        .find(|r| sweep.of(r) == 1)
+        .or_else(|| rows.iter().min_by_key(|r| sweep.of(r)))
+        .map(|r| r.points_per_s / sweep.of(r).max(1) as f64)
+        .unwrap_or(0.0)
 }
 
 fn opt(value: Option<f64>, decimals: usize) -> String {
@@ -71,7 +107,7 @@ pub fn render_table(rows: &[ScaleRow], machine_cores: usize) -> String {
          ---|---|---|---|---|---|---|---|\n",
     );
     let mut marked = false;
-    for (row, efficiency) in rows.iter().zip(efficiencies(rows)) {
+    for (row, efficiency) in rows.iter().zip(efficiencies(rows, Sweep::Cores)) {
         let mark = if row.cores >= machine_cores {
             marked = true;
             " *"
@@ -99,16 +135,42 @@ pub fn render_table(rows: &[ScaleRow], machine_cores: usize) -> String {
     out
 }
 
-/// The rows as CSV with a header line.
-pub fn render_csv(rows: &[ScaleRow]) -> String {
+/// Seed 000's disk table: one row per number of data directories. CPU usage is of the
+/// cores the server may use.
+pub fn render_disk_table(rows: &[ScaleRow]) -> String {
     let mut out = String::from(
-        "cores,workers,rows_per_s,points_per_s,cpu_percent,disk_mb_per_s,memory_mb,efficiency\n",
+        "Disks | Shards | Writers | Rows per Second | Points per Second | CPU Usage | Disk I/O (MBps) | Peak Memory (MB) | Scaling Efficiency |\n\
+         ---|---|---|---|---|---|---|---|---|\n",
+    );
+    for (row, efficiency) in rows.iter().zip(efficiencies(rows, Sweep::Disks)) {
+        out.push_str(&format!(
+            "{} | {} | {} | {} | {} | {}% | {} | {} | {:.2} |\n",
+            row.disks,
+            row.shards,
+            row.workers,
+            grouped(row.rows_per_s),
+            grouped(row.points_per_s),
+            opt(row.cpu_percent, 0),
+            opt(row.disk_mb_per_s, 1),
+            opt(row.memory_mb, 0),
+            efficiency
+        ));
+    }
+    out
+}
+
+/// The rows as CSV with a header line; efficiency along `sweep`.
+pub fn render_csv(rows: &[ScaleRow], sweep: Sweep) -> String {
+    let mut out = String::from(
+        "cores,disks,shards,workers,rows_per_s,points_per_s,cpu_percent,disk_mb_per_s,memory_mb,efficiency\n",
     );
     let field = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:.3}"));
-    for (row, efficiency) in rows.iter().zip(efficiencies(rows)) {
+    for (row, efficiency) in rows.iter().zip(efficiencies(rows, sweep)) {
         out.push_str(&format!(
-            "{},{},{:.1},{:.1},{},{},{},{:.4}\n",
+            "{},{},{},{},{:.1},{:.1},{},{},{},{:.4}\n",
             row.cores,
+            row.disks,
+            row.shards,
             row.workers,
             row.rows_per_s,
             row.points_per_s,
@@ -121,23 +183,13 @@ pub fn render_csv(rows: &[ScaleRow]) -> String {
     out
 }
 
-/// Draws points/s against cores, measured and ideal (k x rate(1)), as an SVG file.
-pub fn write_svg(rows: &[ScaleRow], path: &Path) -> io::Result<()> {
+/// Draws points/s against the swept quantity, measured and ideal (k x rate(1)), as an SVG
+/// file.
+pub fn write_svg(rows: &[ScaleRow], sweep: Sweep, path: &Path) -> io::Result<()> {
     let to_io =
         |e: &dyn std::fmt::Display| io::Error::other(format!("drawing {}: {e}", path.display()));
-    let max_cores = rows.iter().map(|r| r.cores).max().unwrap_or(1).max(1);
-    let efficiencies = efficiencies(rows);
-    let base = rows
-        .iter()
-        .zip(&efficiencies)
-        .find(|(r, _)| r.cores == 1)
-        .map(|(r, _)| r.points_per_s)
-        .or_else(|| {
-            rows.iter()
-                .min_by_key(|r| r.cores)
-                .map(|r| r.points_per_s / r.cores.max(1) as f64)
-        })
-        .unwrap_or(0.0);
+    let max_cores = rows.iter().map(|r| sweep.of(r)).max().unwrap_or(1).max(1);
+    let base = rate_per_unit(rows, sweep);
     let top = rows
         .iter()
         .map(|r| r.points_per_s)
@@ -147,7 +199,10 @@ pub fn write_svg(rows: &[ScaleRow], path: &Path) -> io::Result<()> {
     let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| to_io(&e))?;
     let mut chart = ChartBuilder::on(&root)
-        .caption("Strata write rate against server cores", ("sans-serif", 22))
+        .caption(
+            format!("Strata write rate against {}", sweep.axis()),
+            ("sans-serif", 22),
+        )
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(90)
@@ -155,7 +210,7 @@ pub fn write_svg(rows: &[ScaleRow], path: &Path) -> io::Result<()> {
         .map_err(|e| to_io(&e))?;
     chart
         .configure_mesh()
-        .x_desc("server cores")
+        .x_desc(sweep.axis())
         .y_desc("points/s")
         .x_labels(max_cores + 1)
         .y_label_formatter(&|v| grouped(*v))
@@ -163,7 +218,7 @@ pub fn write_svg(rows: &[ScaleRow], path: &Path) -> io::Result<()> {
         .map_err(|e| to_io(&e))?;
     let measured: Vec<(f64, f64)> = rows
         .iter()
-        .map(|r| (r.cores as f64, r.points_per_s))
+        .map(|r| (sweep.of(r) as f64, r.points_per_s))
         .collect();
     chart
         .draw_series(LineSeries::new(
@@ -233,6 +288,8 @@ mod tests {
         vec![
             ScaleRow {
                 cores: 1,
+                disks: 1,
+                shards: 1,
                 workers: 2,
                 rows_per_s: 100_000.0,
                 points_per_s: 1_000_000.0,
@@ -242,6 +299,8 @@ mod tests {
             },
             ScaleRow {
                 cores: 2,
+                disks: 3,
+                shards: 2,
                 workers: 4,
                 rows_per_s: 150_000.0,
                 points_per_s: 1_500_000.0,
@@ -254,8 +313,9 @@ mod tests {
 
     #[test]
     fn efficiency_is_rate_over_k_times_rate_one() {
-        assert_eq!(efficiencies(&rows()), vec![1.0, 0.75]);
-        assert!(efficiencies(&[]).is_empty());
+        assert_eq!(efficiencies(&rows(), Sweep::Cores), vec![1.0, 0.75]);
+        assert_eq!(efficiencies(&rows(), Sweep::Disks), vec![1.0, 0.5]);
+        assert!(efficiencies(&[], Sweep::Cores).is_empty());
     }
 
     #[test]
@@ -278,25 +338,38 @@ mod tests {
 
     #[test]
     fn csv_and_svg_are_written() {
-        let csv = render_csv(&rows());
+        let csv = render_csv(&rows(), Sweep::Cores);
         assert_eq!(
             csv.lines().collect::<Vec<_>>(),
             vec![
-                "cores,workers,rows_per_s,points_per_s,cpu_percent,disk_mb_per_s,memory_mb,efficiency",
-                "1,2,100000.0,1000000.0,97.000,12.500,300.000,1.0000",
-                "2,4,150000.0,1500000.0,90.000,,420.000,0.7500",
+                "cores,disks,shards,workers,rows_per_s,points_per_s,cpu_percent,disk_mb_per_s,memory_mb,efficiency",
+                "1,1,1,2,100000.0,1000000.0,97.000,12.500,300.000,1.0000",
+                "2,3,2,4,150000.0,1500000.0,90.000,,420.000,0.7500",
             ]
         );
+        assert!(render_csv(&rows(), Sweep::Disks).ends_with(",0.5000\n"));
         let dir = std::env::temp_dir().join(format!("strata-scale-svg-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("scale.svg");
-        write_svg(&rows(), &path).unwrap();
+        write_svg(&rows(), Sweep::Disks, &path).unwrap();
         let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.contains("data directories"), "the disk sweep's axis");
         assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
         assert!(svg.contains("points/s"));
         assert!(svg.contains("ideal"));
         assert!(svg.contains("<circle"), "measured points drawn");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn disk_table_has_seed_000s_columns() {
+        let table = render_disk_table(&rows());
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[0].starts_with("Disks | Shards | Writers | Rows per Second"));
+        assert_eq!(
+            lines[3],
+            "3 | 2 | 4 | 150,000 | 1,500,000 | 90% | n/a | 420 | 0.50 |"
+        );
     }
 
     #[test]

@@ -327,10 +327,10 @@ fn dataset(workload: &WorkloadArgs) -> Result<(Dataset, QueryWorkload, &'static 
             )
         }
         Workload::Meters => (Dataset::Meters, QueryWorkload::Meters, "meters"),
-        Workload::Devops => {
+        Workload::Devops | Workload::LargeRows => {
             return Err(
-                "bench query runs the cpu-only and meters queries; load devops with \
-                 `bench write --workload devops`"
+                "bench query runs the cpu-only and meters queries; load devops or large-rows \
+                 with `bench write --workload …`"
                     .into(),
             );
         }

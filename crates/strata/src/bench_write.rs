@@ -30,6 +30,9 @@ use crate::generate::{Generator, Workload, WorkloadArgs};
 const CPU_ONLY_BATCH_ROWS: usize = 10_000;
 /// Records per request for meters (taosBenchmark's default), capped to rows per meter.
 const METERS_BATCH_ROWS: usize = 30_000;
+/// Rows per request for large-rows: 100 rows of about 33 KB, a 3.3 MB body (well under the
+/// server's 64 MiB limit).
+const LARGE_ROWS_BATCH_ROWS: usize = 100;
 /// How long a remote request may take before the loader counts it failed.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -134,6 +137,7 @@ fn batch_rows(args: &WriteArgs) -> usize {
             let cap = usize::try_from(args.workload.rows_per_meter()).unwrap_or(usize::MAX);
             METERS_BATCH_ROWS.min(cap)
         }
+        (None, Workload::LargeRows) => LARGE_ROWS_BATCH_ROWS,
     };
     rows.max(1)
 }

@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use strata_bench::cpu_only::{CpuOnly, CpuOnlyConfig};
 use strata_bench::devops::{self, Devops, DevopsConfig};
 use strata_bench::disorder::Disorder;
+use strata_bench::large_rows::{self, LargeRows, LargeRowsConfig};
 use strata_bench::meters::{Meters, MetersConfig, MetersOrder, split_meters};
 use strata_lineproto::Precision;
 
@@ -27,6 +28,10 @@ pub enum Workload {
     /// postgresl, redis), 101 fields, the same hosts and flags as cpu-only; nanosecond
     /// timestamps.
     Devops,
+    /// Seed 000's disk workload: table `large`, rows of 32,524 bytes (two numbers, eight
+    /// long random strings), --meters subtables x --rows-per-meter rows, millisecond
+    /// timestamps.
+    LargeRows,
 }
 
 /// Flags of `strata bench generate`.
@@ -69,12 +74,13 @@ pub struct WorkloadArgs {
     /// cpu-only: distance between two rows of a host.
     #[arg(long, default_value = "10s")]
     interval: humantime::Duration,
-    /// meters: number of meters (series).
-    #[arg(long, default_value_t = 10_000)]
-    meters: u32,
-    /// meters: rows per meter.
-    #[arg(long, default_value_t = 10_000)]
-    rows_per_meter: u64,
+    /// meters, large-rows: number of meters (subtables, series) [meters: 10,000;
+    /// large-rows: 100].
+    #[arg(long)]
+    meters: Option<u32>,
+    /// meters, large-rows: rows per meter (subtable) [10,000].
+    #[arg(long)]
+    rows_per_meter: Option<u64>,
     /// meters: rows of one meter per turn in interlace order; 0 writes progressively.
     #[arg(long, default_value_t = 0)]
     interlace_rows: u64,
@@ -106,9 +112,9 @@ impl WorkloadArgs {
         )
     }
 
-    /// Rows a meter has (the cap of a meters request).
+    /// Rows a meter (or large-rows subtable) has (the cap of a meters request).
     pub(crate) fn rows_per_meter(&self) -> u64 {
-        self.rows_per_meter
+        self.rows_per_meter.unwrap_or(10_000)
     }
 
     /// The seed of the data (and, by default, of the query benchmark's queries).
@@ -121,9 +127,13 @@ impl WorkloadArgs {
         cpu_only_config(self)
     }
 
-    /// meters: the number of meters these flags describe.
+    /// meters, large-rows: the number of meters (subtables) these flags describe; the
+    /// seeds' figure by default (seed 002's 10,000 meters, seed 000's 100 subtables).
     pub(crate) fn meters(&self) -> u32 {
-        self.meters
+        self.meters.unwrap_or(match self.workload {
+            Workload::LargeRows => 100,
+            _ => 10_000,
+        })
     }
 
     fn meters_order(&self) -> Result<MetersOrder, String> {
@@ -207,6 +217,7 @@ enum Source {
     CpuOnly(CpuOnly),
     Meters(Meters),
     Devops(Devops),
+    LargeRows(LargeRows),
 }
 
 impl Generator {
@@ -249,14 +260,14 @@ impl Generator {
             }
             Workload::Meters => {
                 let config = MetersConfig {
-                    meters: args.meters,
-                    rows_per_meter: args.rows_per_meter,
+                    meters: args.meters(),
+                    rows_per_meter: args.rows_per_meter(),
                     seed: args.seed,
                     ..MetersConfig::default()
                 };
                 let order = args.meters_order()?;
                 let mut generators = Vec::new();
-                for (i, range) in split_meters(args.meters, workers).into_iter().enumerate() {
+                for (i, range) in split_meters(args.meters(), workers).into_iter().enumerate() {
                     let disorder = args.disorder(range.len(), args.seed ^ i as u64)?;
                     let first = range.start;
                     generators.push(Self::new(
@@ -266,6 +277,30 @@ impl Generator {
                     ));
                 }
                 generators
+            }
+            Workload::LargeRows => {
+                if args.out_of_order_ratio_set() {
+                    return Err(
+                        "--out-of-order-ratio is not supported with --workload large-rows".into(),
+                    );
+                }
+                let config = LargeRowsConfig {
+                    tables: args.meters(),
+                    rows_per_table: args.rows_per_meter(),
+                    seed: args.seed,
+                    ..LargeRowsConfig::default()
+                };
+                split_meters(args.meters(), workers)
+                    .into_iter()
+                    .map(|range| {
+                        let first = range.start;
+                        Self::new(
+                            Source::LargeRows(LargeRows::new(config.clone(), range)),
+                            first,
+                            None,
+                        )
+                    })
+                    .collect()
             }
         })
     }
@@ -286,7 +321,7 @@ impl Generator {
     pub fn precision(&self) -> Precision {
         match self.source {
             Source::CpuOnly(_) | Source::Devops(_) => Precision::Nanoseconds,
-            Source::Meters(_) => Precision::Milliseconds,
+            Source::Meters(_) | Source::LargeRows(_) => Precision::Milliseconds,
         }
     }
 
@@ -300,6 +335,7 @@ impl Generator {
         match self.source {
             Source::CpuOnly(_) => rows * strata_bench::cpu_only::FIELDS.len() as u64,
             Source::Meters(_) => rows * 3,
+            Source::LargeRows(_) => rows * large_rows::FIELDS_PER_ROW,
             // Row r is measurement r mod 9 (each host writes the nine in order).
             Source::Devops(_) => (first..first + rows)
                 .map(|r| {
@@ -316,6 +352,7 @@ impl Generator {
             Source::CpuOnly(g) => g.config().rows_total(),
             Source::Meters(g) => g.rows_total(),
             Source::Devops(g) => g.config().rows_total(),
+            Source::LargeRows(g) => g.rows_total(),
         }
     }
 
@@ -354,6 +391,16 @@ impl Generator {
                     c.points_total()
                 )
             }
+            Source::LargeRows(g) => {
+                let c = g.config();
+                format!(
+                    "large-rows: {} subtables, {} rows of {} bytes, {} points",
+                    c.tables,
+                    c.rows_total(),
+                    large_rows::ROW_BYTES,
+                    c.points_total()
+                )
+            }
         }
     }
 
@@ -371,6 +418,7 @@ impl Generator {
                 Source::CpuOnly(generator) => generator.write_lines(max_rows, out),
                 Source::Meters(generator) => generator.write_lines(max_rows, out),
                 Source::Devops(generator) => generator.write_lines(max_rows, out),
+                Source::LargeRows(generator) => generator.write_lines(max_rows, out),
             };
         };
         let mut written = 0;
@@ -385,8 +433,8 @@ impl Generator {
                     g.write_line(&row, &mut self.line);
                     row.meter
                 }),
-                // Never: devops takes no disorder (refused in `for_workers`).
-                Source::Devops(_) => None,
+                // Never: devops and large-rows take no disorder (refused in `for_workers`).
+                Source::Devops(_) | Source::LargeRows(_) => None,
             };
             match series {
                 Some(series) => {

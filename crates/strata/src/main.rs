@@ -3,7 +3,8 @@
 //! Subcommands:
 //! - `bench generate`: write a workload (WORKLOADS.md) as line protocol, to stdout or a file.
 //! - `bench write`: load a workload (embedded, HTTP or TCP) and report the seeds' figures.
-//! - `bench scale`: the core-scaling table of seed 000 (server confined to k cores).
+//! - `bench scale`: seed 000's scaling tables: server confined to k cores, or given 1 … n
+//!   data directories (`--disks`).
 //! - `bench query`: the seeds' query benchmarks (TSBS devops, TDengine meters), embedded or
 //!   over HTTP `/sql`.
 //! - `lp check`: parse a line-protocol file and report every bad line with line and column.
@@ -26,6 +27,7 @@ mod bench_opentsdb;
 mod bench_query;
 mod bench_remote_write;
 mod bench_scale;
+mod bench_server;
 mod bench_write;
 mod check;
 mod generate;
@@ -84,8 +86,9 @@ enum BenchCommand {
     /// Load a workload into Strata and report rows/s, points/s, latency, CPU, memory and
     /// bytes on disk per point.
     Write(Box<bench_write::WriteArgs>),
-    /// Run the server on 1, 2, … cores (CPU affinity), load it over HTTP, and print the
-    /// scaling table (seed 000) with scale.csv and scale.svg.
+    /// Run the server on 1, 2, … cores (CPU affinity), or on 1, 2, … data directories
+    /// (--disks), load it over HTTP or TCP, and print seed 000's scaling table with scale.csv
+    /// and scale.svg.
     Scale(Box<bench_scale::ScaleArgs>),
     /// Run the seeds' queries (TSBS devops on cpu-only, TDengine's on meters) with 1 and
     /// N clients and report latency (min, median, mean, p99, max) and queries per minute.

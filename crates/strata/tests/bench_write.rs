@@ -477,7 +477,8 @@ fn scale_runs_the_real_server_and_writes_csv_and_svg() {
     let csv = std::fs::read_to_string(dir.join("scale.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 2, "{csv}");
-    assert!(lines[1].starts_with("1,2,"), "{csv}");
+    // cores 1, one data directory, one shard, two writers.
+    assert!(lines[1].starts_with("1,1,1,2,"), "{csv}");
     let svg = std::fs::read_to_string(dir.join("scale.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("points/s"));
     let r = json(&dir.join("write-1cores.json"));
