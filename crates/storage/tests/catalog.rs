@@ -140,7 +140,7 @@ fn a_time_bigint_unit_persists_and_is_checked_against_the_file_version() {
     let path = dir.path().join("catalog.json");
     let text = std::fs::read_to_string(&path).unwrap();
     let (header, body) = text.split_once('\n').unwrap();
-    assert!(header.starts_with("STRATA catalog v7 "), "{header}");
+    assert!(header.starts_with("STRATA catalog v8 "), "{header}");
     assert!(body.contains("\"time_unit\": \"ms\""), "{body}");
     // A version 6 file cannot hold a unit; a unit the format does not know is damage.
     rewrite(&path, 6, body);
@@ -157,4 +157,79 @@ fn a_time_bigint_unit_persists_and_is_checked_against_the_file_version() {
         }
         other => panic!("expected Corrupt, got {other:?}"),
     }
+}
+
+#[test]
+fn super_tables_and_precisions_persist_and_are_checked_against_the_file_version() {
+    use strata_lineproto::Precision;
+    use strata_storage::catalog::{Subtable, SuperTable, TableDefinition, TagType};
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = Catalog::open(dir.path()).unwrap();
+    catalog
+        .set_database_precision("test", Precision::Nanoseconds)
+        .unwrap();
+    let definition = TableDefinition {
+        tags: vec!["groupid".into(), "tbname".into()],
+        fields: vec![("current".into(), FieldType::Float)],
+        time_unit: Some(Precision::Nanoseconds),
+    };
+    let super_table = SuperTable {
+        time_name: "ts".into(),
+        columns: vec!["current".into()],
+        tags: vec![("groupid".into(), TagType::Integer)],
+    };
+    let id = catalog
+        .create_super_table("test", "meters", &definition, super_table.clone(), false)
+        .unwrap()
+        .id();
+    let d0 = Subtable {
+        name: "d0".into(),
+        super_table: id,
+        tags: vec![None],
+    };
+    catalog
+        .create_subtables("test", std::slice::from_ref(&d0))
+        .unwrap();
+    drop(catalog);
+    let catalog = Catalog::open(dir.path()).unwrap();
+    assert_eq!(catalog.subtable("test", "d0"), Some(d0));
+    assert_eq!(catalog.super_table(id).as_deref(), Some(&super_table));
+    assert_eq!(
+        catalog.database_precision("test"),
+        Some(Precision::Nanoseconds)
+    );
+    assert!(catalog.databases().contains(&"test".to_string()));
+    drop(catalog);
+
+    let path = dir.path().join("catalog.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (header, body) = text.split_once('\n').unwrap();
+    assert!(header.starts_with("STRATA catalog v8 "), "{header}");
+    assert!(body.contains("\"precision\""), "{body}");
+    assert!(body.contains("\"d0\": [\n"), "{body}");
+    let corrupt = |version: u32, body: &str, want: &str| {
+        rewrite(&path, version, body);
+        match Catalog::open(dir.path()) {
+            Err(StorageError::Corrupt { reason, .. }) => {
+                assert!(reason.contains(want), "{reason}")
+            }
+            other => panic!("expected Corrupt, got {other:?}"),
+        }
+    };
+    // A version 7 file cannot hold them; damage inside them is reported.
+    corrupt(
+        7,
+        body,
+        "version 7 file holds TDengine precisions or super tables",
+    );
+    corrupt(
+        8,
+        &body.replace("\"integer\"", "\"json\""),
+        "tag groupid has type \"json\"",
+    );
+    corrupt(
+        8,
+        &body.replace("\"test\": \"ns\"", "\"test\": \"days\""),
+        "has precision \"days\"",
+    );
 }

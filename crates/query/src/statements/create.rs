@@ -5,6 +5,8 @@
 //! unit, milliseconds when none is given; queries see a timestamp either way). Lindorm's
 //! `VARCHAR PRIMARY TAG` is a tag (a series is identified by all of its tags).
 //! sqlparser cannot read `VARCHAR TAG`, so this is parsed here, token by token.
+//! TDengine's super tables (`CREATE STABLE`, `CREATE TABLE … TAGS (…)`) and subtables
+//! (`CREATE TABLE d USING st TAGS (…)`) are in `supertable.rs`.
 
 use std::sync::Arc;
 
@@ -29,15 +31,15 @@ pub(super) struct CreateTable {
 }
 
 /// What a column's declared type makes it.
-enum ColumnType {
+pub(super) enum ColumnType {
     Timestamp,
     Field(FieldType),
 }
 
 /// The accepted type names, for messages.
 const TYPES: &str = "DOUBLE, FLOAT, REAL, BIGINT, INT, INTEGER, SMALLINT, TINYINT, \
-                     BIGINT UNSIGNED, UBIGINT, BOOLEAN, BOOL, VARCHAR, STRING, TEXT, NCHAR or \
-                     TIMESTAMP";
+                     BIGINT UNSIGNED, UBIGINT, BOOLEAN, BOOL, VARCHAR, STRING, TEXT, NCHAR, \
+                     BINARY or TIMESTAMP";
 
 /// Parses the rest of `CREATE TABLE …` after `CREATE`.
 pub(super) fn parse(database: &str, cursor: &mut Cursor) -> Result<CreateTable, QueryError> {
@@ -179,9 +181,9 @@ fn time_unit(cursor: &mut Cursor) -> Result<Precision, QueryError> {
     Ok(unit)
 }
 
-/// A column type, with its optional length (`VARCHAR(64)`, ignored: strings are unbounded)
-/// or `UNSIGNED`.
-fn column_type(cursor: &mut Cursor) -> Result<ColumnType, QueryError> {
+/// A column type, with its optional length (`VARCHAR(64)`, TDengine's `BINARY(24)`;
+/// ignored: strings are unbounded) or `UNSIGNED`.
+pub(super) fn column_type(cursor: &mut Cursor) -> Result<ColumnType, QueryError> {
     let at = cursor.here();
     let written = match cursor.peek() {
         Some(Token::Word(word)) if word.quote_style.is_none() => word.value.clone(),
@@ -205,7 +207,7 @@ fn column_type(cursor: &mut Cursor) -> Result<ColumnType, QueryError> {
         }
         "UBIGINT" => ColumnType::Field(FieldType::Unsigned),
         "BOOLEAN" | "BOOL" => ColumnType::Field(FieldType::Boolean),
-        "VARCHAR" | "STRING" | "TEXT" | "NCHAR" => {
+        "VARCHAR" | "STRING" | "TEXT" | "NCHAR" | "BINARY" => {
             if cursor.eat(&Token::LParen) {
                 match cursor.peek() {
                     Some(Token::Number(n, _)) if n.parse::<u32>().is_ok_and(|n| n > 0) => {
@@ -249,7 +251,11 @@ pub(super) async fn execute(
 }
 
 /// A catalog refusal as a planning error at the column (or table) it is about.
-fn placed(error: StorageError, table: &TableRef, columns: &[(String, Position)]) -> QueryError {
+pub(super) fn placed(
+    error: StorageError,
+    table: &TableRef,
+    columns: &[(String, Position)],
+) -> QueryError {
     let StorageError::Schema(schema) = error else {
         return QueryError::Storage(error);
     };

@@ -2,10 +2,13 @@
 //! `ALTER DATABASE db SET RETENTION d`, `DROP DATABASE [IF EXISTS] db` and
 //! `SHOW DATABASES`. A retention `d` is a duration (`30d`, `12h`, `2w`, bare or quoted),
 //! `INF`/`FOREVER`/`0` for no expiry, or `DEFAULT` for the server's `--retention`.
+//! `CREATE DATABASE … PRECISION 'ms'|'us'|'ns'` is TDengine's: the unit of integer times in
+//! `INSERT`s into the database's super tables (see `supertable.rs`).
 
 use std::sync::Arc;
 
 use datafusion::sql::sqlparser::tokenizer::Token;
+use strata_lineproto::Precision;
 use strata_storage::{Engine, Retention};
 
 use super::tokens::{Cursor, plan, syntax};
@@ -20,6 +23,8 @@ pub(super) enum DatabaseStatement {
         at: Position,
         if_not_exists: bool,
         retention: Option<Retention>,
+        /// TDengine's `PRECISION`.
+        precision: Option<Precision>,
     },
     Alter {
         name: String,
@@ -38,6 +43,11 @@ pub(super) fn parse_create(cursor: &mut Cursor) -> Result<DatabaseStatement, Que
     cursor.expect_keyword("DATABASE")?;
     let if_not_exists = cursor.eat_if_not_exists()?;
     let (name, at) = cursor.identifier("a database name")?;
+    let precision = if cursor.eat_keyword("PRECISION") {
+        Some(precision(cursor)?)
+    } else {
+        None
+    };
     let retention = if cursor.eat_keyword("WITH") {
         cursor.expect_keyword("RETENTION")?;
         Some(retention(cursor)?)
@@ -50,7 +60,25 @@ pub(super) fn parse_create(cursor: &mut Cursor) -> Result<DatabaseStatement, Que
         at,
         if_not_exists,
         retention,
+        precision,
     })
+}
+
+/// TDengine's precision after `PRECISION`: `'ms'`, `'us'` or `'ns'`.
+fn precision(cursor: &mut Cursor) -> Result<Precision, QueryError> {
+    let at = cursor.here();
+    let Some(text) = cursor.eat_string() else {
+        return Err(cursor.expected("a precision: 'ms', 'us' or 'ns'"));
+    };
+    match text.to_ascii_lowercase().as_str() {
+        "ms" => Ok(Precision::Milliseconds),
+        "us" => Ok(Precision::Microseconds),
+        "ns" => Ok(Precision::Nanoseconds),
+        _ => Err(plan(
+            format!("unknown precision '{text}'; TDengine's are 'ms', 'us' and 'ns'"),
+            at,
+        )),
+    }
 }
 
 /// The rest of `ALTER DATABASE db SET RETENTION d` after `ALTER`.
@@ -130,12 +158,20 @@ pub(super) async fn execute(
                 at,
                 if_not_exists,
                 retention,
+                precision,
             } => {
                 if exists(&name) {
                     if if_not_exists {
                         return Ok(Output::empty());
                     }
                     return Err(plan(format!("database \"{name}\" already exists"), at));
+                }
+                if let Some(precision) = precision {
+                    // Records the database too, in the same catalog write.
+                    engine
+                        .catalog()
+                        .set_database_precision(&name, precision)
+                        .map_err(QueryError::Storage)?;
                 }
                 engine
                     .create_database_with_retention(

@@ -52,6 +52,16 @@ pub(super) async fn execute(
     let insert = parse(statement)?;
     let target = target(&insert, database)?;
     let schema = lookup(engine, &target)?;
+    if engine.catalog().super_table(schema.id).is_some() {
+        return Err(plan(
+            format!(
+                "\"{}\" is a TDengine super table: rows go into its subtables, e.g. INSERT \
+                 INTO d1 USING {} TAGS (…) VALUES (…)",
+                schema.name, schema.name
+            ),
+            target.position,
+        ));
+    }
     let columns = columns(&insert, &schema, &target)?;
     let rows = rows(&insert)?;
     let mut body = Vec::new();
@@ -60,8 +70,28 @@ pub(super) async fn execute(
         line(&mut body, &schema, &columns, row, at)?;
         row_positions.push(at);
     }
+    write(
+        engine,
+        target.database,
+        body,
+        row_positions,
+        target.position,
+    )
+    .await
+}
+
+/// Writes `body` (line protocol, one line per row, starting at `row_positions`) into
+/// `database` through `Engine::write_lines`, and returns the `count` result. A refused row
+/// fails the statement at its position (`fallback` if it has none), saying how many rows
+/// were written. TDengine's `INSERT … USING` writes through here too.
+pub(super) async fn write(
+    engine: &Arc<Engine>,
+    database: String,
+    body: Vec<u8>,
+    row_positions: Vec<Position>,
+    fallback: Position,
+) -> Result<Output, QueryError> {
     let engine = Arc::clone(engine);
-    let database = target.database.clone();
     let report = blocking(move || {
         engine
             .write_lines(&database, &body, Precision::Nanoseconds)
@@ -72,7 +102,7 @@ pub(super) async fn execute(
         let at = row_positions
             .get(first.line.saturating_sub(1))
             .copied()
-            .unwrap_or(target.position);
+            .unwrap_or(fallback);
         return Err(plan(
             format!(
                 "row {} was not written: {}; {} of {} rows were written",

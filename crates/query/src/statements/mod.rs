@@ -2,7 +2,8 @@
 //! `SHOW TAGS|FIELDS FROM t`, `SHOW TAG VALUES FROM t WITH KEY …`, `DESCRIBE t`,
 //! `CREATE TABLE`, `INSERT INTO … VALUES`, `DROP TABLE`, `DELETE FROM t [WHERE …]`, and
 //! `CREATE | ALTER | DROP DATABASE` and `SHOW DATABASES`, `CREATE | DROP DOWNSAMPLE` and
-//! `SHOW DOWNSAMPLES` (reference: `docs/sql.md`).
+//! `SHOW DOWNSAMPLES`, and TDengine's `CREATE STABLE`, `CREATE TABLE … USING` and
+//! `INSERT INTO d USING … TAGS …` (reference: `docs/sql.md`).
 //!
 //! [`execute`] looks at a statement's first words; anything else returns `None` and goes to
 //! DataFusion unchanged. Results are record batches like a query's: one batch for `SHOW`
@@ -11,7 +12,8 @@
 //!
 //! Files: `tokens.rs` (token cursor, names, errors), `show.rs` (SHOW, DESCRIBE),
 //! `create.rs`, `drop.rs`, `delete.rs`, `database.rs`, `downsample.rs`, `insert.rs` (with `values.rs`: SQL
-//! literals to line protocol values).
+//! literals to line protocol values), `supertable.rs` and `tdengine_insert.rs` (TDengine's
+//! super tables and subtables).
 
 mod create;
 mod database;
@@ -20,6 +22,8 @@ mod downsample;
 mod drop;
 mod insert;
 mod show;
+mod supertable;
+mod tdengine_insert;
 mod tokens;
 mod values;
 
@@ -128,6 +132,7 @@ fn ours(statement: &str) -> Option<Cursor> {
             ["TABLE", "DATABASE", "DOWNSAMPLE"]
                 .iter()
                 .any(|w| is_keyword(second, w))
+                || (is_keyword(Some(first), "CREATE") && is_keyword(second, "STABLE"))
         }
         Some(first) if is_keyword(Some(first), "ALTER") => is_keyword(second, "DATABASE"),
         Some(first) => is_keyword(Some(first), "INSERT") || is_keyword(Some(first), "DELETE"),
@@ -167,6 +172,9 @@ async fn run(
             let create = downsample::parse_create(database, cursor)?;
             return downsample::execute(engine, create).await;
         }
+        if supertable::is_tdengine_create(cursor) {
+            return supertable::create(engine, database, cursor).await;
+        }
         let create = create::parse(database, cursor)?;
         return create::execute(engine, create).await;
     }
@@ -185,6 +193,9 @@ async fn run(
     if cursor.eat_keyword("DELETE") {
         let delete = delete::parse(engine, database, cursor)?;
         return delete::execute(engine, delete).await;
+    }
+    if tdengine_insert::is_subtable_insert(engine, database, cursor) {
+        return tdengine_insert::execute(engine, database, cursor).await;
     }
     insert::execute(engine, database, statement).await
 }

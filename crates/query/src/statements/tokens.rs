@@ -173,6 +173,38 @@ impl Cursor {
         }
     }
 
+    /// Where the cursor is, for [`Cursor::rewind`] (to look ahead and come back).
+    pub fn mark(&self) -> usize {
+        self.next
+    }
+
+    /// Goes back to a place [`Cursor::mark`] gave.
+    pub fn rewind(&mut self, mark: usize) {
+        self.next = mark.min(self.tokens.len());
+    }
+
+    /// If the next token is `(`, skips to just past its matching `)` (or to the end if it
+    /// has none) and returns true.
+    pub fn skip_parenthesized(&mut self) -> bool {
+        if self.peek() != Some(&Token::LParen) {
+            return false;
+        }
+        let mut depth = 0usize;
+        // Each step consumes a token, so this ends within the statement's tokens.
+        while let Some(token) = self.peek() {
+            match token {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ => {}
+            }
+            self.next += 1;
+            if depth == 0 {
+                break;
+            }
+        }
+        true
+    }
+
     /// Skips the next token.
     pub fn advance(&mut self) {
         self.next = (self.next + 1).min(self.tokens.len());

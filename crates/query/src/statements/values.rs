@@ -6,6 +6,10 @@
 //! - tags: strings; `NULL` leaves the tag out (the series has no such tag).
 //! - fields: numbers for float, integer (no fraction or exponent) and unsigned (not
 //!   negative) columns, `TRUE`/`FALSE`, strings; `NULL` leaves the field out of the row.
+//!
+//! sqlparser reads the literals of standard `INSERT`s; TDengine's `INSERT … USING … TAGS`
+//! is read token by token, and [`token_literal`] reads its literals into the same
+//! [`Literal`]s, so both are checked by the same rules.
 
 use std::borrow::Cow;
 
@@ -16,7 +20,9 @@ use datafusion::sql::sqlparser::ast::{
 use strata_lineproto::{FieldValue, Precision};
 use strata_storage::model::FieldType;
 
-use super::tokens::{plan, position};
+use datafusion::sql::sqlparser::tokenizer::Token;
+
+use super::tokens::{Cursor, plan, position};
 use crate::error::{Position, QueryError};
 
 /// A literal of a `VALUES` row.
@@ -38,7 +44,7 @@ pub(super) enum Literal {
 
 impl Literal {
     /// How the literal reads in messages.
-    fn describe(&self) -> String {
+    pub(super) fn describe(&self) -> String {
         match self {
             Literal::Number(n) => n.clone(),
             Literal::Text(s) => format!("'{s}'"),
@@ -105,6 +111,62 @@ pub(super) fn literal(expr: &Expr) -> Result<Literal, QueryError> {
             at,
         )),
     }
+}
+
+/// The literal at the cursor, read token by token, and where it starts: a number (signed),
+/// a `'string'` (or TDengine's `"string"`), `TRUE`, `FALSE`, `NULL`, `NOW` or `NOW()`, or
+/// `TIMESTAMP '…'`.
+pub(super) fn token_literal(cursor: &mut Cursor) -> Result<(Literal, Position), QueryError> {
+    let at = cursor.here();
+    let sign = match cursor.peek() {
+        Some(Token::Minus) => Some("-"),
+        Some(Token::Plus) => Some(""),
+        _ => None,
+    };
+    if let Some(sign) = sign {
+        cursor.advance();
+        let Some(Token::Number(n, _)) = cursor.peek() else {
+            return Err(cursor.expected("a number after the sign"));
+        };
+        let literal = Literal::Number(format!("{sign}{n}"));
+        cursor.advance();
+        return Ok((literal, at));
+    }
+    let literal = match cursor.peek() {
+        Some(Token::Number(n, _)) => Literal::Number(n.clone()),
+        Some(Token::SingleQuotedString(s)) => Literal::Text(s.clone()),
+        // TDengine takes double quotes for strings too.
+        Some(Token::Word(w)) if w.quote_style == Some('"') => Literal::Text(w.value.clone()),
+        Some(Token::Word(w)) if w.quote_style.is_none() => {
+            match w.value.to_ascii_uppercase().as_str() {
+                "TRUE" => Literal::Boolean(true),
+                "FALSE" => Literal::Boolean(false),
+                "NULL" => Literal::Null,
+                "NOW" => {
+                    cursor.advance();
+                    if cursor.eat(&Token::LParen) {
+                        cursor.expect(&Token::RParen, "\")\" after NOW(")?;
+                    }
+                    return Ok((Literal::Now, at));
+                }
+                "TIMESTAMP" => {
+                    cursor.advance();
+                    let Some(text) = cursor.eat_string() else {
+                        return Err(cursor.expected("a 'string' after TIMESTAMP"));
+                    };
+                    return Ok((Literal::Timestamp(text), at));
+                }
+                _ => return Err(value_expected(cursor)),
+            }
+        }
+        _ => return Err(value_expected(cursor)),
+    };
+    cursor.advance();
+    Ok((literal, at))
+}
+
+fn value_expected(cursor: &Cursor) -> QueryError {
+    cursor.expected("a value (a number, 'string', TRUE, FALSE, NULL, NOW or TIMESTAMP '…')")
 }
 
 /// The row's time in nanoseconds, `None` for `now()`. An integer counts `unit` since the

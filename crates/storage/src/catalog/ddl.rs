@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::RwLock;
 use roaring::RoaringBitmap;
 
-use super::{Catalog, FieldDef, SchemaError, TIME_COLUMN, TableSchema, file};
+use super::{Catalog, FieldDef, SchemaError, State, TIME_COLUMN, TableSchema, file};
 use crate::error::StorageError;
 use crate::model::{FieldId, FieldType, TableId};
 use strata_lineproto::Precision;
@@ -108,44 +108,63 @@ impl Catalog {
         definition: &TableDefinition,
         if_not_exists: bool,
     ) -> Result<CreateOutcome, SchemaError> {
-        check_definition(name, definition)?;
         let mut state = self.state.write();
-        let key = (database.to_string(), name.to_string());
-        if let Some(&id) = state.by_name.get(&key) {
-            if !if_not_exists {
-                return Err(SchemaError::TableExists {
-                    database: database.to_string(),
-                    table: name.to_string(),
-                });
-            }
-            let schema = &mut state.tables[id as usize];
-            check_agrees(schema, definition)?;
-            let changed = add_missing(schema, definition);
-            if changed {
-                state.version += 1;
-            }
-            return Ok(CreateOutcome::Existed(id));
-        }
-        let id = TableId::try_from(state.tables.len()).map_err(|_| SchemaError::ColumnName {
-            table: name.to_string(),
-            name: name.to_string(),
-            reason: "cannot be created: every table id is taken",
-        })?;
-        let mut schema = TableSchema {
-            id,
-            database: database.to_string(),
-            name: name.to_string(),
-            tags: Vec::new(),
-            fields: Vec::new(),
-            time_unit: definition.time_unit,
-        };
-        add_missing(&mut schema, definition);
-        state.tables.push(schema);
-        state.by_name.insert(key, id);
-        state.version += 1;
-        Ok(CreateOutcome::Created(id))
+        create_locked(&mut state, database, name, definition, if_not_exists)
     }
+}
 
+/// [`Catalog::create_table`] with the state locked (also used for super tables).
+pub(super) fn create_locked(
+    state: &mut State,
+    database: &str,
+    name: &str,
+    definition: &TableDefinition,
+    if_not_exists: bool,
+) -> Result<CreateOutcome, SchemaError> {
+    check_definition(name, definition)?;
+    let key = (database.to_string(), name.to_string());
+    if super::supertable::is_subtable(state, database, name) {
+        return Err(SchemaError::TableExists {
+            database: database.to_string(),
+            table: name.to_string(),
+        });
+    }
+    if let Some(&id) = state.by_name.get(&key) {
+        if !if_not_exists {
+            return Err(SchemaError::TableExists {
+                database: database.to_string(),
+                table: name.to_string(),
+            });
+        }
+        let schema = &mut state.tables[id as usize];
+        check_agrees(schema, definition)?;
+        let changed = add_missing(schema, definition);
+        if changed {
+            state.version += 1;
+        }
+        return Ok(CreateOutcome::Existed(id));
+    }
+    let id = TableId::try_from(state.tables.len()).map_err(|_| SchemaError::ColumnName {
+        table: name.to_string(),
+        name: name.to_string(),
+        reason: "cannot be created: every table id is taken",
+    })?;
+    let mut schema = TableSchema {
+        id,
+        database: database.to_string(),
+        name: name.to_string(),
+        tags: Vec::new(),
+        fields: Vec::new(),
+        time_unit: definition.time_unit,
+    };
+    add_missing(&mut schema, definition);
+    state.tables.push(schema);
+    state.by_name.insert(key, id);
+    state.version += 1;
+    Ok(CreateOutcome::Created(id))
+}
+
+impl Catalog {
     /// Drops table `database.name`: its name is forgotten and its id marked dropped, durably
     /// (the catalog file is rewritten before this returns), then published to the shards,
     /// which discard its rows as they flush, merge and purge. Returns the dropped id, or
@@ -210,13 +229,18 @@ impl Catalog {
         if !state.databases.remove(database) {
             return Ok(false);
         }
-        // A database made again later under this name starts with the server default.
+        // A database made again later under this name starts with the server default
+        // retention and TDengine's default precision.
         let retention = state.retention.remove(database);
+        let precision = state.precision.remove(database);
         state.version += 1;
         if let Err(e) = file::store(&self.path, &file::encode(&state)) {
             state.databases.insert(database.to_string());
             if let Some(ns) = retention {
                 state.retention.insert(database.to_string(), ns);
+            }
+            if let Some(p) = precision {
+                state.precision.insert(database.to_string(), p);
             }
             return Err(e);
         }

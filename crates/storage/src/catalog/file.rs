@@ -13,13 +13,18 @@
 //! `"table_retention"` (`{"<table id>": ns}` for tables with a retention of their own,
 //! which overrides their database's), `"downsamples"` (see `downsample.rs`) and
 //! `"next_downsample_id"`. Version 7 adds a table's `"time_unit"` (`"ns"`, `"us"`, `"ms"` or
-//! `"s"`) for tables declared with `time BIGINT`: the unit of integer times in `INSERT`.
+//! `"s"`) for tables declared with `time BIGINT`: the unit of integer times in `INSERT`
+//! (and for TDengine super tables, their database's precision). Version 8 adds
+//! `"precision"` (`{"<database>": "ms"}`, TDengine's `CREATE DATABASE … PRECISION`) and
+//! `"super_tables"` (`{"<table id>": {"time", "columns", "tags", "subtables"}}`, see
+//! `supertable.rs`).
 
 use std::path::Path;
 
 use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};
 
+use super::supertable::SuperTableFile;
 use super::{FieldDef, State, TableSchema};
 use crate::checked_json;
 use crate::error::StorageError;
@@ -29,7 +34,7 @@ use strata_lineproto::Precision;
 /// Kind named in the file header.
 const CATALOG_KIND: &str = "catalog";
 /// Format version written; bump on any incompatible change.
-const CATALOG_FORMAT_VERSION: u32 = 7;
+const CATALOG_FORMAT_VERSION: u32 = 8;
 /// Oldest version still read.
 const OLDEST_READABLE_VERSION: u32 = 1;
 
@@ -58,6 +63,12 @@ pub(super) struct CatalogFile {
     /// Version 6: the id the next downsample gets (0 when none was ever made).
     #[serde(default, skip_serializing_if = "is_zero")]
     next_downsample_id: u64,
+    /// Version 8: the TDengine precision of databases created with one.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    precision: std::collections::BTreeMap<String, String>,
+    /// Version 8: TDengine super tables and their subtables, by table id.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    super_tables: std::collections::BTreeMap<TableId, SuperTableFile>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -158,6 +169,18 @@ pub(super) fn encode(state: &State) -> CatalogFile {
         table_retention: state.table_retention.clone(),
         downsamples: state.downsamples.clone(),
         next_downsample_id: state.next_downsample_id,
+        precision: state
+            .precision
+            .iter()
+            .map(|(db, p)| (db.clone(), unit_name(*p).to_string()))
+            .collect(),
+        // A dropped super table's subtables are gone with it.
+        super_tables: state
+            .super_tables
+            .iter()
+            .filter(|(id, _)| !state.dropped.contains(**id))
+            .map(|(id, st)| (*id, SuperTableFile::encode(st)))
+            .collect(),
     }
 }
 
@@ -265,7 +288,38 @@ fn decode(path: &Path, version: u32, file: CatalogFile) -> Result<State, Storage
     state.databases = file.databases.into_iter().collect();
     state.retention = file.retention;
     state.dropped = dropped;
+    decode_tdengine(&mut state, version, file.precision, file.super_tables).map_err(corrupt)?;
     Ok(state)
+}
+
+/// Version 8's TDengine keys into `state` (whose tables are decoded): database precisions
+/// and super tables, which must name live tables.
+fn decode_tdengine(
+    state: &mut State,
+    version: u32,
+    precision: std::collections::BTreeMap<String, String>,
+    super_tables: std::collections::BTreeMap<TableId, SuperTableFile>,
+) -> Result<(), String> {
+    if (!precision.is_empty() || !super_tables.is_empty()) && version < 8 {
+        return Err(format!(
+            "a version {version} file holds TDengine precisions or super tables"
+        ));
+    }
+    for (database, name) in precision {
+        let unit =
+            unit_of(&name).ok_or_else(|| format!("database {database} has precision {name:?}"))?;
+        state.precision.insert(database, unit);
+    }
+    for (id, file) in super_tables {
+        if (id as usize) >= state.tables.len() || state.dropped.contains(id) {
+            return Err(format!("super table {id} names no live table"));
+        }
+        let decoded = file
+            .decode()
+            .map_err(|e| format!("super table {id}: {e}"))?;
+        state.super_tables.insert(id, decoded);
+    }
+    Ok(())
 }
 
 /// A table as `strata repair` rebuilds it from the parts (see `engine/repair.rs`).
@@ -287,7 +341,8 @@ pub struct RebuiltTable {
 
 /// Writes a catalog holding `tables` (by increasing id) and nothing else but the tombstone
 /// counter: settings that only `catalog.json` held (retention, pending deletes, downsamples,
-/// empty databases, `time BIGINT` units) are gone with it. `next_tombstone_id` must be above every tombstone id
+/// empty databases, `time BIGINT` units, TDengine precisions, super tables and subtables)
+/// are gone with it. `next_tombstone_id` must be above every tombstone id
 /// a part has applied, or a new delete would be taken as applied already.
 pub fn store_rebuilt(
     dir: &Path,
@@ -321,6 +376,8 @@ pub fn store_rebuilt(
         table_retention: Default::default(),
         downsamples: Vec::new(),
         next_downsample_id: 0,
+        precision: Default::default(),
+        super_tables: Default::default(),
     };
     store(&dir.join(super::CATALOG_FILE), &file)
 }
@@ -354,7 +411,7 @@ mod tests {
         state.by_name.clear();
         store(&path, &encode(&state)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("STRATA catalog v7 "), "{text}");
+        assert!(text.starts_with("STRATA catalog v8 "), "{text}");
         assert!(
             !text.contains("databases"),
             "no empty list is written: {text}"
@@ -376,7 +433,7 @@ mod tests {
         state.databases.insert("alpha".into());
         store(&path, &encode(&state)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("STRATA catalog v7 "), "{text}");
+        assert!(text.starts_with("STRATA catalog v8 "), "{text}");
         assert!(text.contains("\"databases\""), "{text}");
         let reread = load(&path).unwrap().unwrap();
         assert_eq!(

@@ -8,9 +8,11 @@
 //! is acknowledged.
 //!
 //! Per-database retention settings are in `retention.rs`, deletes in `tombstones.rs`,
-//! downsamples in `downsample.rs`. `CREATE TABLE` and `DROP TABLE` are in `ddl.rs`: a dropped table keeps its id (marked
-//! dropped, its name forgotten), so rows stored under it are never seen by a table created
-//! later under the same name; [`DroppedTables`] tells the shards which rows to discard.
+//! downsamples in `downsample.rs`, TDengine's super tables, subtables and database
+//! precisions in `supertable.rs`. `CREATE TABLE` and `DROP TABLE` are in `ddl.rs`: a
+//! dropped table keeps its id (marked dropped, its name forgotten), so rows stored under it
+//! are never seen by a table created later under the same name; [`DroppedTables`] tells
+//! the shards which rows to discard.
 //! Files: `file.rs` (the on-disk form), `cache.rs` ([`SchemaCache`]).
 
 mod cache;
@@ -18,6 +20,7 @@ mod ddl;
 mod downsample;
 mod file;
 mod retention;
+mod supertable;
 mod tombstones;
 
 use foldhash::HashMap;
@@ -37,6 +40,7 @@ pub use ddl::{CreateOutcome, DroppedTables, TableDefinition};
 pub use downsample::{Aggregate, DirtyRange, Downsample};
 pub(crate) use file::{RebuiltTable, store_rebuilt};
 pub use retention::Retention;
+pub use supertable::{Subtable, SuperTable, TagType};
 pub use tombstones::{Tombstone, Tombstones};
 
 /// File name of the catalog inside the first data directory.
@@ -140,6 +144,10 @@ struct State {
     downsamples: Vec<Downsample>,
     /// The id the next downsample gets (ids are never reused).
     next_downsample_id: u64,
+    /// TDengine super tables by table id, with their subtables (see `supertable.rs`).
+    super_tables: std::collections::BTreeMap<TableId, supertable::SuperTableState>,
+    /// The TDengine precision of the databases created with one (`PRECISION 'ms'`).
+    precision: std::collections::BTreeMap<String, Precision>,
     /// Bumped on every change; the file holds `persisted_version`.
     version: u64,
 }
