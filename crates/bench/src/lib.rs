@@ -21,6 +21,8 @@
 //!   InfluxQL on `/query`).
 //! - [`query_report`]: the query report (per type and client count; text and JSON).
 //! - [`scale`]: the core-scaling table, CSV and SVG chart.
+//! - [`matrix`]: seed 003's batch x worker write matrix: cells, CPU maths over `/proc`
+//!   samples, the table, CSV, SVG heat map and JSON.
 //!
 //! Data path: `config → generator (per-series state) → rows → line-protocol bytes`.
 //! The same config and seed always give the same bytes; the loaders and benchmarks of later
@@ -33,6 +35,7 @@ pub mod feed;
 pub mod http;
 pub mod large_rows;
 pub mod load;
+pub mod matrix;
 pub mod meters;
 pub mod progress;
 pub mod queries;

@@ -5,6 +5,7 @@
 //! - `bench write`: load a workload (embedded, HTTP or TCP) and report the seeds' figures.
 //! - `bench scale`: seed 000's scaling tables: server confined to k cores, or given 1 … n
 //!   data directories (`--disks`).
+//! - `bench matrix`: seed 003's batch x worker table (tps, max CPU) with a heat map.
 //! - `bench query`: the seeds' query benchmarks (TSBS devops, TDengine meters), embedded or
 //!   over HTTP `/sql`.
 //! - `lp check`: parse a line-protocol file and report every bad line with line and column.
@@ -23,6 +24,7 @@ use clap::{Parser, Subcommand};
 
 mod backup;
 mod bench_batches;
+mod bench_matrix;
 mod bench_opentsdb;
 mod bench_query;
 mod bench_remote_write;
@@ -90,6 +92,10 @@ enum BenchCommand {
     /// (--disks), load it over HTTP or TCP, and print seed 000's scaling table with scale.csv
     /// and scale.svg.
     Scale(Box<bench_scale::ScaleArgs>),
+    /// Load a fresh server for each batch size x writer count (seed 003, devops by
+    /// default) and print tps (field values/s) and max CPU per cell, with matrix.csv and a
+    /// heat map matrix.svg.
+    Matrix(Box<bench_matrix::MatrixArgs>),
     /// Run the seeds' queries (TSBS devops on cpu-only, TDengine's on meters) with 1 and
     /// N clients and report latency (min, median, mean, p99, max) and queries per minute.
     Query(Box<bench_query::QueryArgs>),
@@ -101,6 +107,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Generate(args)) => generate::run(&args).map(|()| true),
         Command::Bench(BenchCommand::Write(args)) => bench_write::run(&args).map(|()| true),
         Command::Bench(BenchCommand::Scale(args)) => bench_scale::run(&args).map(|()| true),
+        Command::Bench(BenchCommand::Matrix(args)) => bench_matrix::run(&args).map(|()| true),
         Command::Bench(BenchCommand::Query(args)) => bench_query::run(&args).map(|()| true),
         Command::Lp(LpCommand::Check(args)) => lp_check::run(&args),
         Command::Serve(args) => serve::run(*args).map(|()| true),
