@@ -1,6 +1,6 @@
 //! TSBS `cpu-only`: one `cpu` row per host every interval, ten integer random-walk fields.
 //!
-//! Shape as WORKLOADS.md §2 describes it (and as TSBS's devops generator builds it): hosts
+//! Shape as docs/workloads.md describes it (and as TSBS's devops generator builds it): hosts
 //! `host_0 … host_{N-1}` with ten tags drawn once per host from fixed lists, and ten fields
 //! `usage_*`, each a random walk clamped to [0, 100] with N(0, 1) steps started uniformly in
 //! [0, 100), written as integers by truncation (`usage_user=58i`). Rows come in time order,

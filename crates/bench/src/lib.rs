@@ -1,5 +1,5 @@
 //! Strata's workloads: seeded, deterministic generators of the seed reports' data sets
-//! (WORKLOADS.md), streaming line protocol so no data set has to fit in memory.
+//! (docs/workloads.md), streaming line protocol so no data set has to fit in memory.
 //!
 //! Module map:
 //! - [`rng`]: the portable seeded generator every workload draws from.

@@ -1,4 +1,4 @@
-//! TDengine smart meters (`meters`, WORKLOADS.md §1): one series per meter, three columns.
+//! TDengine smart meters (`meters`, docs/workloads.md): one series per meter, three columns.
 //!
 //! Table `meters`; tag `tbname` names the meter (`d0 … d{N-1}`, TDengine's sub-table name),
 //! tags `groupid` (1..=10) and `location` (a California city, 24 characters at most); fields

@@ -70,7 +70,7 @@ fn values_are_clamped_integer_random_walks() {
         }
         previous[row.host as usize] = Some(row.values);
     }
-    // Most consecutive values differ by -1, 0 or +1, as WORKLOADS.md says.
+    // Most consecutive values differ by -1, 0 or +1, as docs/workloads.md says.
     assert!(small_steps * 100 / steps >= 75, "{small_steps} of {steps}");
 }
 

@@ -1,7 +1,8 @@
 //! The `strata` binary: one executable for every job.
 //!
 //! Subcommands:
-//! - `bench generate`: write a workload (WORKLOADS.md) as line protocol, to stdout or a file.
+//! - `bench generate`: write a workload (docs/workloads.md) as line protocol, to stdout or a
+//!   file.
 //! - `bench write`: load a workload (embedded, HTTP or TCP) and report the seeds' figures.
 //! - `bench scale`: seed 000's scaling tables: server confined to k cores, or given 1 … n
 //!   data directories (`--disks`).
@@ -51,7 +52,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Benchmarks and the workloads they run (WORKLOADS.md).
+    /// Benchmarks and the workloads they run (docs/workloads.md).
     #[command(subcommand)]
     Bench(BenchCommand),
     /// Line-protocol tools.

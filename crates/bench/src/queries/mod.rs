@@ -1,10 +1,10 @@
 //! The query half of the seeds' benchmarks: seeded generators of SQL statements.
 //!
-//! - [`tsbs`]: the TSBS devops query types on `cpu` (WORKLOADS.md §2), with TSBS's
+//! - [`tsbs`]: the TSBS devops query types on `cpu` (docs/workloads.md), with TSBS's
 //!   semantics: random hosts (distinct) and random windows inside the data's time span.
 //! - [`tsbs_influxql`]: the same queries (same hosts and windows) worded in InfluxQL exactly
 //!   as TSBS's influx generator words them, for `/query`.
-//! - [`meters`]: taosBenchmark's queries after insert on `meters` (WORKLOADS.md §1):
+//! - [`meters`]: taosBenchmark's queries after insert on `meters` (docs/workloads.md):
 //!   whole-table aggregates of each column and `select *`.
 //!
 //! A [`QueryType`] is named as the seeds name it (`single-groupby-5-8-1`, `lastpoint`,
