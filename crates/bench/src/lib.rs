@@ -9,6 +9,7 @@
 //! - [`large_rows`]: seed 000's disk workload (rows of 32,524 bytes: two numbers and eight
 //!   long random strings).
 //! - [`disorder`]: out-of-order rows (a seeded share arrives late, every row once).
+//! - [`iot`]: IoTDB-benchmark's wind farm (seed 004: groups, devices, `s_i` sensors).
 //! - [`feed`]: batches for the load's workers, prepared in memory or streamed by generator
 //!   threads through bounded queues (memory bounded whatever the data set's size).
 //! - [`load`]: sending batches with N workers to a target (embedded, HTTP, TCP).
@@ -23,6 +24,7 @@
 //! - [`scale`]: the core-scaling table, CSV and SVG chart.
 //! - [`matrix`]: seed 003's batch x worker write matrix: cells, CPU maths over `/proc`
 //!   samples, the table, CSV, SVG heat map and JSON.
+//! - [`mixed`]: seed 004's mixed read/write run (IoTDB-benchmark's operations, HTTP/TCP).
 //!
 //! Data path: `config → generator (per-series state) → rows → line-protocol bytes`.
 //! The same config and seed always give the same bytes; the loaders and benchmarks of later
@@ -33,10 +35,12 @@ pub mod devops;
 pub mod disorder;
 pub mod feed;
 pub mod http;
+pub mod iot;
 pub mod large_rows;
 pub mod load;
 pub mod matrix;
 pub mod meters;
+pub mod mixed;
 pub mod progress;
 pub mod queries;
 pub mod query_report;

@@ -9,6 +9,8 @@
 //! - `bench matrix`: seed 003's batch x worker table (tps, max CPU) with a heat map.
 //! - `bench query`: the seeds' query benchmarks (TSBS devops, TDengine meters), embedded or
 //!   over HTTP `/sql`.
+//! - `bench mixed`: seed 004's IoT read/write mix (IoTDB-benchmark's operations) over HTTP
+//!   or TCP writes and `/sql` reads, every answer checked.
 //! - `lp check`: parse a line-protocol file and report every bad line with line and column.
 //! - `serve`: the server (HTTP and TCP writes, SQL, metrics); see `strata serve --help`.
 //! - `sql`: SQL against a server: a shell, one statement, or a script on stdin.
@@ -26,6 +28,7 @@ use clap::{Parser, Subcommand};
 mod backup;
 mod bench_batches;
 mod bench_matrix;
+mod bench_mixed;
 mod bench_opentsdb;
 mod bench_query;
 mod bench_remote_write;
@@ -100,6 +103,10 @@ enum BenchCommand {
     /// Run the seeds' queries (TSBS devops on cpu-only, TDengine's on meters) with 1 and
     /// N clients and report latency (min, median, mean, p99, max) and queries per minute.
     Query(Box<bench_query::QueryArgs>),
+    /// Seed 004's IoT mix (IoTDB-benchmark's operations: INGESTION over HTTP or TCP, eleven
+    /// read shapes over /sql) with N clients bound to devices; per operation count, ok,
+    /// failed, wrong, avg/p50/p99/p999/max latency and throughput.
+    Mixed(Box<bench_mixed::MixedArgs>),
 }
 
 fn main() -> ExitCode {
@@ -110,6 +117,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Scale(args)) => bench_scale::run(&args).map(|()| true),
         Command::Bench(BenchCommand::Matrix(args)) => bench_matrix::run(&args).map(|()| true),
         Command::Bench(BenchCommand::Query(args)) => bench_query::run(&args).map(|()| true),
+        Command::Bench(BenchCommand::Mixed(args)) => bench_mixed::run(&args),
         Command::Lp(LpCommand::Check(args)) => lp_check::run(&args),
         Command::Serve(args) => serve::run(*args).map(|()| true),
         Command::Sql(args) => sql_shell::run(&args),
