@@ -22,6 +22,8 @@
 //!   InfluxQL on `/query`).
 //! - [`query_report`]: the query report (per type and client count; text and JSON).
 //! - [`scale`]: the core-scaling table, CSV and SVG chart.
+//! - [`compare`]: `bench compare`'s pure parts: target specs, the bodies' checksum, cores
+//!   allowed, Prometheus answers, and the side-by-side table, CSV and SVG bar chart.
 //! - [`matrix`]: seed 003's batch x worker write matrix: cells, CPU maths over `/proc`
 //!   samples, the table, CSV, SVG heat map and JSON.
 //! - [`mixed`]: seed 004's mixed read/write run (IoTDB-benchmark's operations, HTTP/TCP).
@@ -30,6 +32,7 @@
 //! The same config and seed always give the same bytes; the loaders and benchmarks of later
 //! issues read from these generators.
 
+pub mod compare;
 pub mod cpu_only;
 pub mod devops;
 pub mod disorder;

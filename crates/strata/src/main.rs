@@ -9,6 +9,8 @@
 //! - `bench matrix`: seed 003's batch x worker table (tps, max CPU) with a heat map.
 //! - `bench query`: the seeds' query benchmarks (TSBS devops, TDengine meters), embedded or
 //!   over HTTP `/sql`.
+//! - `bench compare`: the same bodies loaded into Strata and the user's InfluxDB 1.x and
+//!   VictoriaMetrics, TSBS queries in each one's language, one side-by-side table and chart.
 //! - `bench mixed`: seed 004's IoT read/write mix (IoTDB-benchmark's operations) over HTTP
 //!   or TCP writes and `/sql` reads, every answer checked.
 //! - `lp check`: parse a line-protocol file and report every bad line with line and column.
@@ -27,6 +29,7 @@ use clap::{Parser, Subcommand};
 
 mod backup;
 mod bench_batches;
+mod bench_compare;
 mod bench_matrix;
 mod bench_mixed;
 mod bench_opentsdb;
@@ -103,6 +106,10 @@ enum BenchCommand {
     /// Run the seeds' queries (TSBS devops on cpu-only, TDengine's on meters) with 1 and
     /// N clients and report latency (min, median, mean, p99, max) and queries per minute.
     Query(Box<bench_query::QueryArgs>),
+    /// Load the same request bodies into Strata and its peers (your running InfluxDB 1.x
+    /// and VictoriaMetrics), one at a time, run TSBS queries in each one's language, and
+    /// print one side-by-side table with compare.csv and compare.svg.
+    Compare(Box<bench_compare::CompareArgs>),
     /// Seed 004's IoT mix (IoTDB-benchmark's operations: INGESTION over HTTP or TCP, eleven
     /// read shapes over /sql) with N clients bound to devices; per operation count, ok,
     /// failed, wrong, avg/p50/p99/p999/max latency and throughput.
@@ -117,6 +124,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Scale(args)) => bench_scale::run(&args).map(|()| true),
         Command::Bench(BenchCommand::Matrix(args)) => bench_matrix::run(&args).map(|()| true),
         Command::Bench(BenchCommand::Query(args)) => bench_query::run(&args).map(|()| true),
+        Command::Bench(BenchCommand::Compare(args)) => bench_compare::run(&args),
         Command::Bench(BenchCommand::Mixed(args)) => bench_mixed::run(&args),
         Command::Lp(LpCommand::Check(args)) => lp_check::run(&args),
         Command::Serve(args) => serve::run(*args).map(|()| true),

@@ -4,6 +4,8 @@
 //!   semantics: random hosts (distinct) and random windows inside the data's time span.
 //! - [`tsbs_influxql`]: the same queries (same hosts and windows) worded in InfluxQL exactly
 //!   as TSBS's influx generator words them, for `/query`.
+//! - [`tsbs_promql`]: the same queries in PromQL as TSBS's VictoriaMetrics generator words
+//!   them (single-groupby, cpu-max-all, double-groupby), for `/api/v1/query_range`.
 //! - [`meters`]: taosBenchmark's queries after insert on `meters` (docs/workloads.md):
 //!   whole-table aggregates of each column and `select *`.
 //!
@@ -15,6 +17,7 @@
 pub mod meters;
 pub mod tsbs;
 pub mod tsbs_influxql;
+pub mod tsbs_promql;
 
 use crate::rng::Rng;
 
