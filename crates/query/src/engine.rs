@@ -46,9 +46,13 @@ pub struct QueryOptions {
     /// quarter of physical memory; `None`: unlimited.
     pub memory_limit: Option<usize>,
     /// Statements running at once (default: twice the cores). More wait for a slot within
-    /// their timeout; when four times this many already wait, a statement fails at once with
+    /// their timeout; when `max_queued` already wait, a statement fails at once with
     /// [`QueryError::Busy`].
     pub max_concurrent: usize,
+    /// Statements that may wait for a slot (`None`, the default: four per slot). A deep
+    /// queue suits many clients with short statements (they wait instead of failing); a
+    /// shallow one sheds load sooner.
+    pub max_queued: Option<usize>,
     /// Answer aggregates from block pre-aggregates where blocks allow (the `preagg`
     /// module). Default on; off only to compare results or timings with DataFusion's own
     /// aggregation.
@@ -60,6 +64,17 @@ pub struct QueryOptions {
     pub direct: bool,
 }
 
+/// Statements that wait for a slot, per slot, unless [`QueryOptions::max_queued`] says.
+pub const QUEUED_PER_SLOT: usize = 4;
+
+impl QueryOptions {
+    /// How many statements may wait for a slot.
+    pub fn queue_length(&self) -> usize {
+        self.max_queued
+            .unwrap_or(QUEUED_PER_SLOT * self.max_concurrent.max(1))
+    }
+}
+
 impl Default for QueryOptions {
     fn default() -> Self {
         let cores = available_cores();
@@ -68,6 +83,7 @@ impl Default for QueryOptions {
             timeout: Some(DEFAULT_TIMEOUT),
             memory_limit: Some(physical_memory() / 4),
             max_concurrent: 2 * cores,
+            max_queued: None,
             pre_aggregate: true,
             direct: true,
         }
@@ -176,7 +192,7 @@ impl QueryEngine {
         Ok(Self {
             engine,
             state,
-            admission: Admission::new(options.max_concurrent),
+            admission: Admission::new(options.max_concurrent, options.queue_length()),
             options,
         })
     }

@@ -55,10 +55,12 @@ pub enum QueryError {
         limit: std::time::Duration,
     },
     /// Too many statements were running and waiting for a slot; try again later.
-    #[error("too many queries: {limit} running and as many queued; retry later")]
+    #[error("too many queries: {limit} running and {queued} waiting; retry later")]
     Busy {
         /// Statements that may run at once ([`crate::QueryOptions::max_concurrent`]).
         limit: usize,
+        /// Statements that may wait for a slot ([`crate::QueryOptions::max_queued`]).
+        queued: usize,
     },
     /// The statement is too complex to plan safely: an expression nested deeper than
     /// [`crate::nesting::MAX_EXPRESSION_DEPTH`] levels.

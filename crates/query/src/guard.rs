@@ -17,26 +17,32 @@ use tokio::time::{Instant, Sleep};
 
 use crate::error::QueryError;
 
-/// How many statements wait for a slot, per slot, before new ones are turned away.
-const QUEUED_PER_SLOT: usize = 4;
-
-/// Slots for running statements: at most `limit` run; up to `QUEUED_PER_SLOT × limit` wait
-/// for one (each within its own deadline); beyond that a statement fails at once with
+/// Slots for running statements: at most `limit` run; up to `queued` wait for one (each
+/// within its own deadline); beyond that a statement fails at once with
 /// [`QueryError::Busy`], so an overloaded server answers quickly instead of piling up work.
 #[derive(Debug)]
 pub(crate) struct Admission {
     slots: Arc<Semaphore>,
     waiting: AtomicUsize,
     limit: usize,
+    queued: usize,
 }
 
 impl Admission {
-    pub(crate) fn new(limit: usize) -> Self {
+    pub(crate) fn new(limit: usize, queued: usize) -> Self {
         let limit = limit.max(1);
         Self {
             slots: Arc::new(Semaphore::new(limit)),
             waiting: AtomicUsize::new(0),
             limit,
+            queued,
+        }
+    }
+
+    fn busy(&self) -> QueryError {
+        QueryError::Busy {
+            limit: self.limit,
+            queued: self.queued,
         }
     }
 
@@ -48,9 +54,9 @@ impl Admission {
         if let Ok(permit) = Arc::clone(&self.slots).try_acquire_owned() {
             return Ok(permit);
         }
-        if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.limit * QUEUED_PER_SLOT {
+        if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.queued {
             self.waiting.fetch_sub(1, Ordering::AcqRel);
-            return Err(QueryError::Busy { limit: self.limit });
+            return Err(self.busy());
         }
         let acquire = Arc::clone(&self.slots).acquire_owned();
         let permit = match deadline {
@@ -61,7 +67,7 @@ impl Admission {
         };
         self.waiting.fetch_sub(1, Ordering::AcqRel);
         // The semaphore is never closed, so acquiring only fails by timing out.
-        permit?.map_err(|_| QueryError::Busy { limit: self.limit })
+        permit?.map_err(|_| self.busy())
     }
 }
 

@@ -85,7 +85,20 @@ async fn statements_beyond_the_slots_and_queue_are_turned_away_until_a_slot_free
         assert!(futures::poll!(statement.as_mut()).is_pending());
     }
     let err = sql.sql("db", "SELECT 1").await.unwrap_err();
-    assert!(matches!(err, QueryError::Busy { limit: 1 }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            QueryError::Busy {
+                limit: 1,
+                queued: 4
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "too many queries: 1 running and 4 waiting; retry later"
+    );
     assert_eq!(err.kind(), "busy");
     // Reading the held stream to its end frees the slot; the queue then drains in turn.
     let rows: usize = held
@@ -100,6 +113,62 @@ async fn statements_beyond_the_slots_and_queue_are_turned_away_until_a_slot_free
     }
     // And nobody is turned away any more.
     sql.sql("db", "SELECT 1").await.unwrap();
+}
+
+#[tokio::test]
+async fn the_queue_length_is_a_setting_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = QueryOptions {
+        max_concurrent: 1,
+        max_queued: Some(9),
+        timeout: None,
+        ..QueryOptions::default()
+    };
+    let sql = QueryEngine::with_options(engine_with_rows(dir.path()), options).unwrap();
+    let held = sql.sql_stream("db", "SELECT * FROM m").await.unwrap();
+    // Nine wait where the default would have turned the fifth away.
+    let mut waiting: Vec<_> = (0..9)
+        .map(|_| Box::pin(sql.sql("db", "SELECT count(*) FROM m")))
+        .collect();
+    for statement in &mut waiting {
+        assert!(futures::poll!(statement.as_mut()).is_pending());
+    }
+    let err = sql.sql("db", "SELECT 1").await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            QueryError::Busy {
+                limit: 1,
+                queued: 9
+            }
+        ),
+        "{err:?}"
+    );
+    drop(held);
+    for statement in waiting {
+        assert_eq!(statement.await.unwrap()[0].num_rows(), 1);
+    }
+    // No queue at all: a statement that finds the slot taken fails at once.
+    let dir = tempfile::tempdir().unwrap();
+    let options = QueryOptions {
+        max_concurrent: 1,
+        max_queued: Some(0),
+        timeout: None,
+        ..QueryOptions::default()
+    };
+    let sql = QueryEngine::with_options(engine_with_rows(dir.path()), options).unwrap();
+    let _held = sql.sql_stream("db", "SELECT * FROM m").await.unwrap();
+    let err = sql.sql("db", "SELECT 1").await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            QueryError::Busy {
+                limit: 1,
+                queued: 0
+            }
+        ),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]

@@ -197,6 +197,7 @@ impl Default for ServerConfig {
 /// query_timeout = "60s"       # a duration, or none
 /// query_memory_limit = "4G"   # bytes with an optional K, M or G suffix, or none
 /// query_concurrency = 16
+/// query_queue = 64
 /// max_connections = 4096
 /// client_timeout = "30s"
 /// log = "info"
@@ -248,6 +249,8 @@ pub struct FileConfig {
     pub query_memory_limit: Option<String>,
     /// Statements running at once.
     pub query_concurrency: Option<usize>,
+    /// Statements that may wait for a slot.
+    pub query_queue: Option<usize>,
     /// HTTP connections open at once.
     pub max_connections: Option<usize>,
     /// Time to send a request head, and most a body may pause (a duration).
@@ -454,12 +457,14 @@ mod tests {
         assert!(parse_memory_limit("G").is_err());
         assert!(parse_memory_limit("0").is_err());
         let file = FileConfig::parse(
-            "query_timeout = \"5s\"\nquery_memory_limit = \"1G\"\nquery_concurrency = 3\n",
+            "query_timeout = \"5s\"\nquery_memory_limit = \"1G\"\nquery_concurrency = 3\n\
+             query_queue = 50\n",
             "f.toml",
         )
         .expect("parse");
         assert_eq!(file.query_timeout.as_deref(), Some("5s"));
         assert_eq!(file.query_memory_limit.as_deref(), Some("1G"));
         assert_eq!(file.query_concurrency, Some(3));
+        assert_eq!(file.query_queue, Some(50));
     }
 }

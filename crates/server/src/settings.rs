@@ -97,6 +97,7 @@ pub(crate) fn settings(c: &ServerConfig) -> Vec<(&'static str, String)> {
             or_none(c.query.memory_limit, |n| n.to_string()),
         ),
         ("query-concurrency", c.query.max_concurrent.to_string()),
+        ("query-queue", c.query.queue_length().to_string()),
         ("max-connections", c.max_connections.to_string()),
         ("client-timeout", duration(c.client_timeout)),
     ]

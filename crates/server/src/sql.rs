@@ -382,7 +382,11 @@ mod tests {
             }),
             StatusCode::GATEWAY_TIMEOUT
         );
-        let busy = SqlError::Query(QueryError::Busy { limit: 2 }).into_response();
+        let busy = SqlError::Query(QueryError::Busy {
+            limit: 2,
+            queued: 8,
+        })
+        .into_response();
         assert_eq!(busy.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(
             busy.headers().get(header::RETRY_AFTER),

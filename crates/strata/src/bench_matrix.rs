@@ -406,6 +406,7 @@ fn run_cell(
         wal_sync: args.wal_sync.clone(),
         tcp: false,
         log: args.out_dir.join(format!("server-{name}.log")),
+        extra_args: Vec::new(),
     })?;
     let clock = Arc::new(LoadClock {
         started: OnceLock::new(),

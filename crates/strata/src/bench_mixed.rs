@@ -226,6 +226,9 @@ fn start_server(args: &MixedArgs, config: &mut MixedConfig) -> Result<Server, St
         wal_sync: args.wal_sync.clone(),
         tcp: args.tcp,
         log: args.out_dir.join("server.log"),
+        // Every client may have a read waiting for a query slot: the run measures how long
+        // reads take under the write load, not how many the default queue turns away.
+        extra_args: vec!["--query-queue".into(), args.clients.to_string()],
     })?;
     eprintln!(
         "started strata serve (pid {}) at {}{}",

@@ -179,6 +179,7 @@ fn start_server(args: &ScaleArgs, run: Run) -> Result<(Server, Vec<PathBuf>), St
         wal_sync: args.wal_sync.clone(),
         tcp: args.tcp,
         log: args.out_dir.join(format!("server-{name}.log")),
+        extra_args: Vec::new(),
     })?;
     Ok((server, dirs))
 }

@@ -33,6 +33,8 @@ pub struct ServerSpec {
     pub tcp: bool,
     /// Where its stdout and stderr go.
     pub log: PathBuf,
+    /// Further `strata serve` flags.
+    pub extra_args: Vec<String>,
 }
 
 /// A running server child; killed (SIGKILL) if dropped before it was stopped.
@@ -76,13 +78,14 @@ impl Server {
         } else {
             None
         };
-        let args = serve_args(
+        let mut args = serve_args(
             &spec.data_dirs,
             &addr,
             tcp.as_deref(),
             spec.shards,
             &spec.wal_sync,
         );
+        args.extend(spec.extra_args.iter().cloned());
         let mut command = match spec.cores {
             Some(cores) => affinity_command(cores, &exe, &args),
             None => {

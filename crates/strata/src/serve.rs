@@ -121,9 +121,13 @@ pub struct ServeArgs {
     #[arg(long, env = "STRATA_QUERY_MEMORY_LIMIT", value_name = "BYTES|none")]
     query_memory_limit: Option<String>,
     /// SQL statements running at once; more wait for a slot within their timeout, and when
-    /// four times as many wait, new ones get 503 with Retry-After [default: twice the cores]
+    /// --query-queue wait, new ones get 503 with Retry-After [default: twice the cores]
     #[arg(long, env = "STRATA_QUERY_CONCURRENCY", value_name = "N")]
     query_concurrency: Option<usize>,
+    /// SQL statements that may wait for a running slot before new ones get 503; raise it
+    /// for many clients with short statements [default: four per --query-concurrency slot]
+    #[arg(long, env = "STRATA_QUERY_QUEUE", value_name = "N")]
+    query_queue: Option<usize>,
     /// HTTP connections open at once; one more is closed as soon as it is accepted and
     /// counted in strata_http_connections_refused_total [default: 4096]
     #[arg(long, env = "STRATA_MAX_CONNECTIONS", value_name = "N")]
@@ -210,6 +214,9 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
             ));
         }
         query.max_concurrent = concurrency;
+    }
+    if let Some(queue) = args.query_queue.or(file.query_queue) {
+        query.max_queued = Some(queue);
     }
     let config = ServerConfig {
         http_addr,
