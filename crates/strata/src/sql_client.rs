@@ -8,6 +8,9 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
+/// `text` for a URL query value (the benchmarks' HTTP client has the same need).
+pub use strata_bench::http::percent_encode;
+
 /// How long to wait for a connection and between bytes of an answer. Statements have
 /// their own timeout on the server (`--query-timeout`, 60 s by default); this is longer so
 /// that the server's 504 arrives rather than a client-side error.
@@ -311,19 +314,6 @@ impl<R: BufRead> Read for Chunked<R> {
         }
         Ok(n)
     }
-}
-
-/// `text` for a URL query value: unreserved characters kept, the rest as `%XX`.
-pub fn percent_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

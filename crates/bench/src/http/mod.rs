@@ -424,6 +424,19 @@ fn read_line(conn: &mut impl BufRead, line: &mut Vec<u8>) -> Result<Option<()>, 
     Ok(Some(()))
 }
 
+/// `text` for a URL query value: unreserved characters kept, the rest as `%XX`.
+pub fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
 /// Compresses `body` with gzip (fast level: the loader compresses before the clock anyway).
 pub fn gzip(body: &[u8]) -> io::Result<Vec<u8>> {
     let mut encoder = flate2::write::GzEncoder::new(

@@ -12,7 +12,7 @@ use super::mix::Operation;
 use super::plan::{DeviceRows, ReadTarget, plan_read};
 use super::visibility::connect_tcp;
 use super::{CHECK_EVERY, ERROR_MESSAGES_KEPT};
-use crate::http::{BodyEncoding, HttpClient};
+use crate::http::{BodyEncoding, HttpClient, percent_encode};
 use crate::iot::device_name;
 use crate::rng::Rng;
 
@@ -331,19 +331,6 @@ pub(super) fn http_failure(status: u16, body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
     let text: String = text.chars().take(300).collect();
     format!("HTTP {status}: {}", text.trim())
-}
-
-/// Percent-encodes a query-string value.
-fn percent_encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -1,6 +1,9 @@
 //! Timestamps as RFC 3339 text, both ways: the literals the reads send
 //! ([`time_literal`], [`rfc3339_ms`]) and the server's answers ([`parse_rfc3339_ns`]),
-//! over Howard Hinnant's civil-date algorithms.
+//! over Howard Hinnant's civil-date algorithms (`civil_from_days` is shared with the TSBS
+//! query generator).
+
+use crate::queries::tsbs::civil_from_days;
 
 /// `'2022-01-01T00:00:05.000Z'`: an RFC 3339 literal, which the direct path accepts.
 pub fn time_literal(ms: i64) -> String {
@@ -51,24 +54,6 @@ pub fn parse_rfc3339_ns(text: &str) -> Option<i64> {
     let days = days_from_civil(year, month, day);
     let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second;
     seconds.checked_mul(1_000_000_000)?.checked_add(fraction_ns)
-}
-
-/// Year, month, day of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-    let month = if shifted_month < 10 {
-        shifted_month + 3
-    } else {
-        shifted_month - 9
-    };
-    (year_of_era + era * 400 + i64::from(month <= 2), month, day)
 }
 
 /// Days since 1970-01-01 of a date (Howard Hinnant's `days_from_civil`).

@@ -336,7 +336,7 @@ pub(super) fn rfc3339(ns: i64) -> String {
 
 /// Year, month, day of a day count since 1970-01-01 in the proleptic Gregorian calendar
 /// (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
+pub(crate) fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let day_of_era = z.rem_euclid(146_097);

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use datafusion::arrow::ipc::reader::StreamReader;
 
 use super::{Answer, QueryClient};
-use crate::http::HttpClient;
+use crate::http::{HttpClient, percent_encode};
 use crate::queries::Query;
 
 /// The `format` of `POST /sql` answers.
@@ -289,19 +289,6 @@ fn json_row_count(bytes: &[u8]) -> Result<u64, String> {
         .row_count
         .or(answer.rows.map(|r| r.len() as u64))
         .ok_or_else(|| "the JSON answer has neither row_count nor rows".to_string())
-}
-
-/// Percent-encodes a query-string value (database names are usually plain already).
-fn percent_encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -46,6 +46,7 @@ use strata_bench::compare::{
     Comparison, TargetKind, TargetSpec, affinity_notes, allowed_cores, render_csv, render_svg,
     render_table,
 };
+use strata_bench::http::percent_encode;
 use strata_bench::queries::{Query, QueryType};
 use strata_lineproto::Precision;
 
@@ -233,19 +234,6 @@ fn batch_rows(args: &CompareArgs) -> usize {
         (None, Workload::LargeRows) => LARGE_ROWS_BATCH_ROWS,
     };
     rows.max(1)
-}
-
-/// Percent-encodes a query-string value.
-fn percent_encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-_.~/".contains(&byte) {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
 
 /// Prints the table and writes compare.csv, compare.svg and the JSON.
