@@ -11,138 +11,18 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+mod influxql_oracle;
 
-use std::net::{SocketAddr, TcpListener};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::net::SocketAddr;
 
-use common::{Server, json, request, scratch, strata, text};
-use strata_bench::http::{BodyEncoding, HttpClient};
-
-/// How long influxd may take to answer `/ping`.
-const INFLUXD_START_LIMIT: Duration = Duration::from_secs(30);
-
-/// The `influxd` binary: on PATH or at `/usr/bin/influxd`; panics (never skips) when it is
-/// missing, naming the step that installs it.
-fn influxd_binary() -> PathBuf {
-    let on_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join("influxd"))
-            .find(|candidate| candidate.is_file())
-    });
-    let fallback = PathBuf::from("/usr/bin/influxd");
-    match on_path {
-        Some(path) => path,
-        None if fallback.is_file() => fallback,
-        None => panic!(
-            "influxd (InfluxDB 1.x) is not installed: the bench compare test loads it beside \
-             Strata. `.ci/run` installs Debian's `influxdb` package (as root: \
-             `apt-get install -y influxdb`); install it and run the test again"
-        ),
-    }
-}
-
-/// A running influxd (killed on drop): its HTTP address, process id and directory.
-struct Influxd {
-    child: Child,
-    http: SocketAddr,
-    dir: PathBuf,
-}
-
-impl Drop for Influxd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// influxd with HTTP on a loopback port, everything else off, files under `dir`.
-fn start_influxd(dir: &Path) -> Influxd {
-    let binary = influxd_binary();
-    std::fs::create_dir_all(dir).unwrap();
-    let (http, rpc) = (free_port(), free_port());
-    let d = dir.display();
-    let config = format!(
-        "reporting-disabled = true\nbind-address = \"127.0.0.1:{rpc}\"\n\
-         [meta]\n  dir = \"{d}/meta\"\n\
-         [data]\n  dir = \"{d}/data\"\n  wal-dir = \"{d}/wal\"\n  query-log-enabled = false\n\
-         [monitor]\n  store-enabled = false\n\
-         [http]\n  bind-address = \"127.0.0.1:{http}\"\n  log-enabled = false\n\
-         [logging]\n  level = \"error\"\n"
-    );
-    std::fs::write(dir.join("influxdb.conf"), config).unwrap();
-    let log = std::fs::File::create(dir.join("influxd.log")).unwrap();
-    let child = Command::new(&binary)
-        .arg("run")
-        .arg("-config")
-        .arg(dir.join("influxdb.conf"))
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", binary.display()));
-    let mut server = Influxd {
-        child,
-        http: SocketAddr::from(([127, 0, 0, 1], http)),
-        dir: dir.to_path_buf(),
-    };
-    let deadline = Instant::now() + INFLUXD_START_LIMIT;
-    // Bounded by the deadline.
-    while Instant::now() < deadline {
-        if let Ok(Some(status)) = server.child.try_wait() {
-            panic!("influxd exited ({status}): {}", server.log());
-        }
-        if std::net::TcpStream::connect(server.http).is_ok()
-            && request(server.http, "GET", "/ping", &[], b"").status == 204
-        {
-            return server;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!(
-        "influxd did not answer /ping within {INFLUXD_START_LIMIT:?}: {}",
-        server.log()
-    );
-}
-
-impl Influxd {
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("influxd.log")).unwrap_or_default()
-    }
-}
-
-/// Percent-encodes a query-string value.
-fn encode(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
-}
+use common::{Server, json, scratch, strata, text};
+use influxql_oracle::{Influxd, encode, send};
 
 /// `SELECT count(usage_user) FROM cpu` in database bench, through the server's `/query`.
 fn stored_rows(addr: SocketAddr) -> u64 {
     let q = encode("SELECT count(usage_user) FROM cpu");
-    // The workspace's client: influxd chunks its answers.
-    let mut client = HttpClient::new(&addr.to_string(), Duration::from_secs(30));
-    let reply = client
-        .post(&format!("/query?db=bench&q={q}"), b"", BodyEncoding::Text)
-        .unwrap();
-    let body = String::from_utf8_lossy(&reply.body).into_owned();
+    let reply = send(addr, "POST", &format!("/query?db=bench&q={q}"), b"").unwrap();
+    let body = reply.text();
     assert_eq!(reply.status, 200, "{body}");
     let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
     answer["results"][0]["series"][0]["values"][0][1]
@@ -166,7 +46,7 @@ fn compare_loads_strata_and_influxdb_with_the_same_bytes_and_queries_both() {
     let dir = scratch("bench_compare_e2e");
     let strata_data = dir.join("strata-data");
     let server = Server::start(&strata_data, &[]);
-    let influxd = start_influxd(&dir.join("influxd"));
+    let influxd = Influxd::start(&dir.join("influxd"));
     let out = dir.join("out");
     let report = dir.join("compare.json");
     let strata_target = format!(
@@ -178,8 +58,8 @@ fn compare_loads_strata_and_influxdb_with_the_same_bytes_and_queries_both() {
     let influx_target = format!(
         "influxdb=http://{},pid={},data={}",
         influxd.http,
-        influxd.child.id(),
-        influxd.dir.display()
+        influxd.pid(),
+        influxd.dir().display()
     );
     let run = strata(&[
         "bench",

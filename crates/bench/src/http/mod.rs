@@ -437,6 +437,44 @@ pub fn percent_encode(text: &str) -> String {
     out
 }
 
+/// Go's `url.QueryEscape`, as TSBS's runners encode their requests: letters, digits and
+/// `-_.~` stay, a space is `+`, every other byte is `%XX` (upper-case hex).
+pub fn go_query_escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() * 3 / 2);
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
+            out.push(byte as char);
+        } else if byte == b' ' {
+            out.push('+');
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// A query-string value decoded as Go's `url.ParseQuery` does (`+` is a space): the
+/// query generators' tests read TSBS's captured requests with it.
+#[cfg(test)]
+pub(crate) fn go_query_unescape(value: &str) -> String {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
+                out.push(u8::from_str_radix(hex, 16).unwrap());
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).unwrap()
+}
+
 /// Compresses `body` with gzip (fast level: the loader compresses before the clock anyway).
 pub fn gzip(body: &[u8]) -> io::Result<Vec<u8>> {
     let mut encoder = flate2::write::GzEncoder::new(

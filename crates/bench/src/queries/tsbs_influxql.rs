@@ -126,31 +126,12 @@ fn host_clause(hosts: &[u32]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::go_query_unescape as decode;
     use crate::queries::{Dataset, generate, tsbs};
     use crate::query_run::influxql_path;
 
     /// Requests captured from TSBS itself (see the fixture's README).
     const FIXTURE: &str = include_str!("../../../strata/tests/fixtures/tsbs_influx_queries.txt");
-
-    /// A `q=…&db=…` value decoded as Go's `url.ParseQuery` does (`+` is a space).
-    fn decode(value: &str) -> String {
-        let bytes = value.as_bytes();
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'+' => out.push(b' '),
-                b'%' => {
-                    let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
-                    out.push(u8::from_str_radix(hex, 16).unwrap());
-                    i += 2;
-                }
-                b => out.push(b),
-            }
-            i += 1;
-        }
-        String::from_utf8(out).unwrap()
-    }
 
     /// Nanoseconds of `YYYY-MM-DDTHH:MM:SSZ` (days from civil, Howard Hinnant's).
     fn parse_rfc3339(text: &str) -> i64 {

@@ -21,6 +21,7 @@
 use super::tsbs::FIELD_COUNT;
 use super::{Query, QueryType};
 use crate::cpu_only::FIELDS;
+use crate::http::go_query_escape;
 
 const NS_PER_S: i64 = 1_000_000_000;
 
@@ -125,50 +126,15 @@ fn host_matcher(hosts: &[u32]) -> String {
     }
 }
 
-/// Go's `url.QueryEscape`: letters, digits and `-_.~` stay, a space is `+`, every other
-/// byte is `%XX` in upper-case hex (the InfluxQL runner's encoder is private to it).
-fn go_query_escape(value: &str) -> String {
-    let mut out = String::with_capacity(value.len() * 3 / 2);
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
-            out.push(byte as char);
-        } else if byte == b' ' {
-            out.push('+');
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::go_query_unescape as decode;
     use crate::queries::{Dataset, generate, tsbs};
 
     /// Requests captured from TSBS itself (see the fixture's header).
     const FIXTURE: &str =
         include_str!("../../../strata/tests/fixtures/tsbs_victoriametrics_queries.txt");
-
-    /// A query-string value decoded as Go's `url.ParseQuery` does (`+` is a space).
-    fn decode(value: &str) -> String {
-        let bytes = value.as_bytes();
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'+' => out.push(b' '),
-                b'%' => {
-                    let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
-                    out.push(u8::from_str_radix(hex, 16).unwrap());
-                    i += 2;
-                }
-                b => out.push(b),
-            }
-            i += 1;
-        }
-        String::from_utf8(out).unwrap()
-    }
 
     /// The value of `key` in a request target's query string, decoded.
     fn param(target: &str, key: &str) -> String {

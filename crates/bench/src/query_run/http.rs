@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use datafusion::arrow::ipc::reader::StreamReader;
 
 use super::{Answer, QueryClient};
-use crate::http::{HttpClient, percent_encode};
+use crate::http::{HttpClient, go_query_escape, percent_encode};
 use crate::queries::Query;
 
 /// The `format` of `POST /sql` answers.
@@ -184,22 +184,6 @@ pub(crate) fn influxql_path(base_path: &str, statement: &str, database: &str) ->
         go_query_escape(statement),
         go_query_escape(database)
     )
-}
-
-/// Go's `url.QueryEscape`: letters, digits and `-_.~` stay, a space is `+`, every other
-/// byte is `%XX` (upper-case hex).
-fn go_query_escape(value: &str) -> String {
-    let mut out = String::with_capacity(value.len() * 3 / 2);
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
-            out.push(byte as char);
-        } else if byte == b' ' {
-            out.push('+');
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
 
 /// Rows of an InfluxDB 1.x JSON answer: the `values` of every series of every statement.

@@ -43,8 +43,8 @@ pub fn influxd_binary() -> PathBuf {
         Some(path) => path,
         None if fallback.is_file() => fallback,
         None => panic!(
-            "influxd (InfluxDB 1.x) is not installed: the InfluxQL differential test needs it as \
-             its oracle. `.ci/run` installs Debian's `influxdb` package (as root: \
+            "influxd (InfluxDB 1.x) is not installed: the InfluxQL differential, OpenTSDB and \
+             bench compare tests need it as their oracle or peer. `.ci/run` installs Debian's `influxdb` package (as root: \
              `apt-get install -y influxdb`); install it and run the test again"
         ),
     }
@@ -124,6 +124,16 @@ impl Influxd {
             std::thread::sleep(Duration::from_millis(100));
         }
         false
+    }
+
+    /// Its process id (for its CPU time and memory in `/proc`).
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
+    /// The directory holding its data, WAL and metadata.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// What influxd logged so far.
