@@ -59,4 +59,4 @@ pub use options::{
     DEFAULT_MAX_FIELDS_PER_LINE, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_TAGS_PER_LINE, ParseOptions,
     Precision,
 };
-pub use parser::{Lines, parse_lines};
+pub use parser::{Lines, parse_lines, parse_series_key};

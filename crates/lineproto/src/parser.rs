@@ -35,6 +35,30 @@ pub fn parse_lines<'a>(input: &'a [u8], options: &ParseOptions) -> Lines<'a> {
     }
 }
 
+/// Parses a series key as [`Line::series_key`] holds it (`measurement,tag=value,…`,
+/// escapes intact) into its unescaped measurement and tags, in written order. Storage
+/// keeps only the raw key of a row and reads its tags back this way when the row creates
+/// a series. A key that did not come from the parser may fail; the error's line is 1.
+pub fn parse_series_key(key: &str) -> Result<Line<'_>, ParseError> {
+    let mut line = Line {
+        line_number: 1,
+        ..Line::default()
+    };
+    let end = parse_series(key, 0, usize::MAX, &mut line).map_err(|(column, kind)| ParseError {
+        line: 1,
+        column,
+        kind,
+    })?;
+    if end != key.len() {
+        return Err(ParseError {
+            line: 1,
+            column: end + 1,
+            kind: ParseErrorKind::TrailingGarbage,
+        });
+    }
+    Ok(line)
+}
+
 /// Iterator over the lines of a line protocol body; see [`parse_lines`].
 #[derive(Debug, Clone)]
 pub struct Lines<'a> {
@@ -129,51 +153,7 @@ fn parse_line<'a>(
 ) -> Result<(), LineError> {
     let b = line.as_bytes();
     let len = b.len();
-
-    // Measurement: up to the first unescaped ',' or ' '.
-    let (end, escaped) = scan(b, start, MEASUREMENT);
-    if end == start {
-        return Err((start + 1, ParseErrorKind::EmptyMeasurement));
-    }
-    out.measurement = unescape(&line[start..end], escaped, MEASUREMENT_ESCAPES);
-    let mut i = end;
-
-    // Tag set: (',' key '=' value)*.
-    while i < len && b[i] == b',' {
-        i += 1;
-        if out.tags.len() == options.max_tags_per_line {
-            let limit = options.max_tags_per_line;
-            return Err((i + 1, ParseErrorKind::TooManyTags { limit }));
-        }
-        let (key_end, key_escaped) = scan(b, i, TAG_KEY);
-        if key_end == i {
-            return Err((i + 1, ParseErrorKind::EmptyTagKey));
-        }
-        let raw_key = &line[i..key_end];
-        if key_end == len || b[key_end] != b'=' {
-            let key = raw_key.to_owned();
-            return Err((key_end + 1, ParseErrorKind::ExpectedTagEquals { key }));
-        }
-        let value_start = key_end + 1;
-        let (value_end, value_escaped) = scan(b, value_start, TAG_VALUE);
-        if value_end == value_start {
-            let key = raw_key.to_owned();
-            return Err((value_start + 1, ParseErrorKind::EmptyTagValue { key }));
-        }
-        if value_end < len && b[value_end] == b'=' {
-            let key = raw_key.to_owned();
-            return Err((
-                value_end + 1,
-                ParseErrorKind::UnescapedEqualsInTagValue { key },
-            ));
-        }
-        out.tags.push((
-            unescape(raw_key, key_escaped, KEY_ESCAPES),
-            unescape(&line[value_start..value_end], value_escaped, KEY_ESCAPES),
-        ));
-        i = value_end;
-    }
-    out.series_key = &b[start..i];
+    let mut i = parse_series(line, start, options.max_tags_per_line, out)?;
 
     // Here b[i] is a space or the line ended: at least one field must follow.
     i = skip_spaces(b, i);
@@ -223,6 +203,64 @@ fn parse_line<'a>(
         return Err((i + 1, ParseErrorKind::TrailingGarbage));
     }
     Ok(())
+}
+
+/// Parses the measurement and tag set starting at byte `start` into `out` (measurement,
+/// tags, series key); returns the index of the byte after them (a space, or the end).
+fn parse_series<'a>(
+    line: &'a str,
+    start: usize,
+    max_tags: usize,
+    out: &mut Line<'a>,
+) -> Result<usize, LineError> {
+    let b = line.as_bytes();
+    let len = b.len();
+
+    // Measurement: up to the first unescaped ',' or ' '.
+    let (end, escaped) = scan(b, start, MEASUREMENT);
+    if end == start {
+        return Err((start + 1, ParseErrorKind::EmptyMeasurement));
+    }
+    out.measurement = unescape(&line[start..end], escaped, MEASUREMENT_ESCAPES);
+    let mut i = end;
+
+    // Tag set: (',' key '=' value)*.
+    while i < len && b[i] == b',' {
+        i += 1;
+        if out.tags.len() == max_tags {
+            let limit = max_tags;
+            return Err((i + 1, ParseErrorKind::TooManyTags { limit }));
+        }
+        let (key_end, key_escaped) = scan(b, i, TAG_KEY);
+        if key_end == i {
+            return Err((i + 1, ParseErrorKind::EmptyTagKey));
+        }
+        let raw_key = &line[i..key_end];
+        if key_end == len || b[key_end] != b'=' {
+            let key = raw_key.to_owned();
+            return Err((key_end + 1, ParseErrorKind::ExpectedTagEquals { key }));
+        }
+        let value_start = key_end + 1;
+        let (value_end, value_escaped) = scan(b, value_start, TAG_VALUE);
+        if value_end == value_start {
+            let key = raw_key.to_owned();
+            return Err((value_start + 1, ParseErrorKind::EmptyTagValue { key }));
+        }
+        if value_end < len && b[value_end] == b'=' {
+            let key = raw_key.to_owned();
+            return Err((
+                value_end + 1,
+                ParseErrorKind::UnescapedEqualsInTagValue { key },
+            ));
+        }
+        out.tags.push((
+            unescape(raw_key, key_escaped, KEY_ESCAPES),
+            unescape(&line[value_start..value_end], value_escaped, KEY_ESCAPES),
+        ));
+        i = value_end;
+    }
+    out.series_key = &b[start..i];
+    Ok(i)
 }
 
 #[inline]

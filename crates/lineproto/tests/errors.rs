@@ -306,3 +306,18 @@ fn tag_and_field_count_limits() {
         "line 3, column 11: too many fields: the limit is 2 per line"
     );
 }
+
+#[test]
+fn a_series_key_with_more_than_the_series_is_refused_with_its_column() {
+    let err = strata_lineproto::parse_series_key("cpu,host=a value=1").unwrap_err();
+    assert_eq!((err.line, err.column), (1, 11), "{err}");
+    let err = strata_lineproto::parse_series_key("cpu,host").unwrap_err();
+    assert_eq!(err.column, 9, "{err}");
+    let line = strata_lineproto::parse_series_key(r"c\ pu,a\=b=x\,y,c=d").unwrap();
+    assert_eq!(line.measurement, "c pu");
+    assert_eq!(line.tags.len(), 2);
+    assert_eq!(
+        (line.tags[0].0.as_ref(), line.tags[0].1.as_ref()),
+        ("a=b", "x,y")
+    );
+}

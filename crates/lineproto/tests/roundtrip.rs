@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use proptest::prelude::*;
 use strata_lineproto::writer::{write_line, write_measurement, write_tag_key, write_tag_value};
-use strata_lineproto::{FieldValue, Line, ParseOptions, parse_lines};
+use strata_lineproto::{FieldValue, Line, ParseOptions, parse_lines, parse_series_key};
 
 /// Names drawn from plain letters plus every character with a meaning somewhere
 /// in the grammar, and some non-ASCII.
@@ -140,6 +140,13 @@ proptest! {
             };
             prop_assert_eq!(got, &want);
             prop_assert_eq!(&rewrite(got), bytes);
+            // Storage reads a new series' tags back from its raw key.
+            let key = std::str::from_utf8(got.series_key).expect("keys are UTF-8");
+            let series = parse_series_key(key)
+                .map_err(|e| TestCaseError::fail(format!("{e} in {key:?}")))?;
+            prop_assert_eq!(&series.measurement, &want.measurement);
+            prop_assert_eq!(&series.tags, &want.tags);
+            prop_assert_eq!(series.series_key, got.series_key);
         }
     }
 }
