@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use strata_storage::EngineStats;
+use strata_storage::write_stages::WriteStage;
 
 /// Upper bounds of the write latency histogram, in seconds: from 0.5 ms (a small batch in
 /// page cache) to 10 s (a large batch waiting on back-pressure or fsync).
@@ -350,6 +351,7 @@ impl Metrics {
             "WAL fsyncs since start.",
             engine.wal_syncs,
         );
+        render_write_stages(&mut out, engine);
         counter(
             &mut out,
             "strata_wal_bytes_written_total",
@@ -423,6 +425,34 @@ impl Metrics {
         );
         out
     }
+}
+
+/// Appends the write path's time by stage (`strata_write_stage_seconds_total{stage="…"}`,
+/// summed over threads) and how often a writer found a shard busy.
+fn render_write_stages(out: &mut String, engine: &EngineStats) {
+    help(
+        out,
+        "strata_write_stage_seconds_total",
+        "Time spent in each stage of the write path since start, summed over threads \
+         (parse, catalog, lock_wait, backpressure, series, memtable, wal_append, wal_commit; \
+         flush and merge on the maintenance threads). Divide by strata_points_written_total \
+         for the cost per point.",
+        "counter",
+    );
+    for (stage, ns) in WriteStage::ALL.iter().zip(engine.write_stage_ns) {
+        let _ = writeln!(
+            out,
+            "strata_write_stage_seconds_total{{stage=\"{}\"}} {:.9}",
+            stage.name(),
+            ns as f64 / 1e9
+        );
+    }
+    counter(
+        out,
+        "strata_write_shard_busy_total",
+        "Times a write found a shard's lock held and served another shard first.",
+        engine.shard_busy,
+    );
 }
 
 /// Appends `strata_database_part_bytes{database="…"}` for each `(database, bytes)`.
@@ -505,7 +535,19 @@ mod tests {
         metrics.count_request("write", 204);
         metrics.observe_query(Duration::from_millis(500), true);
         metrics.observe_query(Duration::from_millis(250), false);
-        let text = metrics.render(&EngineStats::default());
+        let mut engine = EngineStats::default();
+        engine.write_stage_ns[WriteStage::LockWait as usize] = 1_500_000_000;
+        engine.shard_busy = 7;
+        let text = metrics.render(&engine);
+        assert!(
+            text.contains("strata_write_stage_seconds_total{stage=\"lock_wait\"} 1.500000000\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("strata_write_stage_seconds_total{stage=\"parse\"} 0.000000000\n"),
+            "{text}"
+        );
+        assert!(text.contains("strata_write_shard_busy_total 7\n"), "{text}");
         assert!(
             text.contains("strata_write_request_duration_seconds_bucket{le=\"0.0005\"} 1\n"),
             "{text}"

@@ -27,6 +27,7 @@ use crate::layout;
 use crate::model::{FieldId, TableId, Timestamp};
 use crate::options::{EngineOptions, available_cores};
 use crate::series::{SeriesLimit, TagPredicate};
+use crate::write_stages::{StageTimes, WriteStage};
 use retention::RetentionState;
 
 use crate::shard::{
@@ -151,6 +152,8 @@ struct Inner {
     retire_owed: AtomicBool,
     /// Rotates the shard each write starts with.
     next_start: AtomicUsize,
+    /// The writer's share of the write path's time (parse, catalog; `write_stages.rs`).
+    stages: StageTimes,
     /// Retention's counters and the state of its upkeep (`engine/retention.rs`).
     retention: RetentionState,
     /// The downsample thread's state (`engine/downsample.rs`).
@@ -234,6 +237,7 @@ impl Inner {
             .map(|_| ShardBatch::default())
             .collect();
         let mut errors = Vec::new();
+        let started = Instant::now();
         let grouped = group_lines(
             body,
             &options,
@@ -243,6 +247,7 @@ impl Inner {
             &mut batches,
             &mut errors,
         );
+        self.stages.lap(WriteStage::Parse, started);
         self.store_batches(database, &batches, grouped, errors, now)
     }
 
@@ -270,6 +275,7 @@ impl Inner {
             .map(|_| ShardBatch::default())
             .collect();
         let mut errors = Vec::new();
+        let started = Instant::now();
         let grouped = group_series(
             series,
             &keys,
@@ -280,6 +286,7 @@ impl Inner {
             &mut batches,
             &mut errors,
         );
+        self.stages.lap(WriteStage::Parse, started);
         self.store_batches(database, &batches, grouped, errors, times.now)
     }
 
@@ -294,7 +301,9 @@ impl Inner {
         now: Timestamp,
     ) -> Result<WriteReport, StorageError> {
         // New tables, tags or fields must be durable before rows that use them are.
+        let started = Instant::now();
         self.catalog.persist()?;
+        self.stages.lap(WriteStage::Catalog, started);
         let mut shard_errors = Vec::new();
         let mut database_tables: Option<Vec<TableId>> = None;
         let mut admit = |table: TableId| -> Result<(), String> {
@@ -473,6 +482,7 @@ impl Engine {
             backups_running: AtomicUsize::new(0),
             retire_owed: AtomicBool::new(false),
             next_start: AtomicUsize::new(0),
+            stages: StageTimes::default(),
             retention: RetentionState::new(shard_count),
             downsample: downsample::DownsampleState::new(),
             quarantined: parking_lot::Mutex::new(report.quarantined.clone()),
@@ -818,7 +828,10 @@ impl Engine {
             stats.part_bytes += parts.iter().map(|p| p.entry.bytes).sum::<u64>();
             stats.wal_bytes_written += shard.wal.bytes_written();
             stats.wal_syncs += shard.wal.syncs();
+            stats.shard_busy += s.busy.load(Ordering::Relaxed);
+            s.stages.add_to(&mut stats.write_stage_ns);
         }
+        self.inner.stages.add_to(&mut stats.write_stage_ns);
         self.inner.retention.add_to(&mut stats);
         stats.tombstones_pending = self.pending_tombstones() as u64;
         stats.parts_quarantined = self.inner.quarantined.lock().len() as u64;
@@ -1027,6 +1040,11 @@ pub struct EngineStats {
     pub downsample_rounds: u64,
     /// The largest lag of a downsample behind the flushed parts (engine clock), in ns.
     pub downsample_lag_ns: u64,
+    /// Nanoseconds spent in each stage of the write path since open, summed over threads,
+    /// indexed as [`WriteStage::ALL`].
+    pub write_stage_ns: [u64; WriteStage::ALL.len()],
+    /// Times a write found a shard's lock held and served another shard first.
+    pub shard_busy: u64,
 }
 
 fn maintenance_loop(inner: &Inner, shard_index: usize) {

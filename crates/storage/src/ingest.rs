@@ -4,6 +4,13 @@
 //! [`SchemaCache`], and its row appended to the batch of the shard that owns its series. No
 //! shard lock is taken here; the shards only see finished batches. A bad line (syntax,
 //! type conflict, reserved name) is reported and skipped; the other lines go in.
+//!
+//! Work per row is kept here, on the writer's thread, while the line's bytes are in cache:
+//! the raw series key is hashed once ([`raw_key_hash`], which the shard's index looks the
+//! series up by), and a row whose tag keys repeat the previous row's (nearly every row of
+//! a request) reuses their catalog check and hashes ([`TagKeys`]). A row's tags are not
+//! copied into the batch: the shard reads them back from the raw key in the rare case the
+//! row creates a series.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -13,6 +20,7 @@ use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
 use crate::catalog::{Catalog, SchemaCache};
 use crate::model::{FieldId, TableId, Timestamp, Value};
+use crate::series::{Hash128, raw_key_hash};
 
 /// A rejected line of a write.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +49,10 @@ pub(crate) struct BatchRow<'a> {
     pub table: TableId,
     /// Measurement and tags exactly as written: the series index's allocation-free key.
     pub raw_key: &'a [u8],
+    /// [`raw_key_hash`] of `raw_key` in `table`.
+    pub raw_hash: Hash128,
+    /// The row's tags in the batch's `tags`; empty when the batch keeps tags in the raw
+    /// keys (see [`ShardBatch::tags_in_raw_keys`]).
     pub tags: Range<usize>,
     pub fields: Range<usize>,
     pub time: Timestamp,
@@ -54,6 +66,9 @@ pub(crate) struct ShardBatch<'a> {
     pub rows: Vec<BatchRow<'a>>,
     pub tags: Vec<(Cow<'a, str>, Cow<'a, str>)>,
     pub fields: Vec<(FieldId, Value)>,
+    /// Rows' raw keys are line protocol series keys, and their tags are read back from
+    /// them (`strata_lineproto::parse_series_key`) instead of being kept in `tags`.
+    pub tags_in_raw_keys: bool,
 }
 
 impl<'a> ShardBatch<'a> {
@@ -105,6 +120,10 @@ pub(crate) fn group_lines<'a>(
     let mut grouped = Grouped::default();
     let mut lines = parse_lines(input, options);
     let mut line = Line::default();
+    let mut keys = TagKeys::default();
+    for batch in batches.iter_mut() {
+        batch.tags_in_raw_keys = true;
+    }
     while let Some(result) = lines.next_into(&mut line) {
         if let Err(e) = result {
             errors.push(LineError {
@@ -123,7 +142,7 @@ pub(crate) fn group_lines<'a>(
             });
             continue;
         }
-        match add_line(&mut line, catalog, cache, times.now, batches) {
+        match add_line(&mut line, catalog, cache, &mut keys, times.now, batches) {
             Ok(points) => {
                 grouped.rows += 1;
                 grouped.points += points;
@@ -155,14 +174,18 @@ fn add_line<'a>(
     line: &mut Line<'a>,
     catalog: &Catalog,
     cache: &mut SchemaCache,
+    keys: &mut TagKeys<'a>,
     now: Timestamp,
     batches: &mut [ShardBatch<'a>],
 ) -> Result<u64, String> {
     let table = cache.table(catalog, &line.measurement);
-    cache
-        .tags(catalog, table, line.tags.iter().map(|(k, _)| k.as_ref()))
-        .map_err(|e| e.to_string())?;
-    let shard = shard_of(table, &line.tags, batches.len());
+    if !keys.repeat(table, &line.tags) {
+        cache
+            .tags(catalog, table, line.tags.iter().map(|(k, _)| k.as_ref()))
+            .map_err(|e| e.to_string())?;
+        keys.remember(table, &line.tags);
+    }
+    let shard = shard_of_hashed(keys.table_hash, &line.tags, &keys.hashes, batches.len());
     let batch = &mut batches[shard];
     let fields_start = batch.fields.len();
     for (name, value) in &line.fields {
@@ -176,17 +199,56 @@ fn add_line<'a>(
         }
     }
     let points = (batch.fields.len() - fields_start) as u64;
-    let tags_start = batch.tags.len();
-    batch.tags.append(&mut line.tags);
     batch.rows.push(BatchRow {
         table,
         raw_key: line.series_key,
-        tags: tags_start..batch.tags.len(),
+        raw_hash: raw_key_hash(table, line.series_key),
+        tags: 0..0,
         fields: fields_start..batch.fields.len(),
         time: line.timestamp_ns.unwrap_or(now),
         line: line.line_number,
     });
     Ok(points)
+}
+
+/// The tag keys of the last row whose keys the catalog accepted, with their hashes for
+/// [`shard_of_hashed`]. The rows of a request nearly always name the same keys in the
+/// same order: such a row costs one comparison per key instead of a catalog check (a scan
+/// of the table's known keys per key) and a hash per key.
+#[derive(Debug, Default)]
+pub(crate) struct TagKeys<'a> {
+    table: Option<TableId>,
+    /// Hash of `table` ([`table_hash`]).
+    table_hash: u64,
+    keys: Vec<Cow<'a, str>>,
+    /// Hash of each key ([`key_hash`]).
+    hashes: Vec<u64>,
+}
+
+impl<'a> TagKeys<'a> {
+    /// Whether `tags` name the remembered keys, in the same order, in the same table.
+    #[inline]
+    fn repeat(&self, table: TableId, tags: &[(Cow<'a, str>, Cow<'a, str>)]) -> bool {
+        self.table == Some(table)
+            && self.keys.len() == tags.len()
+            && self
+                .keys
+                .iter()
+                .zip(tags)
+                .all(|(known, (key, _))| known == key)
+    }
+
+    /// Remembers the keys of `tags`, which the catalog accepted for `table`.
+    fn remember(&mut self, table: TableId, tags: &[(Cow<'a, str>, Cow<'a, str>)]) {
+        self.table = Some(table);
+        self.table_hash = table_hash(table);
+        self.keys.clear();
+        self.hashes.clear();
+        for (key, _) in tags {
+            self.keys.push(key.clone());
+            self.hashes.push(key_hash(key));
+        }
+    }
 }
 
 fn to_value(value: &FieldValue<'_>) -> Value {
@@ -201,7 +263,8 @@ fn to_value(value: &FieldValue<'_>) -> Value {
 
 /// The shard owning the series (table, tags). Independent of the order the tags were written
 /// in (the same series can be written as `a=1,b=2` or `b=2,a=1`), so the per-tag hashes are
-/// summed; a repeated tag key (last one wins) is resolved first.
+/// summed; a repeated tag key (last one wins) is resolved first. The placement of every
+/// series already stored depends on this function: it must never change.
 pub(crate) fn shard_of(
     table: TableId,
     tags: &[(Cow<'_, str>, Cow<'_, str>)],
@@ -210,28 +273,54 @@ pub(crate) fn shard_of(
     if shards <= 1 {
         return 0;
     }
-    let mut hash = xxh3_64(&table.to_le_bytes());
+    let hashes: Vec<u64> = tags.iter().map(|(key, _)| key_hash(key)).collect();
+    shard_of_hashed(table_hash(table), tags, &hashes, shards)
+}
+
+/// [`shard_of`] with the table's and each tag key's hash ([`table_hash`], [`key_hash`])
+/// given.
+#[inline]
+pub(crate) fn shard_of_hashed(
+    table_hash: u64,
+    tags: &[(Cow<'_, str>, Cow<'_, str>)],
+    key_hashes: &[u64],
+    shards: usize,
+) -> usize {
+    if shards <= 1 {
+        return 0;
+    }
+    let mut hash = table_hash;
     let mut seen_bits = 0u64;
     let mut maybe_repeated = false;
-    for (key, value) in tags {
-        let key_hash = xxh3_64(key.as_bytes());
+    for ((_, value), &key_hash) in tags.iter().zip(key_hashes) {
         let bit = 1u64 << (key_hash % 64);
         maybe_repeated |= seen_bits & bit != 0;
         seen_bits |= bit;
         hash = hash.wrapping_add(xxh3_64_with_seed(value.as_bytes(), key_hash));
     }
     if maybe_repeated {
-        hash = xxh3_64(&table.to_le_bytes());
-        for (i, (key, value)) in tags.iter().enumerate() {
+        hash = table_hash;
+        for (i, ((key, value), &key_hash)) in tags.iter().zip(key_hashes).enumerate() {
             let overridden = tags[i + 1..].iter().any(|(later, _)| later == key);
             if !overridden {
-                hash =
-                    hash.wrapping_add(xxh3_64_with_seed(value.as_bytes(), xxh3_64(key.as_bytes())));
+                hash = hash.wrapping_add(xxh3_64_with_seed(value.as_bytes(), key_hash));
             }
         }
     }
     // Multiply-shift maps the hash onto 0..shards without modulo bias worth noticing.
     ((u128::from(hash) * shards as u128) >> 64) as usize
+}
+
+/// A table's share of [`shard_of`]'s hash.
+#[inline]
+fn table_hash(table: TableId) -> u64 {
+    xxh3_64(&table.to_le_bytes())
+}
+
+/// A tag key's hash, the seed of its value's hash in [`shard_of`].
+#[inline]
+fn key_hash(key: &str) -> u64 {
+    xxh3_64(key.as_bytes())
 }
 
 #[cfg(test)]
@@ -262,5 +351,71 @@ mod tests {
         }
         assert!(counts.iter().all(|c| (800..1200).contains(c)), "{counts:?}");
         assert_eq!(shard_of(5, &tags(&[("a", "b")]), 1), 0);
+    }
+
+    /// Where every stored series lives depends on `shard_of`: a change would put new rows of
+    /// old series in other shards. These placements were computed by the first version.
+    #[test]
+    fn placement_never_changes() {
+        type Case<'a> = (&'a [(&'a str, &'a str)], usize, usize);
+        let cases: [Case<'_>; 4] = [
+            (
+                &[("hostname", "host_0"), ("region", "eu-west-1")],
+                12,
+                PINNED[0],
+            ),
+            (
+                &[("region", "eu-west-1"), ("hostname", "host_0")],
+                12,
+                PINNED[0],
+            ),
+            (&[("a", "1"), ("b", "2"), ("a", "3")], 16, PINNED[1]),
+            (&[], 7, PINNED[2]),
+        ];
+        for (pairs, shards, want) in cases {
+            assert_eq!(shard_of(3, &tags(pairs), shards), want, "{pairs:?}");
+        }
+    }
+
+    // Computed independently from the formula with the reference xxh3 (Python `xxhash`).
+    const PINNED: [usize; 3] = [2, 0, 5];
+
+    /// The row path's shortcut (key hashes remembered from the previous row) places every
+    /// row where `shard_of` does, repeated keys included.
+    #[test]
+    fn remembered_key_hashes_place_rows_as_shard_of_does() {
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let names = ["host", "dc", "rack", "os", "a"];
+        let mut keys = TagKeys::default();
+        for _ in 0..2000 {
+            let table = next(3) as TableId;
+            let count = next(5) as usize;
+            let owned: Vec<(String, String)> = (0..count)
+                .map(|_| {
+                    let key = names[next(names.len() as u64) as usize].to_string();
+                    (key, format!("v{}", next(50)))
+                })
+                .collect();
+            let row: Vec<(Cow<'static, str>, Cow<'static, str>)> = owned
+                .iter()
+                .map(|(k, v)| (Cow::Owned(k.clone()), Cow::Owned(v.clone())))
+                .collect();
+            if !keys.repeat(table, &row) {
+                keys.remember(table, &row);
+            }
+            for shards in [2, 5, 12] {
+                assert_eq!(
+                    shard_of_hashed(keys.table_hash, &row, &keys.hashes, shards),
+                    shard_of(table, &row, shards),
+                    "{owned:?}"
+                );
+            }
+        }
     }
 }

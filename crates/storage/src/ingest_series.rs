@@ -12,6 +12,7 @@ use std::ops::Range;
 use crate::catalog::{Catalog, SchemaCache};
 use crate::ingest::{BatchRow, Grouped, LineError, ShardBatch, WriteTimes, shard_of};
 use crate::model::{Timestamp, Value};
+use crate::series::raw_key_hash;
 
 /// One series of a structured write: its samples of one field.
 #[derive(Debug, Clone)]
@@ -107,6 +108,8 @@ pub(crate) fn group_series<'a>(
         let tags_start = batch.tags.len();
         batch.tags.extend(one.tags.iter().cloned());
         let tags = tags_start..batch.tags.len();
+        let raw_key = &keys[key_range.clone()];
+        let raw_hash = raw_key_hash(table, raw_key);
         let mut expired = 0u64;
         for (time, value) in &one.samples {
             if *time < times.horizon {
@@ -117,7 +120,8 @@ pub(crate) fn group_series<'a>(
             batch.fields.push((field, value.clone()));
             batch.rows.push(BatchRow {
                 table,
-                raw_key: &keys[key_range.clone()],
+                raw_key,
+                raw_hash,
                 tags: tags.clone(),
                 fields: fields_start..batch.fields.len(),
                 time: *time,

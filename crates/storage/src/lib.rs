@@ -46,6 +46,7 @@ mod shard;
 mod varint;
 pub mod wal;
 mod wal_record;
+pub mod write_stages;
 
 pub use catalog::{Aggregate, Retention};
 pub use engine::{

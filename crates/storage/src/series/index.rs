@@ -9,6 +9,8 @@ use roaring::RoaringBitmap;
 
 use super::error::SeriesError;
 use super::intern::{Interner, StrId};
+#[cfg(doc)]
+use super::key::raw_key_hash;
 use super::key::{Hash32, Hash128, KeyMap, Seeds, canonical_order, write_canonical};
 use super::log::{self, MAX_BODY_LEN, Record, SeriesLog, TornTail};
 use super::postings::TableIndex;
@@ -202,7 +204,13 @@ impl SeriesIndex {
     /// 128-bit seeded hash (a false hit needs a 2^-128 coincidence).
     #[inline]
     pub fn lookup_raw(&self, table: TableId, raw_key: &[u8]) -> Option<SeriesId> {
-        self.raw.get(&self.seeds.raw(table, raw_key)).copied()
+        self.lookup_raw_hash(self.seeds.raw(table, raw_key))
+    }
+
+    /// [`SeriesIndex::lookup_raw`] by the key's [`raw_key_hash`], computed by the caller.
+    #[inline]
+    pub(crate) fn lookup_raw_hash(&self, raw_hash: Hash128) -> Option<SeriesId> {
+        self.raw.get(&raw_hash).copied()
     }
 
     /// The id of series (`table`, `tags`), creating it if new; `true` when created. `tags`
@@ -230,6 +238,18 @@ impl SeriesIndex {
         admit: &mut dyn FnMut(TableId) -> Result<(), String>,
     ) -> Result<(SeriesId, bool), SeriesError> {
         let raw_hash = self.seeds.raw(table, raw_key);
+        self.get_or_create_hashed(table, raw_hash, tags, admit)
+    }
+
+    /// [`SeriesIndex::get_or_create_admitted`] with the raw key given by its
+    /// [`raw_key_hash`].
+    pub(crate) fn get_or_create_hashed<K: AsRef<str>, V: AsRef<str>>(
+        &mut self,
+        table: TableId,
+        raw_hash: Hash128,
+        tags: &[(K, V)],
+        admit: &mut dyn FnMut(TableId) -> Result<(), String>,
+    ) -> Result<(SeriesId, bool), SeriesError> {
         if let Some(&id) = self.raw.get(&raw_hash) {
             return Ok((id, false));
         }

@@ -114,13 +114,32 @@ impl std::hash::Hash for Hash128 {
 /// interner, the canonical map): collisions cost a second look, never a wrong answer.
 pub(crate) type Hash32 = u32;
 
-/// The per-index hash seeds. Nothing hashed is ever written to disk, so every index draws
-/// fresh seeds: a client cannot craft raw keys that collide or that pile into one bucket.
+/// The per-index hash seeds. Nothing hashed is ever written to disk, so seeds are drawn at
+/// random: a client cannot craft raw keys that collide or that pile into one bucket. The
+/// canonical and string seeds are drawn per index; the raw-key seed once per process
+/// ([`raw_key_hash`]), so that a writer hashes a row's key once, on its own thread while
+/// the bytes are in cache, for whichever shard the row goes to.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Seeds {
     raw: u64,
     canonical: u64,
     string: u64,
+}
+
+/// The process's raw-key seed (see [`Seeds`]).
+fn raw_seed() -> u64 {
+    static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *SEED.get_or_init(|| {
+        use std::hash::BuildHasher;
+        std::collections::hash_map::RandomState::new().hash_one(0u8)
+    })
+}
+
+/// The hash [`crate::series::SeriesIndex::lookup_raw_hash`] finds a raw series key of
+/// `table` by, in every index of this process.
+#[inline]
+pub(crate) fn raw_key_hash(table: TableId, raw_key: &[u8]) -> Hash128 {
+    split(xxh3_128_with_seed(raw_key, raw_seed() ^ mix_table(table)))
 }
 
 impl Seeds {
@@ -129,7 +148,7 @@ impl Seeds {
         use std::hash::BuildHasher;
         let state = std::collections::hash_map::RandomState::new();
         Self {
-            raw: state.hash_one(1u8),
+            raw: raw_seed(),
             canonical: state.hash_one(2u8),
             string: state.hash_one(3u8),
         }

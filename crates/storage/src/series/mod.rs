@@ -10,8 +10,10 @@
 //! in the **canonical map**, checks a hit against the stored tags (so the 32-bit hash kept
 //! there can collide without merging series: colliding keys go to an overflow map keyed
 //! by the whole canonical key), creates the next dense id if absent (interned tags,
-//! postings), and caches the raw key as an alias. Hash seeds are drawn per index (nothing
-//! hashed is persisted), so clients cannot aim collisions.
+//! postings), and caches the raw key as an alias. Hash seeds are random (nothing hashed is
+//! persisted), so clients cannot aim collisions; the raw-key seed is drawn once per process,
+//! so that a writer hashes each row's key once, on its own thread ([`raw_key_hash`]), for
+//! whichever shard the row goes to.
 //!
 //! # Memory
 //!
@@ -90,6 +92,7 @@ mod tests;
 pub use error::SeriesError;
 pub use index::{MAX_ALIASES_PER_SERIES, OpenReport, SeriesIndex};
 pub use key::canonical_key;
+pub(crate) use key::{Hash128, raw_key_hash};
 pub use limit::SeriesLimit;
 pub use log::{
     FRAME_LEN, HEADER_LEN, MAGIC, MAX_BODY_LEN, SERIES_LOG_FILE, Salvaged, TornTail, VERSION,

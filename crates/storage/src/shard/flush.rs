@@ -41,7 +41,13 @@ impl Shard {
     /// While flushes fail (a full disk), writers that would wait for one get the error
     /// instead (see [`Shard::flush_failure`]); the first success clears it.
     pub fn flush_one(&self) -> Result<bool, StorageError> {
+        let started = std::time::Instant::now();
         let result = self.flush_oldest();
+        if matches!(result, Ok(true)) {
+            self.stats
+                .stages
+                .lap(crate::write_stages::WriteStage::Flush, started);
+        }
         let failure = result.as_ref().err().map(FlushFailure::of);
         if failure.is_some() || self.flush_failure.lock().is_some() {
             // Under the shard lock, so that a writer checks the failure and starts waiting

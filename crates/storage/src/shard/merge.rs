@@ -38,7 +38,14 @@ impl Shard {
     /// Runs one size-tiered merge if some partition has enough similar parts; returns
     /// whether it did.
     pub fn merge_one(&self) -> Result<bool, StorageError> {
-        self.merge_with(self.config.merge_min_parts.max(2), Some(SIZE_RATIO_MAX))
+        let started = std::time::Instant::now();
+        let merged = self.merge_with(self.config.merge_min_parts.max(2), Some(SIZE_RATIO_MAX))?;
+        if merged {
+            self.stats
+                .stages
+                .lap(crate::write_stages::WriteStage::Merge, started);
+        }
+        Ok(merged)
     }
 
     /// Purges the rows of dropped tables, then merges every partition down to one part (up

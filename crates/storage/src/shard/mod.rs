@@ -30,12 +30,13 @@ mod retire;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex};
 
 use crate::catalog::{Catalog, DroppedTables, Tombstones};
 use crate::error::StorageError;
-use crate::ingest::{LineError, ShardBatch};
+use crate::ingest::{BatchRow, LineError, ShardBatch};
 use crate::layout;
 use crate::manifest::{Manifest, PartEntry};
 use crate::memtable::Memtable;
@@ -44,6 +45,8 @@ use crate::part::PartReader;
 use crate::series::{SeriesIndex, SeriesLimit};
 use crate::wal::{Wal, WalOptions, WalSync};
 use crate::wal_record::{BatchEncoder, BatchVisitor, decode_batch};
+use crate::write_stages::{StageTimes, WriteStage};
+use strata_lineproto::parse_series_key;
 
 pub use latest_view::{LatestView, TagStr};
 pub use quarantine::QuarantinedPart;
@@ -138,6 +141,10 @@ pub(crate) struct ShardStats {
     pub parts_dropped: AtomicU64,
     pub backpressure_waits: AtomicU64,
     pub series_retired: AtomicU64,
+    /// Writes that found the shard's lock held and went to another shard first.
+    pub busy: AtomicU64,
+    /// This shard's share of the write path's time (see `write_stages.rs`).
+    pub stages: StageTimes,
 }
 
 /// One shard.
@@ -324,6 +331,9 @@ impl Shard {
     /// holds the shard: the caller can serve another shard first and come back. `admit` is
     /// asked before each new series is created (the series limit); its `Err(reason)`
     /// refuses the row like any other index error.
+    ///
+    /// Under the lock, series ids are found for every row first, then every row is
+    /// appended: two tight loops, each timed as its stage (`write_stages.rs`).
     pub fn write(
         &self,
         batch: &ShardBatch<'_>,
@@ -335,25 +345,31 @@ impl Shard {
         if batch.is_empty() {
             return Ok(true);
         }
+        let stages = &self.stats.stages;
         let mut encoder = BatchEncoder::new();
+        let mut ids: Vec<Option<SeriesId>> = Vec::with_capacity(batch.rows.len());
         let mut points = 0u64;
         let mut rows = 0u64;
-        let mut tags_buf: Vec<(String, String)> = Vec::new();
         // Records are pending behind a failed WAL write (a full disk): try them again, and
         // take no new rows until they are written.
         if self.wal.stalled().is_some() {
             self.wal.write_pending()?;
         }
-        let (seq, freeze) = {
+        let asked = Instant::now();
+        let (seq, freeze, appended) = {
             let mut state = if wait {
                 self.state.lock()
             } else {
                 match self.state.try_lock() {
                     Some(state) => state,
-                    None => return Ok(false),
+                    None => {
+                        self.stats.busy.fetch_add(1, Ordering::Relaxed);
+                        return Ok(false);
+                    }
                 }
             };
-            if self.config.background {
+            let mut lap = stages.lap(WriteStage::LockWait, asked);
+            if self.config.background && state.frozen.len() >= self.config.frozen_memtables_max {
                 while state.frozen.len() >= self.config.frozen_memtables_max {
                     if let Some(failure) = self.flush_failure.lock().as_ref() {
                         return Err(failure.error(&self.config.home()));
@@ -364,44 +380,18 @@ impl Shard {
                     self.request_work();
                     self.flushed.wait(&mut state);
                 }
+                lap = stages.lap(WriteStage::Backpressure, lap);
             }
             for row in &batch.rows {
-                let id = match state.index.lookup_raw(row.table, row.raw_key) {
-                    Some(id) => id,
-                    None => {
-                        match state.index.get_or_create_admitted(
-                            row.table,
-                            row.raw_key,
-                            batch.tags_of(row),
-                            admit,
-                        ) {
-                            Ok((id, created)) => {
-                                if created {
-                                    tags_buf.clear();
-                                    if let Some(tags) = state.index.tags_of(id) {
-                                        tags_buf.extend(
-                                            tags.map(|(k, v)| (k.to_string(), v.to_string())),
-                                        );
-                                    }
-                                    encoder.new_series(
-                                        id,
-                                        row.table,
-                                        tags_buf.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-                                    );
-                                }
-                                id
-                            }
-                            Err(e) => {
-                                errors.push(LineError {
-                                    line: row.line,
-                                    column: None,
-                                    message: e.to_string(),
-                                });
-                                continue;
-                            }
-                        }
-                    }
+                let id = match state.index.lookup_raw_hash(row.raw_hash) {
+                    Some(id) => Some(id),
+                    None => self.create_series(&mut state, batch, row, &mut encoder, admit, errors),
                 };
+                ids.push(id);
+            }
+            lap = stages.lap(WriteStage::Series, lap);
+            for (row, id) in batch.rows.iter().zip(&ids) {
+                let Some(id) = *id else { continue };
                 let fields = batch.fields_of(row);
                 encoder.row(id, row.time, fields);
                 state
@@ -411,6 +401,7 @@ impl Shard {
                 rows += 1;
                 points += fields.len() as u64;
             }
+            lap = stages.lap(WriteStage::Memtable, lap);
             if encoder.rows() == 0 {
                 return Ok(true);
             }
@@ -421,8 +412,9 @@ impl Shard {
             if freeze {
                 self.freeze_locked(&mut state);
             }
-            (seq, freeze)
+            (seq, freeze, lap)
         };
+        let enqueued = stages.lap(WriteStage::WalAppend, appended);
         self.stats.rows_written.fetch_add(rows, Ordering::Relaxed);
         self.stats
             .points_written
@@ -431,7 +423,67 @@ impl Shard {
             self.request_work();
         }
         self.wal.commit(seq)?;
+        stages.lap(WriteStage::WalCommit, enqueued);
         Ok(true)
+    }
+
+    /// The series of `row`, which the index did not find by its raw key: found by its tags
+    /// or created (recorded in `encoder` when created). `None` when the index refuses it
+    /// (the reason is in `errors`). `state` is this shard's, locked.
+    fn create_series(
+        &self,
+        state: &mut ShardState,
+        batch: &ShardBatch<'_>,
+        row: &BatchRow<'_>,
+        encoder: &mut BatchEncoder,
+        admit: &mut dyn FnMut(TableId) -> Result<(), String>,
+        errors: &mut Vec<LineError>,
+    ) -> Option<SeriesId> {
+        let parsed;
+        let tags = if batch.tags_in_raw_keys {
+            let key = std::str::from_utf8(row.raw_key).map_err(|e| e.to_string());
+            match key.and_then(|key| parse_series_key(key).map_err(|e| e.to_string())) {
+                Ok(line) => {
+                    parsed = line;
+                    &parsed.tags[..]
+                }
+                Err(e) => {
+                    errors.push(LineError {
+                        line: row.line,
+                        column: None,
+                        message: format!("cannot read the series key back: {e}"),
+                    });
+                    return None;
+                }
+            }
+        } else {
+            batch.tags_of(row)
+        };
+        match state
+            .index
+            .get_or_create_hashed(row.table, row.raw_hash, tags, admit)
+        {
+            Ok((id, created)) => {
+                if created && let Some(tags) = state.index.tags_of(id) {
+                    let tags: Vec<(String, String)> =
+                        tags.map(|(k, v)| (k.to_string(), v.to_string())).collect();
+                    encoder.new_series(
+                        id,
+                        row.table,
+                        tags.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                    );
+                }
+                Some(id)
+            }
+            Err(e) => {
+                errors.push(LineError {
+                    line: row.line,
+                    column: None,
+                    message: e.to_string(),
+                });
+                None
+            }
+        }
     }
 
     /// Moves the active memtable to the frozen list, and ends the WAL segment after its
