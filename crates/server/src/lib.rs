@@ -33,6 +33,7 @@
 //!
 //! When you add an endpoint, also add its name to `track` in `http` (metrics label).
 
+pub mod allocator;
 pub mod config;
 pub mod error;
 pub mod metrics;

@@ -154,6 +154,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         .or_else(|| file.log.clone())
         .unwrap_or_else(|| "info".to_owned());
     init_logging(&filter)?;
+    strata_server::allocator::tune();
     let config = merge(args, file).map_err(|e| e.to_string())?;
     strata_server::run(config).map_err(|e| e.to_string())
 }
