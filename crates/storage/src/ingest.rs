@@ -19,7 +19,7 @@ use strata_lineproto::{FieldValue, Line, ParseOptions, parse_lines};
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
 use crate::catalog::{Catalog, SchemaCache};
-use crate::model::{FieldId, TableId, Timestamp, Value};
+use crate::model::{FieldId, FieldType, TableId, Timestamp, Value};
 use crate::series::{Hash128, raw_key_hash};
 
 /// A rejected line of a write.
@@ -121,6 +121,7 @@ pub(crate) fn group_lines<'a>(
     let mut lines = parse_lines(input, options);
     let mut line = Line::default();
     let mut keys = TagKeys::default();
+    let mut fields = FieldKeys::default();
     for batch in batches.iter_mut() {
         batch.tags_in_raw_keys = true;
     }
@@ -142,7 +143,15 @@ pub(crate) fn group_lines<'a>(
             });
             continue;
         }
-        match add_line(&mut line, catalog, cache, &mut keys, times.now, batches) {
+        match add_line(
+            &mut line,
+            catalog,
+            cache,
+            &mut keys,
+            &mut fields,
+            times.now,
+            batches,
+        ) {
             Ok(points) => {
                 grouped.rows += 1;
                 grouped.points += points;
@@ -175,6 +184,7 @@ fn add_line<'a>(
     catalog: &Catalog,
     cache: &mut SchemaCache,
     keys: &mut TagKeys<'a>,
+    fields: &mut FieldKeys<'a>,
     now: Timestamp,
     batches: &mut [ShardBatch<'a>],
 ) -> Result<u64, String> {
@@ -188,15 +198,24 @@ fn add_line<'a>(
     let shard = shard_of_hashed(keys.table_hash, &line.tags, &keys.hashes, batches.len());
     let batch = &mut batches[shard];
     let fields_start = batch.fields.len();
-    for (name, value) in &line.fields {
-        let value = to_value(value);
-        match cache.field(catalog, table, name, value.field_type()) {
-            Ok(id) => batch.fields.push((id, value)),
-            Err(e) => {
-                batch.fields.truncate(fields_start);
-                return Err(e.to_string());
+    if fields.repeat(table, &line.fields) {
+        let ids = fields.ids.iter();
+        batch.fields.extend(
+            ids.zip(&line.fields)
+                .map(|(&(id, _), (_, value))| (id, to_value(value))),
+        );
+    } else {
+        for (name, value) in &line.fields {
+            let value = to_value(value);
+            match cache.field(catalog, table, name, value.field_type()) {
+                Ok(id) => batch.fields.push((id, value)),
+                Err(e) => {
+                    batch.fields.truncate(fields_start);
+                    return Err(e.to_string());
+                }
             }
         }
+        fields.remember(table, &line.fields, &batch.fields[fields_start..]);
     }
     let points = (batch.fields.len() - fields_start) as u64;
     batch.rows.push(BatchRow {
@@ -309,6 +328,59 @@ pub(crate) fn shard_of_hashed(
     }
     // Multiply-shift maps the hash onto 0..shards without modulo bias worth noticing.
     ((u128::from(hash) * shards as u128) >> 64) as usize
+}
+
+/// The field keys and value types of the last row whose fields the catalog accepted, with
+/// their ids: a row that repeats them (nearly every row of a request) takes its ids from
+/// here instead of the schema cache's map.
+#[derive(Debug, Default)]
+pub(crate) struct FieldKeys<'a> {
+    table: Option<TableId>,
+    names: Vec<Cow<'a, str>>,
+    ids: Vec<(FieldId, FieldType)>,
+}
+
+impl<'a> FieldKeys<'a> {
+    /// Whether `fields` name the remembered fields, in the same order, with values of the
+    /// same types, in the same table.
+    #[inline]
+    fn repeat(&self, table: TableId, fields: &[(Cow<'a, str>, FieldValue<'a>)]) -> bool {
+        self.table == Some(table)
+            && self.names.len() == fields.len()
+            && self.names.iter().zip(&self.ids).zip(fields).all(
+                |((known, &(_, field_type)), (name, value))| {
+                    known == name && field_type == type_of(value)
+                },
+            )
+    }
+
+    /// Remembers `fields` of `table`, which the catalog gave `ids`.
+    fn remember(
+        &mut self,
+        table: TableId,
+        fields: &[(Cow<'a, str>, FieldValue<'a>)],
+        ids: &[(FieldId, Value)],
+    ) {
+        self.table = Some(table);
+        self.names.clear();
+        self.ids.clear();
+        for ((name, _), (id, value)) in fields.iter().zip(ids) {
+            self.names.push(name.clone());
+            self.ids.push((*id, value.field_type()));
+        }
+    }
+}
+
+/// The stored type of a line protocol value.
+#[inline]
+fn type_of(value: &FieldValue<'_>) -> FieldType {
+    match value {
+        FieldValue::Float(_) => FieldType::Float,
+        FieldValue::Integer(_) => FieldType::Integer,
+        FieldValue::UInteger(_) => FieldType::Unsigned,
+        FieldValue::Boolean(_) => FieldType::Boolean,
+        FieldValue::String(_) => FieldType::String,
+    }
 }
 
 /// A table's share of [`shard_of`]'s hash.

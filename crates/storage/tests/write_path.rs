@@ -88,7 +88,14 @@ fn every_stage_a_write_passes_through_is_counted() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path(), 3);
     let body: String = (0..3000)
-        .map(|i| format!("cpu,host=h{},dc=d{} a={i},b={i}i {}\n", i % 50, i % 3, i + 1))
+        .map(|i| {
+            format!(
+                "cpu,host=h{},dc=d{} a={i},b={i}i {}\n",
+                i % 50,
+                i % 3,
+                i + 1
+            )
+        })
         .collect();
     let before = engine.stats();
     assert_eq!(before.write_stage_ns, [0; WriteStage::ALL.len()]);
@@ -115,4 +122,25 @@ fn every_stage_a_write_passes_through_is_counted() {
     assert_eq!(ns(WriteStage::Backpressure), 0);
     assert_eq!(ns(WriteStage::Merge), 0);
     assert_eq!(stats.shard_busy, 0);
+}
+
+#[test]
+fn a_row_repeating_the_previous_rows_fields_is_still_checked_for_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path(), 2);
+    let body = "m,h=a x=1,y=2i 1\n\
+                m,h=a x=2,y=3i 2\n\
+                m,h=a x=3i,y=4i 3\n\
+                m,h=a y=5i,x=6 4\n\
+                m,h=a x=7,y=\"s\" 5\n\
+                m,h=a x=8,y=9i 6\n";
+    let report = engine
+        .write_lines("db", body.as_bytes(), Precision::Nanoseconds)
+        .unwrap();
+    let lines: Vec<usize> = report.errors.iter().map(|e| e.line).collect();
+    assert_eq!(lines, [3, 5], "{report:?}");
+    assert!(report.errors[0].message.contains("x"), "{report:?}");
+    assert_eq!(report.rows, 4);
+    assert_eq!(report.points, 8);
+    assert_eq!(series(&engine, "m"), vec![(tags(&[("h", "a")]), 4)]);
 }
