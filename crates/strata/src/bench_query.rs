@@ -55,7 +55,7 @@ pub enum ProtocolArg {
 }
 
 impl ProtocolArg {
-    fn language(self) -> &'static str {
+    pub(crate) fn language(self) -> &'static str {
         match self {
             ProtocolArg::Sql => "SQL",
             ProtocolArg::InfluxQl => "InfluxQL",
@@ -309,7 +309,9 @@ fn run_all(
 }
 
 /// The data set the flags describe, its workload and its table.
-fn dataset(workload: &WorkloadArgs) -> Result<(Dataset, QueryWorkload, &'static str), String> {
+pub(crate) fn dataset(
+    workload: &WorkloadArgs,
+) -> Result<(Dataset, QueryWorkload, &'static str), String> {
     Ok(match workload.workload {
         Workload::CpuOnly => {
             let config = workload.cpu_only_config()?;
@@ -362,7 +364,10 @@ fn describe(workload: &WorkloadArgs, dataset: &Dataset) -> String {
     }
 }
 
-fn query_types(names: &[String], workload: QueryWorkload) -> Result<Vec<QueryType>, String> {
+pub(crate) fn query_types(
+    names: &[String],
+    workload: QueryWorkload,
+) -> Result<Vec<QueryType>, String> {
     if names.is_empty() {
         return Ok(QueryType::all(workload));
     }

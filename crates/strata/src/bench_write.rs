@@ -159,8 +159,29 @@ enum Destination {
     Tcp(String),
 }
 
+/// Called right before a load's clock starts and right after it stops, on the loader's
+/// thread: `bench scale` reads the loader's and the server's CPU time and the server's
+/// `/metrics` there, over exactly the load's clock.
+pub trait LoadProbe {
+    /// The clock is about to start.
+    fn before_load(&mut self);
+    /// The clock has just stopped.
+    fn after_load(&mut self);
+}
+
+/// No probe.
+impl LoadProbe for () {
+    fn before_load(&mut self) {}
+    fn after_load(&mut self) {}
+}
+
 /// Generates, loads and measures; returns the report (printed by the caller).
 pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
+    measure_probed(args, &mut ())
+}
+
+/// [`measure`], with `probe` called around the load's clock.
+pub fn measure_probed(args: &WriteArgs, probe: &mut dyn LoadProbe) -> Result<WriteReport, String> {
     let destination = match (&args.http, &args.tcp) {
         (Some(url), _) => Destination::Http(HttpUrl::parse(url).map_err(|e| e.to_string())?),
         (None, Some(addr)) => Destination::Tcp(addr.clone()),
@@ -204,6 +225,7 @@ pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
             cores,
             encoding,
             report,
+            probe,
         );
     }
     let generators = Generator::for_workers(&args.workload, workers)?;
@@ -245,6 +267,7 @@ pub fn measure(args: &WriteArgs) -> Result<WriteReport, String> {
         cores,
         encoding,
         report,
+        probe,
     )
 }
 
@@ -259,9 +282,12 @@ fn load_to(
     cores: usize,
     encoding: BodyEncoding,
     mut report: WriteReport,
+    probe: &mut dyn LoadProbe,
 ) -> Result<WriteReport, String> {
     match destination {
-        Destination::Embedded => measure_embedded(args, batches, workers, precision, cores, report),
+        Destination::Embedded => {
+            measure_embedded(args, batches, workers, precision, cores, report, probe)
+        }
         Destination::Http(url) => {
             report.target = format!("http://{}{}", url.authority, url.base_path);
             let path = if encoding == BodyEncoding::RemoteWrite {
@@ -278,7 +304,7 @@ fn load_to(
                     REQUEST_TIMEOUT,
                 )?));
             }
-            measure_remote(args, batches, targets, report)
+            measure_remote(args, batches, targets, report, probe)
         }
         Destination::Tcp(addr) => {
             report.target = format!("tcp://{addr}");
@@ -286,7 +312,7 @@ fn load_to(
             for _ in 0..workers {
                 targets.push(Box::new(TcpTarget::connect(&addr)?));
             }
-            measure_remote(args, batches, targets, report)
+            measure_remote(args, batches, targets, report, probe)
         }
     }
 }
@@ -304,15 +330,21 @@ impl WriteArgs {
     }
 }
 
-/// Runs the load with a progress bar.
-fn load_with_progress(batches: &Batches, targets: Vec<Box<dyn Target>>) -> LoadResult {
+/// Runs the load with a progress bar, `probe` called right around it.
+fn load_with_progress(
+    batches: &Batches,
+    targets: Vec<Box<dyn Target>>,
+    probe: &mut dyn LoadProbe,
+) -> LoadResult {
     eprintln!(
         "loading {} with {} workers ...",
         batches.describe(),
         targets.len()
     );
     let progress = Progress::start(batches.expected_rows);
+    probe.before_load();
     let load = run_feed(batches.feed(), targets, Some(progress.counter()));
+    probe.after_load();
     progress.finish();
     load
 }
@@ -375,11 +407,12 @@ fn measure_remote(
     batches: &Batches,
     targets: Vec<Box<dyn Target>>,
     mut report: WriteReport,
+    probe: &mut dyn LoadProbe,
 ) -> Result<WriteReport, String> {
     let process = args.server_pid.map(Process::Pid);
     let data_dir = args.data_dir.as_ref();
     let before = sample(process, data_dir);
-    let load = load_with_progress(batches, targets);
+    let load = load_with_progress(batches, targets, probe);
     report = report.with_load(&load);
     batches.finish(&mut report)?;
     if let Some(peak) = Process::Current.peak_rss_bytes() {
@@ -411,6 +444,7 @@ fn measure_embedded(
     precision: Precision,
     cores: usize,
     mut report: WriteReport,
+    probe: &mut dyn LoadProbe,
 ) -> Result<WriteReport, String> {
     let wal_sync =
         strata_server::config::parse_wal_sync(&args.wal_sync).map_err(|e| e.to_string())?;
@@ -451,7 +485,7 @@ fn measure_embedded(
         })
         .collect();
     let started = Instant::now();
-    let load = load_with_progress(batches, targets);
+    let load = load_with_progress(batches, targets, probe);
     let flushed_during_load = engine.stats().flushes;
     let flush_started = Instant::now();
     engine.flush().map_err(|e| e.to_string())?;

@@ -1,30 +1,49 @@
-//! `strata bench scale`: the scaling experiments of seed 000, over cores and over disks.
+//! `strata bench scale`: the scaling experiments of seed 000, over cores and over disks
+//! (issue 21: linear core scaling). Every column and file: `docs/bench-scale.md`.
 //!
 //! For each k in `--cores`, start `strata serve` (this very binary) confined to the first k
 //! cores with `taskset -c 0-(k-1)`, on a free 127.0.0.1 port, a fresh data directory and k
-//! shards (or `--shards`); wait for `/ping`; load it over HTTP (or its TCP listener with
-//! `--tcp`) with `--workers-per-core` x k writers (or `--writers`; the loader's threads are
-//! not pinned), from the workload's generators or a `--file`; read the server's CPU, disk
-//! writes and peak memory from /proc; stop it with SIGTERM. Then print seed 000's table and
-//! write `scale.csv` and `scale.svg` into `--out-dir`.
+//! shards (or `--shards`); wait for `/ping`; pin the loader (this process) to the cores the
+//! server does not get, or to `--loader-cores` (unpinned when the server gets every core:
+//! then it shares the server's cores, and the row says so); load it over HTTP (or its TCP
+//! listener with `--tcp`) with `--workers-per-core` x k writers (or `--writers`), from the
+//! workload's generators or a `--file`; read the server's CPU, disk writes and peak memory
+//! from /proc, the loader's CPU from /proc/self, and the server's write stages from its
+//! `/metrics` (scraped right before the load's clock starts and right after it stops);
+//! with `--queries TYPE,…`, run each query type with k clients for `--query-seconds`; stop
+//! the server with SIGTERM. Then print seed 000's table, the stages side by side and the
+//! query table, and write `scale.csv`, `scale.svg`, `stages.csv`, `scale-queries.csv` (with
+//! `--queries`) and `scale.json` into `--out-dir`.
 //!
 //! With `--disks D1,D2,…` the sweep is over disks instead (seed 000's second table): for n
 //! = 1 … the number of directories, the server (on one `--cores` count, all cores by
 //! default) gets a data directory under each of D1 … Dn and at least n shards, so its
 //! partitions spread over the n disks; `--workload large-rows` is the seed's disk workload.
 
+mod loader;
+mod one_run;
+mod probe;
+mod queries;
+
 use std::path::PathBuf;
 
 use clap::Args;
-use strata_bench::report::WriteReport;
-use strata_bench::scale::{
-    ScaleRow, Sweep, check_taskset, render_csv, render_disk_table, render_table, write_svg,
+use strata_bench::scale::queries::{render_query_csv, render_query_table};
+use strata_bench::scale::stages::{
+    STAGE_FAMILY, render_stage_sweep, render_stage_table, render_stages_csv,
 };
-use strata_bench::stats::dir_bytes;
+use strata_bench::scale::{
+    Sweep, check_taskset, parse_cpu_list, render_csv, render_disk_table, render_table, write_svg,
+};
 
-use crate::bench_server::{Server, ServerSpec, data_dirs};
-use crate::bench_write::{WriteArgs, measure};
+use self::loader::Loader;
+use self::one_run::run_one;
+use self::queries::QuerySweep;
+use crate::bench_query::ProtocolArg;
 use crate::generate::WorkloadArgs;
+
+/// The database every run loads (and queries).
+const DATABASE: &str = "bench";
 
 /// Flags of `strata bench scale`.
 #[derive(Debug, Args)]
@@ -74,6 +93,31 @@ pub struct ScaleArgs {
     /// --pregenerate`) instead of streaming them during the load.
     #[arg(long)]
     pregenerate: bool,
+    /// Pin the loader (this process: writers, batch generators, query clients) to these
+    /// cores in every run, in taskset's form (e.g. 2-15 or 0,3,5-7) [default: the cores the
+    /// server does not get, when the machine has more than k; else unpinned, sharing the
+    /// server's cores].
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
+    loader_cores: Option<Vec<usize>>,
+    /// After each run's load, run these query types (as `bench query --types` names them,
+    /// e.g. double-groupby-1,lastpoint) with k clients, k the server's cores, for
+    /// --query-seconds each; writes scale-queries.csv. The workload flags must describe the
+    /// loaded data (as for `bench query`).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "TYPE,…",
+        conflicts_with = "disks"
+    )]
+    queries: Vec<String>,
+    /// Seconds each query type runs per core count (at least 10 for a rate: shorter runs
+    /// are reported, marked as not a rate).
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    query_seconds: f64,
+    /// Language of --queries: SQL on /sql (JSON answers), or InfluxQL in TSBS's wording on
+    /// /query (cpu-only types only).
+    #[arg(long, value_enum, default_value = "sql")]
+    query_protocol: ProtocolArg,
 }
 
 /// One run of a sweep: the server's cores and its data directories.
@@ -164,110 +208,40 @@ impl ScaleArgs {
     }
 }
 
-fn start_server(args: &ScaleArgs, run: Run) -> Result<(Server, Vec<PathBuf>), String> {
-    let sweep = args.sweep();
-    let name = run.name(sweep);
-    let dirs = data_dirs(
-        &args.disks[..run.disks.min(args.disks.len())],
-        &name,
-        &args.out_dir,
-    );
-    let server = Server::start(&ServerSpec {
-        cores: Some(run.cores),
-        data_dirs: dirs.clone(),
-        shards: args.shards(run),
-        wal_sync: args.wal_sync.clone(),
-        tcp: args.tcp,
-        log: args.out_dir.join(format!("server-{name}.log")),
-        extra_args: Vec::new(),
-    })?;
-    Ok((server, dirs))
+/// Writes `text` to `name` under the out dir; returns the path.
+fn write_out(args: &ScaleArgs, name: &str, text: &str) -> Result<PathBuf, String> {
+    let path = args.out_dir.join(name);
+    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
 }
 
-fn run_one(args: &ScaleArgs, run: Run) -> Result<(ScaleRow, WriteReport), String> {
-    let (mut server, dirs) = start_server(args, run)?;
-    let cores = run.cores;
-    eprintln!(
-        "{}: server pid {} on cores {} at {}, data in {}",
-        run.name(args.sweep()),
-        server.pid(),
-        strata_bench::scale::cpu_list(cores),
-        server.addr,
-        display_dirs(&dirs)
-    );
-    let write_args = WriteArgs {
-        workload: args.workload.clone(),
-        embedded: false,
-        http: match &server.tcp {
-            Some(_) => None,
-            None => Some(server.url()),
-        },
-        tcp: server.tcp.clone(),
-        file: args.file.clone(),
-        precision: args.precision,
-        db: "bench".into(),
-        batch_rows: args.batch_rows,
-        workers: args.writers(cores),
-        gzip: false,
-        prometheus: false,
-        opentsdb: false,
-        server_pid: Some(server.pid()),
-        server_cores: Some(cores),
-        shards: args.shards(run),
-        data_dir: Some(dirs[0].clone()),
-        keep_existing: false,
-        wal_sync: args.wal_sync.clone(),
-        retention: "0".into(),
-        compact: false,
-        json: None,
-        pregenerate: args.pregenerate,
-    };
-    let mut report = measure(&write_args)?;
-    let shutdown = server.stop()?;
-    let bytes: u64 = dirs.iter().map(|d| dir_bytes(d)).sum();
-    report.disk_bytes = Some(bytes);
-    report.bytes_per_point = Some(bytes as f64 / report.points.max(1) as f64);
-    report.disk_bytes_note = format!(
-        "{} after SIGTERM (the server flushed on the way out in {:.2} s)",
-        display_dirs(&dirs),
-        shutdown.as_secs_f64()
-    );
-    let json = args
-        .out_dir
-        .join(format!("write-{}.json", run.name(args.sweep())));
-    std::fs::write(&json, report.to_json()?)
-        .map_err(|e| format!("cannot write {}: {e}", json.display()))?;
-    let row = ScaleRow {
-        cores,
-        disks: run.disks,
-        shards: args.shards(run),
-        workers: report.workers,
-        rows_per_s: report.rows_per_s,
-        points_per_s: report.points_per_s,
-        cpu_percent: report.server_cpu_percent.map(|p| p / cores as f64),
-        disk_mb_per_s: report.disk_write_mb_per_s,
-        memory_mb: report.peak_rss_mb,
-    };
-    Ok((row, report))
-}
-
-fn display_dirs(dirs: &[PathBuf]) -> String {
-    let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-    names.join(" + ")
-}
-
-/// Runs the experiment and prints the table; writes scale.csv and scale.svg.
+/// Runs the experiment and prints the tables; writes scale.csv, scale.svg, stages.csv,
+/// scale-queries.csv (with --queries) and scale.json.
 pub fn run(args: &ScaleArgs) -> Result<(), String> {
     check_taskset()?;
     let machine_cores = strata_storage::options::available_cores();
     let runs = args.runs(machine_cores)?;
     let sweep = args.sweep();
+    let loader = Loader::new()?;
+    let query_sweep = if args.queries.is_empty() {
+        None
+    } else {
+        Some(QuerySweep::new(
+            &args.workload,
+            &args.queries,
+            args.query_seconds,
+            args.query_protocol,
+            DATABASE,
+        )?)
+    };
     std::fs::create_dir_all(&args.out_dir)
         .map_err(|e| format!("cannot create {}: {e}", args.out_dir.display()))?;
     let mut rows = Vec::new();
+    let mut query_rows = Vec::new();
     let mut withheld = Vec::new();
     for &run in &runs {
-        let (row, report) = run_one(args, run)?;
+        let result = run_one(args, run, &loader, machine_cores, query_sweep.as_ref())?;
+        let (row, report) = (&result.row, &result.report);
         if report.rate_withheld.is_some() {
             withheld.push(run.label(sweep));
         }
@@ -286,7 +260,32 @@ pub fn run(args: &ScaleArgs) -> Result<(), String> {
                 report.errors
             );
         }
-        rows.push(row);
+        let cpu = |v: Option<f64>, unit: &str| {
+            v.map_or_else(|| "n/a".into(), |v| format!("{v:.0}{unit}"))
+        };
+        println!(
+            "loader: cores {}{}, CPU {} of one core; server CPU {} per point",
+            row.loader_cores,
+            if row.loader_shares_cores {
+                " (loader shares the server's cores)"
+            } else {
+                ""
+            },
+            cpu(row.loader_cpu_percent, "%"),
+            cpu(row.server_cpu_ns_per_point, " ns"),
+        );
+        match (&row.stages, &result.stages_note) {
+            (Some(costs), _) => {
+                print!("{}", render_stage_table(costs, row.server_cpu_ns_per_point))
+            }
+            (None, Some(note)) => println!("note: {note}"),
+            (None, None) => {}
+        }
+        if !result.queries.is_empty() {
+            print!("{}", render_query_table(&result.queries));
+        }
+        rows.push(result.row);
+        query_rows.extend(result.queries);
     }
     println!();
     match sweep {
@@ -300,12 +299,42 @@ pub fn run(args: &ScaleArgs) -> Result<(), String> {
             withheld.join(", ")
         );
     }
-    let csv = args.out_dir.join("scale.csv");
-    std::fs::write(&csv, render_csv(&rows, sweep))
-        .map_err(|e| format!("cannot write {}: {e}", csv.display()))?;
+    let stage_table = render_stage_sweep(&rows, sweep);
+    println!();
+    if stage_table.is_empty() {
+        println!(
+            "note: no run has write stages: the server's /metrics has no {STAGE_FAMILY} (an \
+             older server) or could not be read (see each run above); stages.csv has only \
+             its header"
+        );
+    } else {
+        print!("{stage_table}");
+    }
+    let mut written = vec![write_out(args, "scale.csv", &render_csv(&rows, sweep))?];
     let svg = args.out_dir.join("scale.svg");
     write_svg(&rows, sweep, &svg).map_err(|e| e.to_string())?;
-    println!("wrote {} and {}", csv.display(), svg.display());
+    written.push(svg);
+    written.push(write_out(args, "stages.csv", &render_stages_csv(&rows))?);
+    if let Some(query_sweep) = &query_sweep {
+        println!();
+        println!(
+            "queries: {} with k clients for {:.1} s per type and core count",
+            query_sweep.describe(),
+            args.query_seconds
+        );
+        print!("{}", render_query_table(&query_rows));
+        written.push(write_out(
+            args,
+            "scale-queries.csv",
+            &render_query_csv(&query_rows),
+        )?);
+    }
+    let json = serde_json::json!({ "runs": rows, "queries": query_rows });
+    let json = serde_json::to_string_pretty(&json)
+        .map_err(|e| format!("cannot encode scale.json: {e}"))?;
+    written.push(write_out(args, "scale.json", &json)?);
+    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    println!("wrote {}", names.join(", "));
     Ok(())
 }
 
@@ -314,6 +343,7 @@ mod tests {
     use clap::Parser;
 
     use super::*;
+    use crate::bench_server::data_dirs;
 
     #[derive(Parser)]
     struct Cli {

@@ -1,12 +1,21 @@
 //! The scaling experiments' results (seed 000's two tables): one row per core count (or per
 //! number of data directories, for the disk sweep), the printed table, `scale.csv` and
-//! `scale.svg` (rate against cores or disks, with the ideal line).
+//! `scale.svg` (rate against cores or disks, with the ideal line); where the loader runs
+//! (`--loader-cores`, [`loader_placement`]); the write path's stages from the server's
+//! `/metrics` ([`stages`]); and the query sweep's rows ([`queries`]).
+
+mod loader;
+pub mod queries;
+pub mod stages;
 
 use std::io;
 use std::path::Path;
 use std::process::Command;
 
 use plotters::prelude::*;
+
+pub use self::loader::{LoaderPlacement, format_cpu_list, loader_placement, parse_cpu_list};
+use self::stages::StageCosts;
 
 /// What a sweep varies from row to row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +44,7 @@ impl Sweep {
 }
 
 /// One server run confined to `cores` cores, with its data on `disks` directories.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct ScaleRow {
     /// Cores the server may run on.
     pub cores: usize,
@@ -55,16 +64,39 @@ pub struct ScaleRow {
     pub disk_mb_per_s: Option<f64>,
     /// Server peak resident memory, MB.
     pub memory_mb: Option<f64>,
+    /// Server CPU time (user + system, /proc) over the load's clock per point written, ns.
+    pub server_cpu_ns_per_point: Option<f64>,
+    /// The loader's (the `bench scale` process's) CPU time over the load's clock, percent
+    /// of one core.
+    pub loader_cpu_percent: Option<f64>,
+    /// The cores the loader was pinned to (`taskset -c` form), or `unpinned`.
+    pub loader_cores: String,
+    /// Whether the loader could run on the server's cores (so it competed with it).
+    pub loader_shares_cores: bool,
+    /// Why the run's rates are not a rate (the load was too short), as its write report
+    /// says; `None` for a rate.
+    pub rate_withheld: Option<String>,
+    /// Where the server's write time went, from its `/metrics`; `None` when the server
+    /// does not count stages (or the scrapes failed).
+    pub stages: Option<StageCosts>,
 }
 
 /// Scaling efficiency of each row: rate(k) / (k x rate(1)), k the swept quantity, with
 /// rate(1) the row where k is 1 (or, without one, the smallest k's rate per unit).
 pub fn efficiencies(rows: &[ScaleRow], sweep: Sweep) -> Vec<f64> {
-    let base = rate_per_unit(rows, sweep);
-    rows.iter()
-        .map(|r| {
+    let rates: Vec<(usize, f64)> = rows.iter().map(|r| (sweep.of(r), r.points_per_s)).collect();
+    efficiencies_of(&rates)
+}
+
+/// Scaling efficiency of each `(k, rate)`: rate / (k x rate(1)), with rate(1) the rate
+/// where k is 1 (or, without one, the smallest k's rate divided by its k).
+pub fn efficiencies_of(rates: &[(usize, f64)]) -> Vec<f64> {
+    let base = rate_per_unit_of(rates);
+    rates
+        .iter()
+        .map(|(k, rate)| {
             if base > 0.0 {
-                r.points_per_s / (sweep.of(r) as f64 * base)
+                rate / (*k as f64 * base)
             } else {
                 0.0
             }
@@ -75,14 +107,20 @@ pub fn efficiencies(rows: &[ScaleRow], sweep: Sweep) -> Vec<f64> {
 /// rate(1): the rate of the row where the swept quantity is 1, or the smallest one's rate
 /// divided by its quantity.
 fn rate_per_unit(rows: &[ScaleRow], sweep: Sweep) -> f64 {
-    rows.iter()
-        .find(|r| sweep.of(r) == 1)
-        .or_else(|| rows.iter().min_by_key(|r| sweep.of(r)))
-        .map(|r| r.points_per_s / sweep.of(r).max(1) as f64)
+    let rates: Vec<(usize, f64)> = rows.iter().map(|r| (sweep.of(r), r.points_per_s)).collect();
+    rate_per_unit_of(&rates)
+}
+
+fn rate_per_unit_of(rates: &[(usize, f64)]) -> f64 {
+    rates
+        .iter()
+        .find(|(k, _)| *k == 1)
+        .or_else(|| rates.iter().min_by_key(|(k, _)| *k))
+        .map(|(k, rate)| rate / (*k).max(1) as f64)
         .unwrap_or(0.0)
 }
 
-fn opt(value: Option<f64>, decimals: usize) -> String {
+pub(crate) fn opt(value: Option<f64>, decimals: usize) -> String {
     value.map_or_else(|| "n/a".into(), |v| format!("{v:.decimals$}"))
 }
 
@@ -99,23 +137,34 @@ pub fn grouped(value: f64) -> String {
     out
 }
 
-/// Seed 000's table. A row whose `cores` equals `machine_cores` is marked: there the
-/// loader runs on the server's cores and competes with it.
+/// The loader's columns of a table row: server CPU ns/point, loader CPU, loader cores.
+fn loader_cells(row: &ScaleRow) -> String {
+    format!(
+        "{} | {}% | {} |",
+        opt(row.server_cpu_ns_per_point, 0),
+        opt(row.loader_cpu_percent, 0),
+        row.loader_cores
+    )
+}
+
+/// Seed 000's table, then the server's CPU per point and the loader's CPU and cores. A
+/// row where the loader shared the server's cores is marked: there it competed with the
+/// server (`machine_cores` is named in the footnote).
 pub fn render_table(rows: &[ScaleRow], machine_cores: usize) -> String {
     let mut out = String::from(
-        "CPU Cores | Writers | Rows per Second | Points per Second | CPU Usage | Disk I/O (MBps) | Peak Memory (MB) | Scaling Efficiency |\n\
-         ---|---|---|---|---|---|---|---|\n",
+        "CPU Cores | Writers | Rows per Second | Points per Second | CPU Usage | Disk I/O (MBps) | Peak Memory (MB) | Scaling Efficiency | Server CPU ns/point | Loader CPU | Loader Cores |\n\
+         ---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let mut marked = false;
     for (row, efficiency) in rows.iter().zip(efficiencies(rows, Sweep::Cores)) {
-        let mark = if row.cores >= machine_cores {
+        let mark = if row.loader_shares_cores {
             marked = true;
             " *"
         } else {
             ""
         };
         out.push_str(&format!(
-            "{}{mark} | {} | {} | {} | {}% | {} | {} | {:.2} |\n",
+            "{}{mark} | {} | {} | {} | {}% | {} | {} | {:.2} | {}\n",
             row.cores,
             row.workers,
             grouped(row.rows_per_s),
@@ -123,28 +172,30 @@ pub fn render_table(rows: &[ScaleRow], machine_cores: usize) -> String {
             opt(row.cpu_percent, 0),
             opt(row.disk_mb_per_s, 1),
             opt(row.memory_mb, 0),
-            efficiency
+            efficiency,
+            loader_cells(row)
         ));
     }
     if marked {
         out.push_str(&format!(
-            "* the machine has {machine_cores} cores: at this k the loader runs on the server's \
-             cores and competes with it, so the rate understates the server.\n"
+            "* the loader shares the server's cores at this k (the machine has {machine_cores} \
+             cores, or --loader-cores overlaps the server's): it competes with the server, so \
+             the rate understates the server.\n"
         ));
     }
     out
 }
 
-/// Seed 000's disk table: one row per number of data directories. CPU usage is of the
-/// cores the server may use.
+/// Seed 000's disk table: one row per number of data directories, then the server's CPU
+/// per point and the loader's CPU and cores. CPU usage is of the cores the server may use.
 pub fn render_disk_table(rows: &[ScaleRow]) -> String {
     let mut out = String::from(
-        "Disks | Shards | Writers | Rows per Second | Points per Second | CPU Usage | Disk I/O (MBps) | Peak Memory (MB) | Scaling Efficiency |\n\
-         ---|---|---|---|---|---|---|---|---|\n",
+        "Disks | Shards | Writers | Rows per Second | Points per Second | CPU Usage | Disk I/O (MBps) | Peak Memory (MB) | Scaling Efficiency | Server CPU ns/point | Loader CPU | Loader Cores |\n\
+         ---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (row, efficiency) in rows.iter().zip(efficiencies(rows, Sweep::Disks)) {
         out.push_str(&format!(
-            "{} | {} | {} | {} | {} | {}% | {} | {} | {:.2} |\n",
+            "{} | {} | {} | {} | {} | {}% | {} | {} | {:.2} | {}\n",
             row.disks,
             row.shards,
             row.workers,
@@ -153,21 +204,34 @@ pub fn render_disk_table(rows: &[ScaleRow]) -> String {
             opt(row.cpu_percent, 0),
             opt(row.disk_mb_per_s, 1),
             opt(row.memory_mb, 0),
-            efficiency
+            efficiency,
+            loader_cells(row)
         ));
     }
     out
 }
 
-/// The rows as CSV with a header line; efficiency along `sweep`.
+/// A CSV field: quoted (with quotes doubled) when it holds a comma, a quote or a line
+/// break.
+pub(crate) fn csv_field(value: &str) -> String {
+    if value.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", value.replace('"', "\"\""))
+    } else {
+        value.to_string()
+    }
+}
+
+/// The header of `scale.csv`.
+pub const SCALE_CSV_HEADER: &str = "cores,disks,shards,workers,rows_per_s,points_per_s,cpu_percent,disk_mb_per_s,memory_mb,efficiency,server_cpu_ns_per_point,loader_cpu_percent,loader_cores,loader_shares_cores,shard_busy,rate_withheld";
+
+/// The rows as CSV with a header line ([`SCALE_CSV_HEADER`]); efficiency along `sweep`.
+/// Figures not measured are empty.
 pub fn render_csv(rows: &[ScaleRow], sweep: Sweep) -> String {
-    let mut out = String::from(
-        "cores,disks,shards,workers,rows_per_s,points_per_s,cpu_percent,disk_mb_per_s,memory_mb,efficiency\n",
-    );
+    let mut out = format!("{SCALE_CSV_HEADER}\n");
     let field = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:.3}"));
     for (row, efficiency) in rows.iter().zip(efficiencies(rows, sweep)) {
         out.push_str(&format!(
-            "{},{},{},{},{:.1},{:.1},{},{},{},{:.4}\n",
+            "{},{},{},{},{:.1},{:.1},{},{},{},{:.4},{},{},{},{},{},{}\n",
             row.cores,
             row.disks,
             row.shards,
@@ -177,7 +241,16 @@ pub fn render_csv(rows: &[ScaleRow], sweep: Sweep) -> String {
             field(row.cpu_percent),
             field(row.disk_mb_per_s),
             field(row.memory_mb),
-            efficiency
+            efficiency,
+            field(row.server_cpu_ns_per_point),
+            field(row.loader_cpu_percent),
+            csv_field(&row.loader_cores),
+            row.loader_shares_cores,
+            row.stages
+                .as_ref()
+                .and_then(|s| s.shard_busy)
+                .map_or_else(String::new, |b| format!("{b:.0}")),
+            row.rate_withheld.is_some()
         ));
     }
     out
@@ -296,6 +369,12 @@ mod tests {
                 cpu_percent: Some(97.0),
                 disk_mb_per_s: Some(12.5),
                 memory_mb: Some(300.0),
+                server_cpu_ns_per_point: Some(970.4),
+                loader_cpu_percent: Some(55.0),
+                loader_cores: "1".into(),
+                loader_shares_cores: false,
+                rate_withheld: None,
+                stages: None,
             },
             ScaleRow {
                 cores: 2,
@@ -307,6 +386,17 @@ mod tests {
                 cpu_percent: Some(90.0),
                 disk_mb_per_s: None,
                 memory_mb: Some(420.0),
+                server_cpu_ns_per_point: None,
+                loader_cpu_percent: None,
+                loader_cores: "unpinned".into(),
+                loader_shares_cores: true,
+                rate_withheld: Some("too short".into()),
+                stages: Some(StageCosts {
+                    points: 10,
+                    points_source: "server".into(),
+                    stages: Vec::new(),
+                    shard_busy: Some(7.0),
+                }),
             },
         ]
     }
@@ -324,14 +414,17 @@ mod tests {
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(
             lines[2],
-            "1 | 2 | 100,000 | 1,000,000 | 97% | 12.5 | 300 | 1.00 |"
+            "1 | 2 | 100,000 | 1,000,000 | 97% | 12.5 | 300 | 1.00 | 970 | 55% | 1 |"
         );
         assert_eq!(
             lines[3],
-            "2 * | 4 | 150,000 | 1,500,000 | 90% | n/a | 420 | 0.75 |"
+            "2 * | 4 | 150,000 | 1,500,000 | 90% | n/a | 420 | 0.75 | n/a | n/a% | unpinned |"
         );
         assert!(lines[4].contains("competes"), "{table}");
-        assert!(!render_table(&rows(), 16).contains("competes"));
+        assert!(lines[4].contains("has 2 cores"), "{table}");
+        let mut apart = rows();
+        apart[1].loader_shares_cores = false;
+        assert!(!render_table(&apart, 16).contains("competes"));
         assert_eq!(grouped(5_730_000.4), "5,730,000");
         assert_eq!(grouped(999.0), "999");
     }
@@ -342,12 +435,20 @@ mod tests {
         assert_eq!(
             csv.lines().collect::<Vec<_>>(),
             vec![
-                "cores,disks,shards,workers,rows_per_s,points_per_s,cpu_percent,disk_mb_per_s,memory_mb,efficiency",
-                "1,1,1,2,100000.0,1000000.0,97.000,12.500,300.000,1.0000",
-                "2,3,2,4,150000.0,1500000.0,90.000,,420.000,0.7500",
+                "cores,disks,shards,workers,rows_per_s,points_per_s,cpu_percent,disk_mb_per_s,memory_mb,efficiency,server_cpu_ns_per_point,loader_cpu_percent,loader_cores,loader_shares_cores,shard_busy,rate_withheld",
+                "1,1,1,2,100000.0,1000000.0,97.000,12.500,300.000,1.0000,970.400,55.000,1,false,,false",
+                "2,3,2,4,150000.0,1500000.0,90.000,,420.000,0.7500,,,unpinned,true,7,true",
             ]
         );
-        assert!(render_csv(&rows(), Sweep::Disks).ends_with(",0.5000\n"));
+        assert!(
+            render_csv(&rows(), Sweep::Disks)
+                .lines()
+                .nth(2)
+                .is_some_and(|l| l.contains(",0.5000,"))
+        );
+        let mut listed = rows();
+        listed[0].loader_cores = "1,3-5".into();
+        assert!(render_csv(&listed, Sweep::Cores).contains(",\"1,3-5\",false,"));
         let dir = std::env::temp_dir().join(format!("strata-scale-svg-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("scale.svg");
@@ -368,7 +469,7 @@ mod tests {
         assert!(lines[0].starts_with("Disks | Shards | Writers | Rows per Second"));
         assert_eq!(
             lines[3],
-            "3 | 2 | 4 | 150,000 | 1,500,000 | 90% | n/a | 420 | 0.50 |"
+            "3 | 2 | 4 | 150,000 | 1,500,000 | 90% | n/a | 420 | 0.50 | n/a | n/a% | unpinned |"
         );
     }
 
@@ -388,5 +489,16 @@ mod tests {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         assert_eq!(args, ["-c", "0-1", "/bin/strata", "serve", "--shards", "2"]);
+    }
+
+    #[test]
+    fn efficiency_of_any_rates() {
+        assert_eq!(
+            efficiencies_of(&[(1, 10.0), (2, 15.0), (4, 40.0)]),
+            [1.0, 0.75, 1.0]
+        );
+        // No k = 1: the smallest k's rate per unit.
+        assert_eq!(efficiencies_of(&[(4, 40.0), (2, 30.0)]), [2.0 / 3.0, 1.0]);
+        assert_eq!(efficiencies_of(&[(1, 0.0), (2, 5.0)]), [0.0, 0.0]);
     }
 }
