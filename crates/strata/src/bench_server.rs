@@ -57,16 +57,27 @@ impl Drop for Server {
 }
 
 impl Server {
-    /// Starts the server of `spec` and waits until it answers `/ping`.
+    /// Starts the server of `spec` on emptied data directories and waits until it answers
+    /// `/ping`.
     pub fn start(spec: &ServerSpec) -> Result<Server, String> {
-        let exe = std::env::current_exe()
-            .map_err(|e| format!("cannot find this program's path to start `strata serve`: {e}"))?;
         for dir in &spec.data_dirs {
             if dir.exists() {
                 std::fs::remove_dir_all(dir)
                     .map_err(|e| format!("cannot empty {}: {e}", dir.display()))?;
             }
         }
+        Self::launch(spec)
+    }
+
+    /// Starts the server of `spec` on its data directories as they are (after
+    /// [`Server::stop`], which flushed them: to query the data as parts only).
+    pub fn reopen(spec: &ServerSpec) -> Result<Server, String> {
+        Self::launch(spec)
+    }
+
+    fn launch(spec: &ServerSpec) -> Result<Server, String> {
+        let exe = std::env::current_exe()
+            .map_err(|e| format!("cannot find this program's path to start `strata serve`: {e}"))?;
         let log_file = File::create(&spec.log)
             .map_err(|e| format!("cannot create {}: {e}", spec.log.display()))?;
         let log_err = log_file

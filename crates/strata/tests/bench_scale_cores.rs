@@ -141,6 +141,10 @@ fn a_core_sweep_reports_cpu_per_point_the_loader_and_a_query_sweep() {
         "{stages:?}"
     );
 
+    // The queries ran on the server started again over the flushed data.
+    let queries_log = out_dir.join("server-1cores-queries.log");
+    assert!(queries_log.exists(), "no {}", queries_log.display());
+
     // scale-queries.csv: one line for lastpoint on 1 core with 1 client.
     let (header, rows) = csv(&out_dir.join("scale-queries.csv"));
     assert!(header.starts_with("cores,"), "{header}");

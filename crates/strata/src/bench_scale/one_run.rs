@@ -17,24 +17,28 @@ use super::{DATABASE, Run, ScaleArgs};
 use crate::bench_server::{Server, ServerSpec, data_dirs};
 use crate::bench_write::{WriteArgs, measure_probed};
 
-fn start_server(args: &ScaleArgs, run: Run) -> Result<(Server, Vec<PathBuf>), String> {
-    let sweep = args.sweep();
-    let name = run.name(sweep);
-    let dirs = data_dirs(
-        &args.disks[..run.disks.min(args.disks.len())],
-        &name,
-        &args.out_dir,
-    );
-    let server = Server::start(&ServerSpec {
+/// The server of a run, logging to `server-<run><log_suffix>.log`.
+fn server_spec(args: &ScaleArgs, run: Run, log_suffix: &str) -> ServerSpec {
+    let name = run.name(args.sweep());
+    ServerSpec {
         cores: Some(run.cores),
-        data_dirs: dirs.clone(),
+        data_dirs: data_dirs(
+            &args.disks[..run.disks.min(args.disks.len())],
+            &name,
+            &args.out_dir,
+        ),
         shards: args.shards(run),
         wal_sync: args.wal_sync.clone(),
         tcp: args.tcp,
-        log: args.out_dir.join(format!("server-{name}.log")),
+        log: args.out_dir.join(format!("server-{name}{log_suffix}.log")),
         extra_args: Vec::new(),
-    })?;
-    Ok((server, dirs))
+    }
+}
+
+fn start_server(args: &ScaleArgs, run: Run) -> Result<(Server, Vec<PathBuf>), String> {
+    let spec = server_spec(args, run, "");
+    let server = Server::start(&spec)?;
+    Ok((server, spec.data_dirs))
 }
 
 /// What one run measured.
@@ -133,13 +137,23 @@ pub(super) fn run_one(
         ),
         Err(e) => (None, Some(format!("no stage accounting for this run: {e}"))),
     };
+    // SIGTERM flushes: the data's size on disk, and what the queries read.
+    let shutdown = server.stop()?;
+    let bytes: u64 = dirs.iter().map(|d| dir_bytes(d)).sum();
     let queries = match sweep_queries {
-        Some(sweep) => sweep.run(&server.addr, server.pid(), cores, placement.shares_cores)?,
+        Some(sweep) => {
+            // Queried as parts only, as data is once its memtables flush (after
+            // `flush_interval` at the latest): right after the load, each shard's memtable
+            // still holds rows without pre-aggregates, k shards k times as many, and the
+            // sweep measured that instead of the query path.
+            let mut server = Server::reopen(&server_spec(args, run, "-queries"))?;
+            let rows = sweep.run(&server.addr, server.pid(), cores, placement.shares_cores)?;
+            server.stop()?;
+            rows
+        }
         None => Vec::new(),
     };
     loader.unpin()?;
-    let shutdown = server.stop()?;
-    let bytes: u64 = dirs.iter().map(|d| dir_bytes(d)).sum();
     report.disk_bytes = Some(bytes);
     report.bytes_per_point = Some(bytes as f64 / report.points.max(1) as f64);
     report.disk_bytes_note = format!(
