@@ -289,11 +289,7 @@ pub(crate) fn shard_of(
     tags: &[(Cow<'_, str>, Cow<'_, str>)],
     shards: usize,
 ) -> usize {
-    if shards <= 1 {
-        return 0;
-    }
-    let hashes: Vec<u64> = tags.iter().map(|(key, _)| key_hash(key)).collect();
-    shard_of_hashed(table_hash(table), tags, &hashes, shards)
+    shard_with(table_hash(table), tags, |_, key| key_hash(key), shards)
 }
 
 /// [`shard_of`] with the table's and each tag key's hash ([`table_hash`], [`key_hash`])
@@ -305,13 +301,25 @@ pub(crate) fn shard_of_hashed(
     key_hashes: &[u64],
     shards: usize,
 ) -> usize {
+    shard_with(table_hash, tags, |i, _| key_hashes[i], shards)
+}
+
+/// [`shard_of`], with `key_hash(i, key)` the hash of the `i`th tag's key.
+#[inline]
+fn shard_with(
+    table_hash: u64,
+    tags: &[(Cow<'_, str>, Cow<'_, str>)],
+    key_hash: impl Fn(usize, &str) -> u64,
+    shards: usize,
+) -> usize {
     if shards <= 1 {
         return 0;
     }
     let mut hash = table_hash;
     let mut seen_bits = 0u64;
     let mut maybe_repeated = false;
-    for ((_, value), &key_hash) in tags.iter().zip(key_hashes) {
+    for (i, (key, value)) in tags.iter().enumerate() {
+        let key_hash = key_hash(i, key);
         let bit = 1u64 << (key_hash % 64);
         maybe_repeated |= seen_bits & bit != 0;
         seen_bits |= bit;
@@ -319,10 +327,10 @@ pub(crate) fn shard_of_hashed(
     }
     if maybe_repeated {
         hash = table_hash;
-        for (i, ((key, value), &key_hash)) in tags.iter().zip(key_hashes).enumerate() {
+        for (i, (key, value)) in tags.iter().enumerate() {
             let overridden = tags[i + 1..].iter().any(|(later, _)| later == key);
             if !overridden {
-                hash = hash.wrapping_add(xxh3_64_with_seed(value.as_bytes(), key_hash));
+                hash = hash.wrapping_add(xxh3_64_with_seed(value.as_bytes(), key_hash(i, key)));
             }
         }
     }
