@@ -261,15 +261,7 @@ pub fn post_query(addr: SocketAddr, q: &str) -> Result<Reply, String> {
 
 /// Percent-encodes everything but RFC 3986's unreserved characters.
 pub fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() * 3 / 2);
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    strata_bench::http::percent_encode(text)
 }
 
 /// One request on a fresh connection (`Connection: close`); errors are transport errors.
