@@ -252,6 +252,7 @@ async fn top_n_over_time_buckets_matches_datafusion_across_gaps() {
             strata_lineproto::Precision::Nanoseconds,
         )
         .unwrap();
+    let storage = Arc::clone(&engine);
     let engines = Engines {
         direct: QueryEngine::new(Arc::clone(&engine)).unwrap(),
         planned: QueryEngine::with_options(
@@ -303,5 +304,40 @@ async fn top_n_over_time_buckets_matches_datafusion_across_gaps() {
             .await;
         }
     }
-    assert!(rows > 300, "only {rows} rows");
+    // Oldest first with no lower bound (InfluxQL's `GROUP BY time(1m) LIMIT n`): from the
+    // oldest stored time, over parts and the memtable, for all hosts and for the one whose
+    // only row is in the memtable at the end. First with cpu's rows the oldest stored, then
+    // with another table's a month earlier, a loose bound.
+    for loose in [false, true] {
+        if loose {
+            let old = format!("mem,host=h1 used=1i {}\n", START_NS - 30 * 24 * 60 * minute);
+            storage
+                .write_lines(DB, old.as_bytes(), strata_lineproto::Precision::Nanoseconds)
+                .unwrap();
+        }
+        for limit in [1, 3, 5, 12, 40] {
+            for end in [None, Some(30), Some(150), Some(199), Some(10_000)] {
+                for host in [None, Some("h4"), Some("nobody")] {
+                    let mut filter: Vec<String> =
+                        end.iter().map(|e| format!("time < '{}'", at(*e))).collect();
+                    filter.extend(host.map(|h| format!("host = '{h}'")));
+                    let filter = if filter.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" WHERE {}", filter.join(" AND "))
+                    };
+                    rows += same_answer(
+                        &engines,
+                        &format!(
+                            "SELECT time_bucket(INTERVAL '1 minute', time) AS minute, \
+                             max(f) AS max_f FROM cpu{filter} GROUP BY minute \
+                             ORDER BY minute LIMIT {limit}"
+                        ),
+                    )
+                    .await;
+                }
+            }
+        }
+    }
+    assert!(rows > 800, "only {rows} rows");
 }

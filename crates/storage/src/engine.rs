@@ -735,6 +735,19 @@ impl Engine {
         Ok(out)
     }
 
+    /// A time no row `request` reads is older than (see `Shard::earliest_time`): where an
+    /// ascending top-n over time buckets with no lower bound can start looking. `None` when
+    /// no part or memtable of any shard overlaps the request's range. A bound, not a first
+    /// row: parts and memtables hold every table's rows, and deleted rows still count.
+    pub fn earliest_time(&self, request: &ReadRequest) -> Option<i64> {
+        let request = self.shard_request(request);
+        self.inner
+            .shards
+            .iter()
+            .filter_map(|shard| shard.earliest_time(&request))
+            .min()
+    }
+
     /// What [`Engine::latest`] returns, handed to `visit` one series at a time as a
     /// [`LatestView`] that borrows the cached row and the interned tags: nothing is
     /// allocated per series. Shard by shard; within a shard the cached rows come in series

@@ -36,22 +36,30 @@ pub(crate) async fn execute(
             .await
             .map_err(|e| DataFusionError::External(Box::new(e)))?;
     }
-    let groups = match TopBuckets::of(&plan) {
+    // No row is older than the oldest part or memtable in range: the range may start
+    // there, which gives an ascending top-n the bound it narrows from.
+    let mut whole = plan.request.clone();
+    if TopBuckets::wants_start(&plan)
+        && let Some(earliest) = engine.earliest_time(&whole)
+    {
+        whole.start = earliest;
+    }
+    let groups = match TopBuckets::of(&plan, &whole) {
         Some(top) => {
             let mut attempt = 0;
             loop {
-                let Some(request) = top.narrowed(&plan.request, attempt) else {
-                    break fold_all(&engine, &plan, plan.request.clone()).await?;
+                let Some(request) = top.narrowed(&whole, attempt) else {
+                    break fold_all(&engine, &plan, whole).await?;
                 };
                 match fold_all(&engine, &plan, request).await? {
                     Some(groups) if groups.len() >= top.rows => break Some(groups),
                     // Too few groups: wider. Too many: let the whole request decide.
                     Some(_) => attempt += 1,
-                    None => break fold_all(&engine, &plan, plan.request.clone()).await?,
+                    None => break fold_all(&engine, &plan, whole).await?,
                 }
             }
         }
-        None => fold_all(&engine, &plan, plan.request.clone()).await?,
+        None => fold_all(&engine, &plan, whole).await?,
     };
     let Some(groups) = groups else {
         return Ok(None);

@@ -31,24 +31,39 @@ pub(super) struct TopBuckets {
 }
 
 impl TopBuckets {
-    /// The narrowing for `plan`, when it has one: a LIMIT, a first ORDER BY key that is a
-    /// fixed-width time bucket, and a bound on the side the order starts from.
-    pub(super) fn of(plan: &DirectPlan) -> Option<Self> {
+    /// The narrowing for `plan` over `request` (the plan's, or one given a lower bound by
+    /// [`TopBuckets::wants_start`]), when it has one: a LIMIT, a first ORDER BY key that is
+    /// a fixed-width time bucket, and a bound on the side the order starts from.
+    pub(super) fn of(plan: &DirectPlan, request: &ReadRequest) -> Option<Self> {
+        let (grid, descending, rows) = Self::shape(plan)?;
+        let bounded = if descending {
+            request.end < i64::MAX
+        } else {
+            request.start > i64::MIN
+        };
+        bounded.then_some(Self {
+            grid,
+            descending,
+            rows,
+        })
+    }
+
+    /// Whether `plan` is a top-n over ascending time buckets with no lower bound (InfluxQL's
+    /// `GROUP BY time(1m) LIMIT 5` with only `time <`): it can be narrowed once its range
+    /// starts at the oldest time stored (`Engine::earliest_time`) instead of the epoch's
+    /// beginning.
+    pub(super) fn wants_start(plan: &DirectPlan) -> bool {
+        plan.request.start == i64::MIN && Self::shape(plan).is_some_and(|(_, desc, _)| !desc)
+    }
+
+    /// The time grid, direction and row count of a top-n over time buckets.
+    fn shape(plan: &DirectPlan) -> Option<(Grid, bool, usize)> {
         let rows = plan.limit.filter(|n| *n > 0)?;
         let first = plan.order.first()?;
         let GroupKey::Time(TimeKey::Grid(grid)) = plan.preagg.groups.get(first.group)? else {
             return None;
         };
-        let bounded = if first.descending {
-            plan.request.end < i64::MAX
-        } else {
-            plan.request.start > i64::MIN
-        };
-        bounded.then_some(Self {
-            grid: *grid,
-            descending: first.descending,
-            rows,
-        })
+        Some((*grid, first.descending, rows))
     }
 
     /// The request of try `attempt` (0, 1, …): `request` narrowed to its newest (oldest)

@@ -88,6 +88,29 @@ impl Shard {
         self.snapshot_locked(&state, ids.iter(), request, tags)
     }
 
+    /// A time no row of `request`'s range in this shard is older than: the oldest part or
+    /// memtable overlapping the range (every table's rows, so a bound, not the first row of
+    /// `request.table`), never before `request.start`; `None` when nothing overlaps. Reads
+    /// only the part list and the memtables' time ranges, under the lock, decoding nothing.
+    pub(crate) fn earliest_time(&self, request: &ShardReadRequest<'_>) -> Option<Timestamp> {
+        let state = self.state.lock();
+        let overlaps = |(lo, hi): (Timestamp, Timestamp)| hi >= request.start && lo < request.end;
+        let parts = state
+            .parts
+            .iter()
+            .map(|p| (p.entry.min_time, p.entry.max_time));
+        let memtables = state
+            .frozen
+            .iter()
+            .filter_map(|f| f.memtable.time_range())
+            .chain(state.active.time_range());
+        parts
+            .chain(memtables)
+            .filter(|range| overlaps(*range))
+            .map(|(lo, _)| lo.max(request.start))
+            .min()
+    }
+
     /// A snapshot of series `ids` with the tags `tags` says, taken under the shard lock the
     /// caller holds.
     pub(super) fn snapshot_locked(
