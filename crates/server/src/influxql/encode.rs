@@ -335,17 +335,17 @@ pub(crate) fn csv_results(results: &[StatementResult], epoch: Epoch, out: &mut V
             break;
         }
         for series in &result.series {
-            if header != Some(series.columns.as_slice()) {
+            if header != Some(&series.columns[..]) {
                 if header.is_some() {
                     out.push(b'\n');
                 }
                 out.extend_from_slice(b"name,tags");
-                for column in &series.columns {
+                for column in series.columns.iter() {
                     out.push(b',');
                     csv_field(column, out);
                 }
                 out.push(b'\n');
-                header = Some(series.columns.as_slice());
+                header = Some(&series.columns[..]);
             }
             let tags = series
                 .tags

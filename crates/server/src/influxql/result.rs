@@ -54,8 +54,8 @@ pub(crate) struct Series {
     pub name: String,
     /// `tags`, sorted by key; left out of the answer when empty.
     pub tags: Vec<(String, String)>,
-    /// `columns`.
-    pub columns: Vec<String>,
+    /// `columns`: shared by the series of one statement.
+    pub columns: Arc<[String]>,
     /// `values`, one vector per row, as long as `columns`; empty when `arrow` holds them.
     pub values: Vec<Vec<Value>>,
     /// The rows still in the engine's Arrow batches (a raw `SELECT` at the top level),

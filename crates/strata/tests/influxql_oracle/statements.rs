@@ -5,7 +5,7 @@
 use strata_bench::rng::Rng;
 
 use super::data::{Field, Kind, MEASUREMENTS, Measurement, SPAN_S, T0_S, Values};
-use super::templates::TEMPLATES;
+use super::templates::{SEPARATE, TEMPLATES, Template};
 
 /// One generated statement.
 #[derive(Debug, Clone)]
@@ -22,27 +22,24 @@ pub struct Statement {
 
 /// `count` statements from `seed`: templates in turn (so every one is used about as
 /// often), each filled in from the seeded generator.
+/// Then the [`SEPARATE`] templates' statements.
 pub fn generate(seed: u64, count: usize) -> Vec<Statement> {
     let mut g = Gen {
         rng: Rng::new(seed ^ 0x5e1e_c700),
     };
-    (0..count)
+    let mut out: Vec<Statement> = (0..count)
         .map(|i| {
             let (category, template) = TEMPLATES[i % TEMPLATES.len()];
-            let (text, expect_error) = template(&mut g);
-            let epoch = if expect_error || g.chance(0.7) || text.starts_with("SHOW") {
-                None
-            } else {
-                Some(g.pick(&["ms", "s", "ms", "s", "u", "ns"]))
-            };
-            Statement {
-                text,
-                category,
-                epoch,
-                expect_error,
-            }
+            g.statement(category, template)
         })
-        .collect()
+        .collect();
+    for (n, (category, template, times)) in SEPARATE.iter().enumerate() {
+        let mut g = Gen {
+            rng: Rng::new(seed ^ 0x5e9a_4a7e ^ (n as u64) << 32),
+        };
+        out.extend((0..*times).map(|_| g.statement(category, *template)));
+    }
+    out
 }
 
 /// The seeded source of statement pieces.
@@ -52,11 +49,27 @@ pub struct Gen {
 }
 
 /// GROUP BY time intervals: at most 120 buckets over the longest range.
-const INTERVALS: &[&str] = &["1m", "2m", "5m", "10m", "15m", "30m", "1h", "90s"];
+pub const INTERVALS: &[&str] = &["1m", "2m", "5m", "10m", "15m", "30m", "1h", "90s"];
 /// GROUP BY time offsets.
 const OFFSETS: &[&str] = &["1m", "-2m", "30s", "7m", "-15s"];
 
 impl Gen {
+    /// A statement of `template`, with an `epoch=` drawn for it.
+    fn statement(&mut self, category: &'static str, template: Template) -> Statement {
+        let (text, expect_error) = template(self);
+        let epoch = if expect_error || self.chance(0.7) || text.starts_with("SHOW") {
+            None
+        } else {
+            Some(self.pick(&["ms", "s", "ms", "s", "u", "ns"]))
+        };
+        Statement {
+            text,
+            category,
+            epoch,
+            expect_error,
+        }
+    }
+
     /// True with probability `p`.
     pub fn chance(&mut self, p: f64) -> bool {
         self.rng.next_f64() < p
@@ -127,7 +140,7 @@ impl Gen {
 
     /// A time instant in milliseconds around the data (a little before it to its end),
     /// aligned to a minute, a second or a millisecond.
-    fn instant(&mut self, lo_min: i64, hi_min: i64) -> i64 {
+    pub fn instant(&mut self, lo_min: i64, hi_min: i64) -> i64 {
         let minute = self.int(lo_min, hi_min);
         let base = (T0_S + minute * 60) * 1000;
         match self.int(0, 3) {

@@ -3,7 +3,7 @@
 //! here; functions, subqueries and several measurements in [`super::functions`]; SHOW
 //! statements, errors and the rest in [`super::show`].
 
-use super::data::{Field, Kind, Measurement};
+use super::data::{Field, Kind, Measurement, SPAN_S};
 use super::functions::{
     arithmetic, math, multi_from, subquery, transform_aggregate, transform_raw,
 };
@@ -11,7 +11,7 @@ use super::show::{
     error_function, error_semantic, error_syntax, multi_statement, qualified, show_field_keys,
     show_measurements, show_misc, show_series, show_tag_keys, show_tag_values,
 };
-use super::statements::Gen;
+use super::statements::{Gen, INTERVALS};
 
 /// A template: the statement text, and true when it is made to fail.
 pub type Template = fn(&mut Gen) -> (String, bool);
@@ -52,6 +52,10 @@ pub static TEMPLATES: &[(&str, Template)] = &[
     ("error_syntax", error_syntax),
     ("error_semantic", error_semantic),
 ];
+
+/// Templates drawn after the rotation of [`TEMPLATES`], each from a generator of its own
+/// and as many times as given: adding one leaves every other statement as it was.
+pub static SEPARATE: &[(&str, Template, usize)] = &[("first_buckets", first_buckets, 40)];
 
 /// A statement made to succeed.
 pub fn ok(text: String) -> (String, bool) {
@@ -389,6 +393,43 @@ fn group_tags(g: &mut Gen) -> (String, bool) {
     };
     ok(format!(
         "SELECT {select} FROM {} WHERE {time} GROUP BY {group}{limit}{slimit}",
+        m.name
+    ))
+}
+
+/// `GROUP BY time(…) … LIMIT n` with no lower time bound (TSBS's groupby-orderby-limit):
+/// the first n buckets from the first point on, in every fill, over one series or several.
+/// The aggregates are those SQL answers, the fills null and none, the buckets without an
+/// offset: with no lower bound, influxd 1.6 answers the other shapes with buckets at the
+/// minimum time, 1677-09-21 (docs/influxql.md, "influxd 1.6 quirks"); the select tests
+/// check them against the same statement given its first bucket as lower bound.
+fn first_buckets(g: &mut Gen) -> (String, bool) {
+    let m = g.measurement();
+    let f = g.one(m.fields);
+    let name = g.field_name(f);
+    let numeric = f.kind.numeric();
+    let func = if numeric {
+        g.pick(&[
+            "count", "mean", "sum", "min", "max", "first", "last", "spread",
+        ])
+    } else {
+        g.pick(&["count", "first", "last"])
+    };
+    let call = format!("{func}({name})");
+    let end = g.maybe(0.7, |g| {
+        let end = g.instant(5, SPAN_S / 60 + 5);
+        let end = g.time_literal(end);
+        format!("time < {end}")
+    });
+    let tags = g.maybe(0.3, |g| g.tag_cond(m));
+    let filter = g.where_clause(&[end, tags]);
+    let mut group = format!("time({})", g.pick(INTERVALS));
+    group.push_str(&g.maybe(0.25, |g| format!(", {}", g.group_tags(m))));
+    let fill = g.pick(&["", " fill(null)", " fill(none)"]);
+    let n = g.int(1, 12);
+    let offset = g.maybe(0.3, |g| format!(" OFFSET {}", g.int(1, 5)));
+    ok(format!(
+        "SELECT {call} FROM {}{filter} GROUP BY {group}{fill} LIMIT {n}{offset}",
         m.name
     ))
 }

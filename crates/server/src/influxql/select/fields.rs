@@ -2,6 +2,8 @@
 //! InfluxDB gives them, and each projection split into an optional transformation
 //! (`derivative(…)`, …) over an expression of fields (raw query) or of aggregate calls.
 
+use std::sync::Arc;
+
 use strata_influxql::{Expr, VarType};
 use strata_storage::catalog::TableSchema;
 use strata_storage::model::FieldType;
@@ -62,13 +64,14 @@ pub(crate) struct Projection {
 pub(crate) struct Projections {
     /// The columns after `time`.
     pub columns: Vec<Projection>,
-    /// The name of the time column (`time`, or `SELECT time AS t`'s alias).
-    pub time_name: String,
     /// Whether any column aggregates.
     pub aggregate: bool,
     /// Whether an aggregate query also reads fields or tags outside any aggregate (a
     /// selector's point, `top`'s other columns).
     pub bare: bool,
+    /// The answer's column names: `time` (or `SELECT time AS t`'s alias), then the
+    /// columns'. One allocation shared by every series (`GROUP BY host` has one per host).
+    pub names: Arc<[String]>,
 }
 
 /// Expands the select list against `schema`; `grouped_tags` are left out of `*`.
@@ -146,11 +149,14 @@ pub(super) fn analyse(
         return Err("statement must have at least one field in select clause".into());
     }
     dedupe_names(&mut columns);
+    let names = std::iter::once(time_name)
+        .chain(columns.iter().map(|c| c.name.clone()))
+        .collect();
     let projections = Projections {
         columns,
-        time_name,
         aggregate,
         bare,
+        names,
     };
     if aggregate {
         super::selector::check(&projections, bare)?;

@@ -3,28 +3,28 @@
 //! bucket of the range is built (fill), the select list evaluated per bucket, and
 //! transformations applied.
 
-use std::collections::BTreeMap;
-
 use strata_influxql::{Expr, Fill, SelectStatement};
 use strata_storage::catalog::TableSchema;
 use strata_storage::model::FieldType;
 
 use super::super::result::{Series, Value};
+use super::buckets::SeriesBuckets;
 use super::condition::TimeRange;
 use super::fields::{self, Projections};
-use super::sql::{self, quote_ident, time_literal};
+use super::pushed::{self, Buckets};
+use super::sql::quote_ident;
 use super::{
     Context, Grouping, MAX_BUCKETS, aggregate, eval, finish_rows, key_matches, new_series, points,
-    series_key, series_key_from,
+    series_key,
 };
 
 /// One aggregate call of the select list.
 #[derive(Debug, Clone, PartialEq)]
-struct Call {
-    expr: Expr,
-    function: String,
-    field: String,
-    args: Vec<Expr>,
+pub(super) struct Call {
+    pub expr: Expr,
+    pub function: String,
+    pub field: String,
+    pub args: Vec<Expr>,
 }
 
 fn calls(projections: &Projections) -> Result<Vec<Call>, String> {
@@ -97,11 +97,6 @@ fn sql_aggregate(call: &Call, schema: &TableSchema) -> Option<Vec<String>> {
     })
 }
 
-/// Per series key: per bucket start: each call's value and selected point time.
-/// A series' values per bucket: per aggregate call, its value and the point's time.
-type PerBucket = BTreeMap<i64, Vec<(Value, Option<i64>)>>;
-type Buckets = BTreeMap<Vec<String>, PerBucket>;
-
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn grouped(
     ctx: &Context<'_>,
@@ -135,94 +130,21 @@ pub(super) async fn grouped(
         Some((width, offset)) => t - (t - offset).rem_euclid(width),
         None => range.start.unwrap_or(0),
     };
-    let mut buckets: Buckets = BTreeMap::new();
-    let group_tags: Vec<&String> = grouping
-        .tags
-        .iter()
-        .filter(|t| schema.tags.contains(t))
-        .collect();
-    if let Some(pushed) = pushed {
-        let narrowed;
-        let filter =
-            match first_buckets_window(ctx, statement, database, schema, grouping, range, filter)
-                .await?
-            {
-                Window::All => filter,
-                Window::Empty => return Ok(Vec::new()),
-                Window::Range(start, end) => {
-                    let bounds = format!(
-                        "\"time\" >= {} AND \"time\" < {}",
-                        time_literal(start),
-                        time_literal(end)
-                    );
-                    narrowed = if filter.is_empty() {
-                        format!(" WHERE {bounds}")
-                    } else {
-                        format!("{filter} AND {bounds}")
-                    };
-                    narrowed.as_str()
-                }
-            };
-        let sql = aggregate_sql(schema, &group_tags, grouping.time, &pushed, filter);
-        let columns = sql::run(ctx.query, database, &sql).await?;
-        let rows = columns.first().map_or(0, Vec::len);
-        let first_agg = group_tags.len() + usize::from(grouping.time.is_some());
-        // Columns are read across (column, row): an index is the plain way here.
-        // The series being filled, moved into `buckets` when another starts.
-        let mut current: Option<(Vec<String>, PerBucket)> = None;
-        #[allow(clippy::needless_range_loop)]
-        for row in 0..rows {
-            if !current
-                .as_ref()
-                .is_some_and(|(k, _)| key_matches(&columns, 0, grouping, schema, row, k))
-            {
-                if let Some((key, per_bucket)) = current.take() {
-                    buckets.insert(key, per_bucket);
-                }
-                let key = series_key_from(&columns, 0, grouping, schema, row);
-                let per_bucket = buckets.remove(&key).unwrap_or_default();
-                current = Some((key, per_bucket));
-            }
-            let bucket = match grouping.time {
-                Some(_) => match columns[group_tags.len()][row] {
-                    Value::Time(t) => t,
-                    _ => continue,
-                },
-                None => bucket_of(0),
-            };
-            let mut at = first_agg;
-            let mut values = Vec::with_capacity(calls.len());
-            for (call, parts) in calls.iter().zip(&pushed) {
-                let value = if call.function == "spread" {
-                    let (hi, lo) = (&columns[at][row], &columns[at + 1][row]);
-                    match (hi, lo) {
-                        (Value::Integer(h), Value::Integer(l)) => {
-                            Value::Integer(h.wrapping_sub(*l))
-                        }
-                        _ => match (hi.as_f64(), lo.as_f64()) {
-                            (Some(h), Some(l)) => Value::Float(h - l),
-                            _ => Value::Null,
-                        },
-                    }
-                } else {
-                    columns[at][row].clone()
-                };
-                at += parts.len();
-                values.push((value, None));
-            }
-            // A group whose selected fields have no value in this bucket (its rows hold
-            // other fields) is an empty bucket, as in InfluxDB.
-            let has_data = calls.iter().zip(&values).any(|(call, (value, _))| {
-                let empty_count = call.function == "count" && *value == Value::Integer(0);
-                !value.is_null() && !empty_count
-            });
-            if has_data && let Some((_, per_bucket)) = current.as_mut() {
-                per_bucket.insert(bucket, values);
-            }
-        }
-        if let Some((key, per_bucket)) = current {
-            buckets.insert(key, per_bucket);
-        }
+    let mut buckets = Buckets::new();
+    if let Some(parts) = pushed {
+        buckets = pushed::buckets(
+            ctx,
+            statement,
+            database,
+            schema,
+            grouping,
+            projections,
+            &calls,
+            &parts,
+            range,
+            filter,
+        )
+        .await?;
     } else {
         // Aggregates read fields only: a tag or unknown name has no points (null).
         let vars: Vec<String> = {
@@ -245,7 +167,9 @@ pub(super) async fn grouped(
             while end < rows && key_matches(&columns, 1, grouping, schema, end, &key) {
                 end += 1;
             }
-            let per_bucket = buckets.entry(key).or_default();
+            let per_bucket = buckets
+                .entry(key)
+                .or_insert_with(|| SeriesBuckets::new(calls.len()));
             let mut at = start;
             while at < end {
                 let Value::Time(t0) = columns[0][at] else {
@@ -314,20 +238,19 @@ fn assemble(
     now_ns: i64,
     point_time: bool,
 ) -> Result<Vec<Series>, String> {
-    // Every bucket of the range (fill), from the range's start or the earliest data.
-    let grid: Option<Vec<i64>> = match grouping.time {
-        Some((width, offset)) if statement.fill != Fill::None => {
-            let first_data = buckets
-                .values()
-                .filter_map(|b| b.keys().next())
-                .min()
-                .copied();
-            match bucket_grid(statement, range, now_ns, width, offset, first_data)? {
-                Some(grid) => Some(grid),
-                None => return Ok(Vec::new()),
-            }
-        }
+    // Every bucket of the range (fill): from the range's start, the same for every series;
+    // with no lower bound, from each series' own first bucket with data, as influxd does.
+    let filled = match grouping.time {
+        Some(bucket) if statement.fill != Fill::None => Some(bucket),
         _ => None,
+    };
+    let grid_from = |first_data: Option<i64>| match filled {
+        Some((width, offset)) => bucket_grid(statement, range, now_ns, width, offset, first_data),
+        None => Ok(None),
+    };
+    let shared_grid = match range.start {
+        Some(_) => grid_from(None)?,
+        None => None,
     };
     // Columns that are one aggregate call (the common case) take its value directly.
     let direct: Vec<Option<usize>> = projections
@@ -341,15 +264,21 @@ fn assemble(
             continue;
         }
         let mut series = new_series(schema, grouping, &key, projections);
-        let times: Vec<i64> = match &grid {
-            Some(grid) => grid.clone(),
-            None => per_bucket.keys().copied().collect(),
+        let own_grid;
+        let times: &[i64] = match (&shared_grid, filled) {
+            (Some(grid), _) => grid,
+            (None, Some(_)) => {
+                own_grid = grid_from(per_bucket.times().first().copied())?;
+                own_grid.as_deref().unwrap_or_default()
+            }
+            (None, None) => per_bucket.times(),
         };
+        let mut walk = per_bucket.walk();
         let mut rows: Vec<Vec<Value>> = Vec::with_capacity(times.len());
         let mut row_times: Vec<i64> = Vec::with_capacity(times.len());
         let mut filled: Vec<bool> = Vec::with_capacity(times.len());
-        for t in &times {
-            let values = per_bucket.get(t);
+        for t in times {
+            let values = walk.at(*t);
             let value_of = |i: usize| -> Value {
                 match values {
                     // Under fill(none) a field without points in the bucket has no value
@@ -535,112 +464,4 @@ pub(super) fn fill(
             }
         }
     }
-}
-
-/// `SELECT <tags>, date_bin(…) AS "__bucket", <aggregates> FROM m WHERE … GROUP BY <tags>,
-/// "__bucket"`: the shape the direct path answers from pre-aggregates.
-pub(super) fn aggregate_sql(
-    schema: &TableSchema,
-    group_tags: &[&String],
-    time: Option<(i64, i64)>,
-    pushed: &[Vec<String>],
-    filter: &str,
-) -> String {
-    let mut select: Vec<String> = group_tags.iter().map(|t| quote_ident(t)).collect();
-    let mut group_by = select.clone();
-    if let Some((width, offset)) = time {
-        let origin = if offset == 0 {
-            String::new()
-        } else {
-            format!(", TIMESTAMP {}", time_literal(offset))
-        };
-        select.push(format!(
-            "date_bin(INTERVAL '{width} nanoseconds', \"time\"{origin}) AS \"__bucket\""
-        ));
-        group_by.push("\"__bucket\"".into());
-    }
-    for (i, parts) in pushed.iter().enumerate() {
-        for (j, part) in parts.iter().enumerate() {
-            select.push(format!("{part} AS \"__a{i}_{j}\""));
-        }
-    }
-    let group_by = if group_by.is_empty() {
-        String::new()
-    } else {
-        format!(" GROUP BY {}", group_by.join(", "))
-    };
-    format!(
-        "SELECT {} FROM {}{filter}{group_by}",
-        select.join(", "),
-        quote_ident(&schema.name)
-    )
-}
-
-/// Which rows an aggregate must read.
-enum Window {
-    /// All the statement selects.
-    All,
-    /// Only `[start, end)`.
-    Range(i64, i64),
-    /// None: nothing matches.
-    Empty,
-}
-
-/// Width of the coarse buckets that find where data starts: the storage engine cuts chunks
-/// at whole hours, so an hourly count is answered from chunk headers without decoding.
-const COARSE_BUCKET_NS: i64 = 3_600_000_000_000;
-
-/// `GROUP BY time(…) LIMIT n` with no lower time bound (TSBS's `groupby-orderby-limit`)
-/// shows the first n buckets from the first point on. Rather than aggregating everything
-/// before the upper bound, an hourly `count(*)` (pre-aggregates only) finds the first hour
-/// with data, and only that hour plus n buckets is aggregated.
-async fn first_buckets_window(
-    ctx: &Context<'_>,
-    statement: &SelectStatement,
-    database: &str,
-    schema: &TableSchema,
-    grouping: &Grouping,
-    range: TimeRange,
-    filter: &str,
-) -> Result<Window, String> {
-    let (Some((width, _)), None, Some(limit), false) = (
-        grouping.time,
-        range.start,
-        statement.limit,
-        statement.order_desc,
-    ) else {
-        return Ok(Window::All);
-    };
-    if statement.fill == Fill::None {
-        // Without fill the first n rows may lie anywhere: every bucket is needed.
-        return Ok(Window::All);
-    }
-    let shown =
-        i64::try_from(limit.saturating_add(statement.offset.unwrap_or(0))).unwrap_or(i64::MAX);
-    let coarse = format!(
-        "SELECT date_bin(INTERVAL '{COARSE_BUCKET_NS} nanoseconds', \"time\") AS \"__bucket\", count(*) AS \"__rows\" FROM {}{filter} GROUP BY \"__bucket\"",
-        quote_ident(&schema.name)
-    );
-    let columns = sql::run(ctx.query, database, &coarse).await?;
-    let first = columns
-        .first()
-        .into_iter()
-        .flatten()
-        .filter_map(|v| match v {
-            Value::Time(t) => Some(*t),
-            _ => None,
-        })
-        .min();
-    let Some(first) = first else {
-        return Ok(Window::Empty);
-    };
-    // The first point lies in [first, first + 1h); its bucket starts at most one bucket
-    // earlier, and the n buckets shown end before first + 1h + n buckets.
-    let start = first.saturating_sub(width);
-    let end = shown
-        .checked_mul(width)
-        .and_then(|span| first.checked_add(COARSE_BUCKET_NS)?.checked_add(span))
-        .unwrap_or(i64::MAX);
-    let end = range.end.map_or(end, |e| e.min(end));
-    Ok(Window::Range(start, end))
 }

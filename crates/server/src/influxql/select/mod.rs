@@ -11,10 +11,13 @@
 
 mod aggregate;
 mod arrow_rows;
+mod buckets;
 mod condition;
 mod eval;
 mod fields;
 mod grouped;
+mod latest;
+mod pushed;
 mod regex;
 mod selector;
 mod sql;
@@ -530,72 +533,6 @@ fn points_statement(
     (statement, group_tags.len())
 }
 
-/// `SELECT * … GROUP BY <tags> ORDER BY time DESC LIMIT 1` (TSBS's and Grafana's "last
-/// point"): the latest row of each series, which the engine keeps at hand, instead of every
-/// point. Only when every field is selected, so a row cannot be skipped for being all null.
-fn is_latest_per_series(
-    statement: &SelectStatement,
-    schema: &TableSchema,
-    projections: &Projections,
-) -> bool {
-    statement.order_desc
-        && statement.limit == Some(1)
-        && statement.offset.unwrap_or(0) == 0
-        && projections.columns.iter().all(|c| c.transform.is_none())
-        && schema.fields.iter().all(|f| {
-            projections
-                .columns
-                .iter()
-                .any(|c| matches!(&c.expr, Expr::VarRef { name, cast: None } if *name == f.name))
-        })
-}
-
-/// The latest point of each group: `SELECT DISTINCT ON (<tags>) * … ORDER BY <tags>, time
-/// DESC`, the direct path's latest-row shape; columns rearranged as [`points`] gives them.
-async fn latest(
-    ctx: &Context<'_>,
-    database: &str,
-    schema: &TableSchema,
-    grouping: &Grouping,
-    vars: &[String],
-    filter: &str,
-) -> Result<(Vec<Vec<Value>>, usize), String> {
-    let group_tags: Vec<String> = grouping
-        .tags
-        .iter()
-        .filter(|t| schema.tags.contains(t))
-        .map(|t| quote_ident(t))
-        .collect();
-    let on = group_tags.join(", ");
-    let statement = if group_tags.is_empty() {
-        format!(
-            "SELECT * FROM {}{filter} ORDER BY \"time\" DESC LIMIT 1",
-            quote_ident(&schema.name)
-        )
-    } else {
-        format!(
-            "SELECT DISTINCT ON ({on}) * FROM {}{filter} ORDER BY {on}, \"time\" DESC",
-            quote_ident(&schema.name)
-        )
-    };
-    let (names, columns) = sql::run_named(ctx.query, database, &statement).await?;
-    let rows = columns.first().map_or(0, Vec::len);
-    let take = |name: &str| -> Vec<Value> {
-        names
-            .iter()
-            .position(|n| n == name)
-            .map_or_else(|| vec![Value::Null; rows], |i| columns[i].clone())
-    };
-    let mut out = vec![take("time")];
-    for tag in grouping.tags.iter().filter(|t| schema.tags.contains(t)) {
-        out.push(take(tag));
-    }
-    for var in vars {
-        out.push(take(var));
-    }
-    Ok((out, group_tags.len()))
-}
-
 /// The series key of row `row`: the grouped tags' values, `""` where missing.
 pub(super) fn series_key(
     columns: &[Vec<Value>],
@@ -663,8 +600,6 @@ pub(super) fn new_series(
     key: &[String],
     projections: &Projections,
 ) -> Series {
-    let mut columns = vec![projections.time_name.clone()];
-    columns.extend(projections.columns.iter().map(|p| p.name.clone()));
     Series {
         name: schema.name.clone(),
         tags: grouping
@@ -673,7 +608,7 @@ pub(super) fn new_series(
             .cloned()
             .zip(key.iter().cloned())
             .collect(),
-        columns,
+        columns: Arc::clone(&projections.names),
         values: Vec::new(),
         arrow: None,
     }
@@ -690,7 +625,26 @@ async fn raw(
     filter: &str,
 ) -> Result<Vec<Series>, String> {
     let vars = variables(projections);
-    if let Some(columns) = arrow_columns(ctx, statement, schema, projections, &vars) {
+    let latest_shape =
+        ctx.subquery.is_none() && latest::is_latest_per_series(statement, schema, projections);
+    let arrow = arrow_columns(ctx, projections, &vars);
+    if let (Some(columns), true) = (&arrow, latest_shape)
+        && let Some(series) = latest::arrow(
+            ctx,
+            database,
+            schema,
+            grouping,
+            projections,
+            &vars,
+            columns,
+            filter,
+            statement.order_desc,
+        )
+        .await?
+    {
+        return Ok(series);
+    }
+    if let (Some(columns), false) = (arrow, latest_shape) {
         // When every other tag is fetched anyway (`SELECT *`), points of one instant are
         // put in series order here rather than by the sort: sorting by ten dictionary
         // columns after time cost TSBS's high-cpu-1 a third of its time. (high-cpu-all,
@@ -722,6 +676,8 @@ async fn raw(
                 .collect();
             let answer = RawAnswer {
                 batches,
+                time: 0,
+                tags: sorted_tag_columns(schema, grouping),
                 columns,
                 fields,
                 ties,
@@ -735,12 +691,11 @@ async fn raw(
             ));
         }
     }
-    let (mut columns, tag_count) =
-        if ctx.subquery.is_none() && is_latest_per_series(statement, schema, projections) {
-            latest(ctx, database, schema, grouping, &vars, filter).await?
-        } else {
-            points(ctx, database, schema, grouping, &vars, filter, false).await?
-        };
+    let (mut columns, tag_count) = if latest_shape {
+        latest::cells(ctx, database, schema, grouping, &vars, filter).await?
+    } else {
+        points(ctx, database, schema, grouping, &vars, filter, false).await?
+    };
     let rows = columns.first().map_or(0, Vec::len);
     let mut series: Vec<Series> = Vec::new();
     let mut key: Option<Vec<String>> = None;
@@ -872,16 +827,11 @@ fn survives_cast(value: &Value, cast: Option<strata_influxql::VarType>) -> bool 
 /// batches ([`ArrowRows`]).
 fn arrow_columns(
     ctx: &Context<'_>,
-    statement: &SelectStatement,
-    schema: &TableSchema,
     projections: &Projections,
     vars: &[String],
 ) -> Option<Vec<usize>> {
     use strata_influxql::VarType;
-    if !ctx.arrow_rows
-        || ctx.subquery.is_some()
-        || is_latest_per_series(statement, schema, projections)
-    {
+    if !ctx.arrow_rows || ctx.subquery.is_some() {
         return None;
     }
     projections
@@ -903,6 +853,10 @@ fn arrow_columns(
 /// A raw `SELECT`'s answer as the engine gave it, and where to read it.
 struct RawAnswer {
     batches: Arc<[RecordBatch]>,
+    /// The column of `time`.
+    time: usize,
+    /// Per grouped tag, its column; `None` for a tag the measurement lacks (keyed `""`).
+    tags: Vec<Option<usize>>,
     /// The series' columns, `time` first.
     columns: Arc<[usize]>,
     /// The columns whose values make a point (the fields read).
@@ -912,9 +866,25 @@ struct RawAnswer {
     ties: Vec<usize>,
 }
 
+/// Where [`points_statement`] puts the grouped tags: after `time`, those the measurement
+/// has, in `grouping`'s order.
+fn sorted_tag_columns(schema: &TableSchema, grouping: &Grouping) -> Vec<Option<usize>> {
+    let mut next = 0;
+    grouping
+        .tags
+        .iter()
+        .map(|t| {
+            schema.tags.contains(t).then(|| {
+                next += 1;
+                next
+            })
+        })
+        .collect()
+}
+
 /// The series of a raw answer kept in its batches: rows split into series where the
-/// grouped tags (the columns after `time`, for those the measurement has) change, rows
-/// where every column of `fields` is null left out, as [`raw`] does with cells.
+/// grouped tags (the answer's `tags` columns) change, rows where every column of `fields`
+/// is null left out, as [`raw`] does with cells.
 fn arrow_series(
     schema: &TableSchema,
     grouping: &Grouping,
@@ -924,6 +894,8 @@ fn arrow_series(
 ) -> Vec<Series> {
     let RawAnswer {
         batches,
+        time,
+        tags,
         columns,
         fields,
         ties,
@@ -932,20 +904,10 @@ fn arrow_series(
     let mut rows: Vec<Vec<(u32, u32)>> = Vec::new();
     let mut key: Option<Vec<String>> = None;
     for (b, batch) in batches.iter().enumerate() {
-        // Per grouped tag, its column; none for a tag the measurement lacks (keyed `""`).
-        let mut next = 1;
-        let tags: Vec<Option<&ArrayRef>> = grouping
-            .tags
-            .iter()
-            .map(|t| {
-                schema.tags.contains(t).then(|| {
-                    next += 1;
-                    batch.column(next - 1)
-                })
-            })
-            .collect();
+        let tags: Vec<Option<&ArrayRef>> =
+            tags.iter().map(|t| t.map(|c| batch.column(c))).collect();
         let field_columns: Vec<&ArrayRef> = fields.iter().map(|&c| batch.column(c)).collect();
-        let time = batch.column(0);
+        let time = batch.column(time);
         for row in 0..batch.num_rows() {
             let same_series = key.as_ref().is_some_and(|key| {
                 key.iter()
