@@ -18,6 +18,7 @@ mod fields;
 mod grouped;
 mod latest;
 mod pushed;
+mod raw_sort;
 mod regex;
 mod selector;
 mod sql;
@@ -653,8 +654,16 @@ async fn raw(
             .into_iter()
             .map(|t| vars.iter().position(|v| v == t))
             .collect();
-        let (sql, tag_count) =
-            points_statement(schema, grouping, &vars, filter, false, ties.is_none());
+        let (batches, tag_count) = if ties.is_some() {
+            raw_sort::points(ctx, database, schema, grouping, &vars, filter).await?
+        } else {
+            let (sql, tag_count) = points_statement(schema, grouping, &vars, filter, false, true);
+            (
+                sql::run_batches(ctx.query, database, &sql).await?,
+                tag_count,
+            )
+        };
+        let batches: Arc<[RecordBatch]> = batches.into();
         // The answer's column of variable `i`: after `time` and the grouped tags.
         let column_of = |i: usize| 1 + tag_count + i;
         let ties: Vec<usize> = ties
@@ -662,7 +671,6 @@ async fn raw(
             .into_iter()
             .map(column_of)
             .collect();
-        let batches: Arc<[RecordBatch]> = sql::run_batches(ctx.query, database, &sql).await?.into();
         // `time`, then each projection's variable.
         let columns: Arc<[usize]> = std::iter::once(0)
             .chain(columns.into_iter().map(column_of))
