@@ -28,8 +28,8 @@ impl SeriesBuckets {
     }
 
     /// Sets bucket `time` to `cells` (exactly `width` of them), replacing what it held.
-    pub(super) fn insert(&mut self, time: i64, cells: Vec<Cell>) {
-        debug_assert_eq!(cells.len(), self.width);
+    pub(super) fn insert(&mut self, time: i64, cells: impl IntoIterator<Item = Cell>) {
+        let before = self.cells.len();
         match self.times.last() {
             Some(last) if *last >= time => match self.times.binary_search(&time) {
                 Ok(i) => {
@@ -49,6 +49,11 @@ impl SeriesBuckets {
                 self.cells.extend(cells);
             }
         }
+        debug_assert!(
+            self.cells.len() == before || self.cells.len() == before + self.width,
+            "a bucket holds {} cells",
+            self.width
+        );
     }
 
     pub(super) fn is_empty(&self) -> bool {

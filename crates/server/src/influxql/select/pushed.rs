@@ -130,6 +130,16 @@ struct Answer<'a> {
 }
 
 impl Answer<'_> {
+    /// Each call with the column of its first SQL aggregate, from `first_agg` on.
+    fn value_columns(&self, first_agg: usize) -> impl Iterator<Item = (&Call, usize)> {
+        let mut at = first_agg;
+        self.calls.iter().zip(self.parts).map(move |(call, parts)| {
+            let column = at;
+            at += parts.len();
+            (call, column)
+        })
+    }
+
     fn collect(&self, columns: &[Vec<Value>]) -> Buckets {
         let (calls, grouping, schema) = (self.calls, self.grouping, self.schema);
         let mut buckets = Buckets::new();
@@ -160,34 +170,20 @@ impl Answer<'_> {
                 },
                 None => self.range.start.unwrap_or(0),
             };
-            let mut at = first_agg;
-            let mut values = Vec::with_capacity(calls.len());
-            for (call, parts) in calls.iter().zip(self.parts) {
-                let value = if call.function == "spread" {
-                    let (hi, lo) = (&columns[at][row], &columns[at + 1][row]);
-                    match (hi, lo) {
-                        (Value::Integer(h), Value::Integer(l)) => {
-                            Value::Integer(h.wrapping_sub(*l))
-                        }
-                        _ => match (hi.as_f64(), lo.as_f64()) {
-                            (Some(h), Some(l)) => Value::Float(h - l),
-                            _ => Value::Null,
-                        },
-                    }
-                } else {
-                    columns[at][row].clone()
-                };
-                at += parts.len();
-                values.push((value, None));
-            }
             // A group whose selected fields have no value in this bucket (its rows hold
-            // other fields) is an empty bucket, as in InfluxDB.
-            let has_data = calls.iter().zip(&values).any(|(call, (value, _))| {
+            // other fields) is an empty bucket, as in InfluxDB. (A spread's max and min
+            // are null together.)
+            let has_data = self.value_columns(first_agg).any(|(call, at)| {
+                let value = &columns[at][row];
                 let empty_count = call.function == "count" && *value == Value::Integer(0);
                 !value.is_null() && !empty_count
             });
             if has_data && let Some((_, per_bucket)) = current.as_mut() {
-                per_bucket.insert(bucket, values);
+                per_bucket.insert(
+                    bucket,
+                    self.value_columns(first_agg)
+                        .map(|(call, at)| (call_value(call, columns, at, row), None)),
+                );
             }
         }
         if let Some((key, per_bucket)) = current {
@@ -324,4 +320,19 @@ async fn first_buckets_window(
         .unwrap_or(i64::MAX);
     let end = range.end.map_or(end, |e| e.min(end));
     Ok(Window::Range(start, end))
+}
+
+/// The value of `call` in row `row`, from its SQL aggregates at column `at` on.
+fn call_value(call: &Call, columns: &[Vec<Value>], at: usize, row: usize) -> Value {
+    if call.function != "spread" {
+        return columns[at][row].clone();
+    }
+    let (hi, lo) = (&columns[at][row], &columns[at + 1][row]);
+    match (hi, lo) {
+        (Value::Integer(h), Value::Integer(l)) => Value::Integer(h.wrapping_sub(*l)),
+        _ => match (hi.as_f64(), lo.as_f64()) {
+            (Some(h), Some(l)) => Value::Float(h - l),
+            _ => Value::Null,
+        },
+    }
 }
