@@ -53,7 +53,7 @@ pub(super) async fn cells(
             .map_or_else(|| vec![Value::Null; rows], |i| columns[i].clone())
     };
     let mut out = vec![take("time")];
-    for tag in grouping.tags.iter().filter(|t| schema.tags.contains(t)) {
+    for tag in grouping.tags_in(schema) {
         out.push(take(tag));
     }
     for var in vars {
@@ -133,12 +133,7 @@ pub(super) async fn arrow(
 
 /// The latest-row statement, and how many grouped tags it orders by.
 fn latest_statement(schema: &TableSchema, grouping: &Grouping, filter: &str) -> (String, usize) {
-    let group_tags: Vec<String> = grouping
-        .tags
-        .iter()
-        .filter(|t| schema.tags.contains(t))
-        .map(|t| quote_ident(t))
-        .collect();
+    let group_tags: Vec<String> = grouping.tags_in(schema).map(|t| quote_ident(t)).collect();
     let on = group_tags.join(", ");
     let statement = if group_tags.is_empty() {
         format!(

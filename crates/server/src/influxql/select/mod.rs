@@ -212,6 +212,17 @@ pub(super) struct Grouping {
     pub time: Option<(i64, i64)>,
 }
 
+impl Grouping {
+    /// The grouped tags `schema` has, in order: the ones SQL groups and sorts by (a
+    /// grouped name the measurement lacks keys every series `""`).
+    pub(super) fn tags_in<'g>(
+        &'g self,
+        schema: &'g TableSchema,
+    ) -> impl Iterator<Item = &'g String> + 'g {
+        self.tags.iter().filter(|t| schema.tags.contains(t))
+    }
+}
+
 fn grouping(dimensions: &[Dimension], schema: &TableSchema) -> Result<Grouping, String> {
     let mut tags: Vec<String> = Vec::new();
     let mut time = None;
@@ -462,9 +473,7 @@ fn point_order(
     others_in_sql: bool,
 ) -> String {
     let mut keys: Vec<String> = grouping
-        .tags
-        .iter()
-        .filter(|t| schema.tags.contains(t))
+        .tags_in(schema)
         .map(|t| format!("{} ASC NULLS FIRST", quote_ident(t)))
         .collect();
     keys.push(format!("\"time\" {}", if desc { "DESC" } else { "ASC" }));
@@ -508,11 +517,7 @@ fn points_statement(
     others_in_sql: bool,
 ) -> (String, usize) {
     let mut select = vec!["\"time\"".to_owned()];
-    let group_tags: Vec<&String> = grouping
-        .tags
-        .iter()
-        .filter(|t| schema.tags.contains(t))
-        .collect();
+    let group_tags: Vec<&String> = grouping.tags_in(schema).collect();
     select.extend(group_tags.iter().map(|t| quote_ident(t)));
     for (i, v) in vars.iter().enumerate() {
         select.push(if group_tags.contains(&v) {

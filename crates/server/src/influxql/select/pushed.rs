@@ -33,11 +33,7 @@ pub(super) async fn buckets(
     range: TimeRange,
     filter: &str,
 ) -> Result<Buckets, String> {
-    let group_tags: Vec<&String> = grouping
-        .tags
-        .iter()
-        .filter(|t| schema.tags.contains(t))
-        .collect();
+    let group_tags: Vec<&String> = grouping.tags_in(schema).collect();
     let answer = Answer {
         calls,
         parts,
@@ -274,12 +270,7 @@ async fn first_buckets_window(
     let shown =
         i64::try_from(limit.saturating_add(statement.offset.unwrap_or(0))).unwrap_or(i64::MAX);
     // Per series: each one's buckets start at its own first point.
-    let group_tags: Vec<String> = grouping
-        .tags
-        .iter()
-        .filter(|t| schema.tags.contains(t))
-        .map(|t| quote_ident(t))
-        .collect();
+    let group_tags: Vec<String> = grouping.tags_in(schema).map(|t| quote_ident(t)).collect();
     let tags_then = |rest: &str| {
         group_tags
             .iter()

@@ -24,11 +24,7 @@ pub(super) async fn points(
     vars: &[String],
     filter: &str,
 ) -> Result<(Vec<RecordBatch>, usize), String> {
-    let group_tags: Vec<&String> = grouping
-        .tags
-        .iter()
-        .filter(|t| schema.tags.contains(t))
-        .collect();
+    let group_tags: Vec<&String> = grouping.tags_in(schema).collect();
     // The answer's columns by name: `time`, the grouped tags, the variables.
     let layout: Vec<&str> = std::iter::once("time")
         .chain(group_tags.iter().map(|t| t.as_str()))

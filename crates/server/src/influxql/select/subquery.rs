@@ -122,11 +122,7 @@ pub(super) fn points(
     vars: &[String],
     desc: bool,
 ) -> Result<(Vec<Vec<Value>>, usize), String> {
-    let group_tags: Vec<&String> = grouping
-        .tags
-        .iter()
-        .filter(|t| schema.tags.contains(t))
-        .collect();
+    let group_tags: Vec<&String> = grouping.tags_in(schema).collect();
     let others = super::other_tags(schema, grouping);
     let mut rows: Vec<SortedPoint> = Vec::new();
     for s in &sub.series {
