@@ -1,7 +1,7 @@
-//! Aggregate queries: calls SQL answers exactly run as one grouped SQL statement (the direct
-//! path and pre-aggregates); the others fold the points per series and bucket. Then every
-//! bucket of the range is built (fill), the select list evaluated per bucket, and
-//! transformations applied.
+//! Aggregate queries: calls SQL answers exactly run as one grouped SQL statement (the
+//! direct path and pre-aggregates, pushed.rs); the others fold the points per series and
+//! bucket. Then every bucket of the range is built (fill), the select list evaluated per
+//! bucket, and transformations applied.
 
 use strata_influxql::{Expr, Fill, SelectStatement};
 use strata_storage::catalog::TableSchema;

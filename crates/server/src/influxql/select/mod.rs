@@ -5,9 +5,10 @@
 //! time range + SQL condition (condition.rs), select list expanded (fields.rs) →
 //! aggregates SQL can answer exactly (count, sum, mean, min, max, first, last, spread) as
 //! one grouped SQL statement, answered by the direct path and pre-aggregates like any
-//! `/sql` statement; everything else from the points, fetched ordered by series and time
-//! (aggregate.rs, transform.rs; selector.rs for a selector's point with other fields,
-//! `top`, `bottom`, `distinct`) → buckets filled → rows → series`.
+//! `/sql` statement (pushed.rs); everything else from the points, fetched ordered by series
+//! and time (aggregate.rs, transform.rs; selector.rs for a selector's point with other
+//! fields, `top`, `bottom`, `distinct`; raw_sort.rs for `SELECT *`; latest.rs for the
+//! latest row of each series) → buckets (buckets.rs) filled → rows → series`.
 
 mod aggregate;
 mod arrow_rows;
