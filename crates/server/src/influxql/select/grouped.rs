@@ -244,8 +244,9 @@ fn assemble(
         Some(bucket) if statement.fill != Fill::None => Some(bucket),
         _ => None,
     };
+    let read_before = super::grid_beyond_limit(projections);
     let grid_from = |first_data: Option<i64>| match filled {
-        Some((width, offset)) => bucket_grid(statement, range, now_ns, width, offset, first_data),
+        Some(bucket) => bucket_grid(statement, range, now_ns, bucket, first_data, read_before),
         None => Ok(None),
     };
     let shared_grid = match range.start {
@@ -356,15 +357,16 @@ fn assemble(
 /// The start of every bucket a filled `GROUP BY time(width, offset)` shows: from the range's
 /// start (aligned), or else `first_data`'s bucket, up to the range's end or now; under
 /// `LIMIT` only the buckets shown are built (InfluxDB fills lazily, so `GROUP BY time(1m)
-/// LIMIT 5` with no upper bound is cheap there too). `None` when there is neither a start
-/// nor data.
+/// LIMIT 5` with no upper bound is cheap there too), plus `read_before` more for the
+/// transformations (see `grid_beyond_limit`). `None` when there is neither a start nor
+/// data.
 pub(super) fn bucket_grid(
     statement: &SelectStatement,
     range: TimeRange,
     now_ns: i64,
-    width: i64,
-    offset: i64,
+    (width, offset): (i64, i64),
     first_data: Option<i64>,
+    read_before: i64,
 ) -> Result<Option<Vec<i64>>, String> {
     let align = |t: i64| t - (t - offset).rem_euclid(width);
     let Some(mut start) = range.start.map(align).or(first_data) else {
@@ -373,8 +375,9 @@ pub(super) fn bucket_grid(
     let end = range.end.unwrap_or(now_ns.saturating_add(1));
     let mut count = (end.saturating_sub(start) + width - 1) / width;
     if let Some(limit) = statement.limit {
-        let shown =
-            i64::try_from(limit.saturating_add(statement.offset.unwrap_or(0))).unwrap_or(i64::MAX);
+        let shown = i64::try_from(limit.saturating_add(statement.offset.unwrap_or(0)))
+            .unwrap_or(i64::MAX)
+            .saturating_add(read_before);
         if shown < count {
             if statement.order_desc {
                 start += (count - shown) * width;

@@ -410,6 +410,17 @@ async fn select_measurement(
     Ok(series)
 }
 
+/// How many buckets beyond those a `LIMIT` shows the bucket grid must hold: all of them
+/// under a transformation, since the limit counts its output, which starts buckets later
+/// (`derivative`, `moving_average(x, n)`) and may leave some out (`non_negative_*`).
+pub(super) fn grid_beyond_limit(projections: &Projections) -> i64 {
+    if projections.columns.iter().any(|c| c.transform.is_some()) {
+        i64::MAX
+    } else {
+        0
+    }
+}
+
 /// How many buckets before the range the transformations of aggregates read, so that the
 /// range's first bucket has a value: one for a derivative, a difference, elapsed time and
 /// `moving_average` too (what influxd 1.6 answers: `moving_average(min(x), 3)` starts at

@@ -452,7 +452,15 @@ pub(super) async fn run(
         }
         let (times, values) = match (&plan, grouping.time) {
             (Plan::Point(_), Some((width, offset))) if statement.fill != Fill::None => {
-                filled(statement, range, ctx.now_ns, width, offset, &selected)?
+                let read_before = super::grid_beyond_limit(projections);
+                filled(
+                    statement,
+                    range,
+                    ctx.now_ns,
+                    (width, offset),
+                    read_before,
+                    &selected,
+                )?
             }
             _ => {
                 let mut times = Vec::new();
@@ -500,12 +508,13 @@ fn filled(
     statement: &SelectStatement,
     range: TimeRange,
     now_ns: i64,
-    width: i64,
-    offset: i64,
+    bucket: (i64, i64),
+    read_before: i64,
     selected: &BTreeMap<i64, Vec<(i64, Vec<Value>)>>,
 ) -> Result<(Vec<i64>, Vec<Vec<Value>>), String> {
     let first_data = selected.keys().next().copied();
-    let Some(grid) = grouped::bucket_grid(statement, range, now_ns, width, offset, first_data)?
+    let Some(grid) =
+        grouped::bucket_grid(statement, range, now_ns, bucket, first_data, read_before)?
     else {
         return Ok((Vec::new(), Vec::new()));
     };

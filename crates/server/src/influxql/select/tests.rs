@@ -493,3 +493,51 @@ async fn first_buckets_without_a_lower_bound_match_the_bounded_statement() {
     }
     assert_eq!(compared, 5 * 6 * 3 * 3);
 }
+
+/// `LIMIT n OFFSET k` on a transformation of buckets (`derivative(max(x))`) shows rows k to
+/// k + n of the same statement without them, in either order, per series: the buckets
+/// the transformation reads before its first shown one are not cut away by the limit.
+#[tokio::test]
+async fn limits_on_transformed_buckets_cut_the_unlimited_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    tsbs_like(&engine);
+    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let range = format!(
+        "time >= {} AND time < {}",
+        START_NS + 600 * SECOND_NS,
+        START_NS + 4_200 * SECOND_NS
+    );
+    let mut compared = 0;
+    for call in [
+        "derivative(max(usage_user))",
+        "difference(mean(usage_user))",
+        "non_negative_derivative(max(usage_user), 1m)",
+        "moving_average(mean(usage_user), 3)",
+        "cumulative_sum(max(usage_user))",
+        "elapsed(max(usage_user))",
+    ] {
+        for group in ["", ", hostname"] {
+            for order in ["", " ORDER BY time DESC"] {
+                let base =
+                    format!("SELECT {call} FROM cpu WHERE {range} GROUP BY time(5m){group}{order}");
+                let all = run(&query, &engine, &base).await;
+                assert!(!all.is_empty(), "{base}");
+                for (limit, skip) in [(1, 0), (3, 0), (2, 1), (4, 3)] {
+                    let text = format!("{base} LIMIT {limit} OFFSET {skip}");
+                    let limited = run(&query, &engine, &text).await;
+                    let expected: Vec<Vec<Vec<Value>>> = all
+                        .iter()
+                        .map(|s| s.values.iter().skip(skip).take(limit).cloned().collect())
+                        .filter(|rows: &Vec<Vec<Value>>| !rows.is_empty())
+                        .collect();
+                    let got: Vec<Vec<Vec<Value>>> =
+                        limited.iter().map(|s| s.values.clone()).collect();
+                    assert_eq!(got, expected, "{text}");
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(compared, 6 * 2 * 2 * 4);
+}
