@@ -137,10 +137,16 @@ pub fn grouped(value: f64) -> String {
     out
 }
 
-/// The loader's columns of a table row: server CPU ns/point, loader CPU, loader cores.
-fn loader_cells(row: &ScaleRow) -> String {
+/// The measured columns both tables share, from rows per second to the end of the row:
+/// rates, CPU, disk, memory, efficiency, then server CPU ns/point, loader CPU and cores.
+fn measured_cells(row: &ScaleRow, efficiency: f64) -> String {
     format!(
-        "{} | {}% | {} |",
+        "{} | {} | {}% | {} | {} | {efficiency:.2} | {} | {}% | {} |",
+        grouped(row.rows_per_s),
+        grouped(row.points_per_s),
+        opt(row.cpu_percent, 0),
+        opt(row.disk_mb_per_s, 1),
+        opt(row.memory_mb, 0),
         opt(row.server_cpu_ns_per_point, 0),
         opt(row.loader_cpu_percent, 0),
         row.loader_cores
@@ -164,16 +170,10 @@ pub fn render_table(rows: &[ScaleRow], machine_cores: usize) -> String {
             ""
         };
         out.push_str(&format!(
-            "{}{mark} | {} | {} | {} | {}% | {} | {} | {:.2} | {}\n",
+            "{}{mark} | {} | {}\n",
             row.cores,
             row.workers,
-            grouped(row.rows_per_s),
-            grouped(row.points_per_s),
-            opt(row.cpu_percent, 0),
-            opt(row.disk_mb_per_s, 1),
-            opt(row.memory_mb, 0),
-            efficiency,
-            loader_cells(row)
+            measured_cells(row, efficiency)
         ));
     }
     if marked {
@@ -195,17 +195,11 @@ pub fn render_disk_table(rows: &[ScaleRow]) -> String {
     );
     for (row, efficiency) in rows.iter().zip(efficiencies(rows, Sweep::Disks)) {
         out.push_str(&format!(
-            "{} | {} | {} | {} | {} | {}% | {} | {} | {:.2} | {}\n",
+            "{} | {} | {} | {}\n",
             row.disks,
             row.shards,
             row.workers,
-            grouped(row.rows_per_s),
-            grouped(row.points_per_s),
-            opt(row.cpu_percent, 0),
-            opt(row.disk_mb_per_s, 1),
-            opt(row.memory_mb, 0),
-            efficiency,
-            loader_cells(row)
+            measured_cells(row, efficiency)
         ));
     }
     out
