@@ -112,6 +112,35 @@ impl WorkloadArgs {
         )
     }
 
+    /// The same workload `factor` times as large, for a run on `factor` cores that should
+    /// last as long as one core's: cpu-only and devops span `factor` times the duration (the
+    /// same hosts, more rows each), meters and large-rows have `factor` times the rows per
+    /// meter. The first rows are the factor-1 workload's (same seed and start).
+    pub(crate) fn grown(&self, factor: u32) -> Result<Self, String> {
+        let mut grown = self.clone();
+        match self.workload {
+            Workload::CpuOnly | Workload::Devops => {
+                let duration = self.duration.checked_mul(factor).ok_or_else(|| {
+                    format!("--duration {} x {factor} is too long", self.duration)
+                })?;
+                grown.duration = duration.into();
+            }
+            Workload::Meters | Workload::LargeRows => {
+                let rows = self
+                    .rows_per_meter()
+                    .checked_mul(factor as u64)
+                    .ok_or_else(|| {
+                        format!(
+                            "--rows-per-meter {} x {factor} is too many",
+                            self.rows_per_meter()
+                        )
+                    })?;
+                grown.rows_per_meter = Some(rows);
+            }
+        }
+        Ok(grown)
+    }
+
     /// Rows a meter (or large-rows subtable) has (the cap of a meters request).
     pub(crate) fn rows_per_meter(&self) -> u64 {
         self.rows_per_meter.unwrap_or(10_000)

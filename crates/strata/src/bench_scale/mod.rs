@@ -28,12 +28,13 @@ mod queries;
 use std::path::PathBuf;
 
 use clap::Args;
-use strata_bench::scale::queries::{render_query_csv, render_query_table};
+use strata_bench::scale::queries::{QueryScaleRow, render_query_csv, render_query_table};
 use strata_bench::scale::stages::{
     STAGE_FAMILY, render_stage_sweep, render_stage_table, render_stages_csv,
 };
 use strata_bench::scale::{
-    Sweep, check_taskset, parse_cpu_list, render_csv, render_disk_table, render_table, write_svg,
+    ScaleRow, Sweep, check_taskset, parse_cpu_list, render_csv, render_disk_table, render_table,
+    write_svg,
 };
 
 use self::loader::Loader;
@@ -86,6 +87,13 @@ pub struct ScaleArgs {
     /// WAL durability of the server (passed to `strata serve --wal-sync`).
     #[arg(long, default_value = "1s")]
     wal_sync: String,
+    /// The workload flags describe the 1-core run's data; a run on k cores loads k times as
+    /// much (cpu-only, devops: --duration x k; meters, large-rows: --rows-per-meter x k), so
+    /// that every run lasts about as long when the writes scale (the 10 s rule at every k
+    /// without making k = 1 run for minutes). Queries are drawn over the 1-core data, which
+    /// every run holds.
+    #[arg(long, conflicts_with_all = ["file", "disks"])]
+    size_per_core: bool,
     /// Where the data directories, server logs, scale.csv and scale.svg go.
     #[arg(long, default_value = "strata-scale")]
     out_dir: PathBuf,
@@ -160,6 +168,16 @@ impl ScaleArgs {
             run.cores.max(run.disks)
         } else {
             self.shards
+        }
+    }
+
+    /// The workload a run loads: the flags' own, or k times it with --size-per-core.
+    fn workload(&self, run: Run) -> Result<WorkloadArgs, String> {
+        if self.size_per_core {
+            let factor = u32::try_from(run.cores).map_err(|_| "too many cores".to_string())?;
+            self.workload.grown(factor)
+        } else {
+            Ok(self.workload.clone())
         }
     }
 
@@ -286,6 +304,8 @@ pub fn run(args: &ScaleArgs) -> Result<(), String> {
         }
         rows.push(result.row);
         query_rows.extend(result.queries);
+        // After every run, so that a sweep cut short keeps the runs it finished.
+        write_files(args, &rows, &query_rows, query_sweep.is_some())?;
     }
     println!();
     match sweep {
@@ -310,11 +330,6 @@ pub fn run(args: &ScaleArgs) -> Result<(), String> {
     } else {
         print!("{stage_table}");
     }
-    let mut written = vec![write_out(args, "scale.csv", &render_csv(&rows, sweep))?];
-    let svg = args.out_dir.join("scale.svg");
-    write_svg(&rows, sweep, &svg).map_err(|e| e.to_string())?;
-    written.push(svg);
-    written.push(write_out(args, "stages.csv", &render_stages_csv(&rows))?);
     if let Some(query_sweep) = &query_sweep {
         println!();
         println!(
@@ -323,19 +338,39 @@ pub fn run(args: &ScaleArgs) -> Result<(), String> {
             args.query_seconds
         );
         print!("{}", render_query_table(&query_rows));
+    }
+    let written = write_files(args, &rows, &query_rows, query_sweep.is_some())?;
+    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    println!("wrote {}", names.join(", "));
+    Ok(())
+}
+
+/// Writes scale.csv, scale.svg, stages.csv, scale-queries.csv (with queries) and
+/// scale.json for the runs so far; returns their paths.
+fn write_files(
+    args: &ScaleArgs,
+    rows: &[ScaleRow],
+    query_rows: &[QueryScaleRow],
+    queried: bool,
+) -> Result<Vec<PathBuf>, String> {
+    let sweep = args.sweep();
+    let mut written = vec![write_out(args, "scale.csv", &render_csv(rows, sweep))?];
+    let svg = args.out_dir.join("scale.svg");
+    write_svg(rows, sweep, &svg).map_err(|e| e.to_string())?;
+    written.push(svg);
+    written.push(write_out(args, "stages.csv", &render_stages_csv(rows))?);
+    if queried {
         written.push(write_out(
             args,
             "scale-queries.csv",
-            &render_query_csv(&query_rows),
+            &render_query_csv(query_rows),
         )?);
     }
     let json = serde_json::json!({ "runs": rows, "queries": query_rows });
     let json = serde_json::to_string_pretty(&json)
         .map_err(|e| format!("cannot encode scale.json: {e}"))?;
     written.push(write_out(args, "scale.json", &json)?);
-    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
-    println!("wrote {}", names.join(", "));
-    Ok(())
+    Ok(written)
 }
 
 #[cfg(test)]
@@ -383,6 +418,37 @@ mod tests {
                 .unwrap_err()
                 .contains("has 2 cores")
         );
+    }
+
+    fn workload_rows(flags: &[&str], cores: usize) -> Result<u64, String> {
+        let cli = Cli::try_parse_from(std::iter::once("scale").chain(flags.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        let workload = cli.args.workload(Run { cores, disks: 1 })?;
+        let generators = crate::generate::Generator::for_workers(&workload, 2)?;
+        Ok(generators.iter().map(|g| g.rows_total()).sum())
+    }
+
+    #[test]
+    fn size_per_core_gives_k_cores_k_times_the_data() {
+        let cpu = ["--hosts", "10", "--duration", "1h"];
+        assert_eq!(workload_rows(&cpu, 1).unwrap(), 3_600);
+        assert_eq!(workload_rows(&cpu, 3).unwrap(), 3_600);
+        let grown = [&cpu[..], &["--size-per-core"]].concat();
+        assert_eq!(workload_rows(&grown, 1).unwrap(), 3_600);
+        assert_eq!(workload_rows(&grown, 3).unwrap(), 10_800);
+        let meters = [
+            "--workload",
+            "meters",
+            "--meters",
+            "4",
+            "--rows-per-meter",
+            "250",
+            "--size-per-core",
+        ];
+        assert_eq!(workload_rows(&meters, 1).unwrap(), 1_000);
+        assert_eq!(workload_rows(&meters, 12).unwrap(), 12_000);
+        let file = ["--size-per-core", "--file", "x.lp"];
+        assert!(workload_rows(&file, 1).unwrap_err().contains("--file"));
     }
 
     #[test]

@@ -97,7 +97,7 @@ pub(super) fn run_one(
         describe_placement(&placement, args.loader_cores.is_some(), machine_cores)
     );
     let write_args = WriteArgs {
-        workload: args.workload.clone(),
+        workload: args.workload(run)?,
         embedded: false,
         http: match &server.tcp {
             Some(_) => None,
