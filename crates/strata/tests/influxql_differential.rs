@@ -41,6 +41,11 @@ struct Known {
 
 const KNOWN: &[Known] = &[
     Known {
+        applies: outer_aggregate_over_time_grouped_inner,
+        reason: "influxd 1.6 answers nothing when the outer start cuts an inner time bucket",
+        heading: "influxd 1.6 quirks",
+    },
+    Known {
         applies: |s| s.text.contains("integral(") && s.text.contains("GROUP BY time("),
         reason: "influxd interpolates integral's area up to the bucket edges",
         heading: "`integral` with `GROUP BY time`",
@@ -101,6 +106,29 @@ impl Subject {
             Subject::Influxd(server) => server.http,
         }
     }
+}
+
+/// A subquery statement whose outer part calls a function but has no `GROUP BY time()`,
+/// and whose inner statement groups by time.
+fn outer_aggregate_over_time_grouped_inner(s: &Statement) -> bool {
+    let text = &s.text;
+    let Some(open) = text.find("FROM (SELECT") else {
+        return false;
+    };
+    let inner_start = open + "FROM (".len();
+    let mut depth = 1;
+    let Some(close) = text[inner_start..].char_indices().find_map(|(i, c)| {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        (depth == 0).then_some(inner_start + i)
+    }) else {
+        return false;
+    };
+    let (head, inner, tail) = (&text[..open], &text[inner_start..close], &text[close..]);
+    head.contains('(') && inner.contains("GROUP BY time(") && !tail.contains("GROUP BY time(")
 }
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {

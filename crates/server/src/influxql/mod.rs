@@ -177,6 +177,7 @@ async fn run(
         database,
         now_ns,
         subquery: None,
+        inner: false,
         arrow_rows: true,
     };
     let mut results = Vec::with_capacity(query.statements.len());

@@ -164,3 +164,48 @@ pub fn subquery(g: &mut Gen) -> (String, bool) {
         ),
     })
 }
+
+/// An inner statement without `GROUP BY time()` under an outer one with it: influxd 1.x
+/// gives the inner the outer's interval (aggregates fold per outer bucket, derivative's
+/// unit, transformations read one interval before the inner's lower bound).
+pub fn subquery_interval(g: &mut Gen) -> (String, bool) {
+    let (m, f) = g.numeric();
+    let key = g.pick(m.tag_keys);
+    let (inner_time, outer_time) = (g.time_range(), g.time_range());
+    let group = g.group_time();
+    let outer = g.pick(&["max", "min", "sum", "count"]);
+    let (f, m) = (f.name, m.name);
+    ok(match g.int(0, 2) {
+        0 => {
+            let transform = g.pick(&[
+                "difference",
+                "non_negative_difference",
+                "derivative",
+                "non_negative_derivative",
+                "elapsed",
+                "cumulative_sum",
+                "moving_average",
+            ]);
+            let arg = if transform == "moving_average" {
+                ", 2"
+            } else {
+                ""
+            };
+            format!(
+                "SELECT {outer}(d) FROM (SELECT {transform}({f}{arg}) AS d FROM {m} WHERE \
+                 {inner_time} GROUP BY *) WHERE {outer_time} GROUP BY {group}"
+            )
+        }
+        1 => {
+            let inner = g.pick(&["mean", "max", "min", "sum", "count"]);
+            format!(
+                "SELECT {outer}(a) FROM (SELECT {inner}({f}) AS a FROM {m} WHERE \
+                 {inner_time} GROUP BY {key}) WHERE {outer_time} GROUP BY {group}, {key}"
+            )
+        }
+        _ => format!(
+            "SELECT {outer}(d) FROM (SELECT difference(mean({f})) AS d FROM {m} WHERE \
+             {inner_time}) WHERE {outer_time} GROUP BY {group}"
+        ),
+    })
+}

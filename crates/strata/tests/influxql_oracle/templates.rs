@@ -5,7 +5,7 @@
 
 use super::data::{Field, Kind, Measurement, SPAN_S};
 use super::functions::{
-    arithmetic, math, multi_from, subquery, transform_aggregate, transform_raw,
+    arithmetic, math, multi_from, subquery, subquery_interval, transform_aggregate, transform_raw,
 };
 use super::show::{
     error_function, error_semantic, error_syntax, multi_statement, qualified, show_field_keys,
@@ -55,7 +55,10 @@ pub static TEMPLATES: &[(&str, Template)] = &[
 
 /// Templates drawn after the rotation of [`TEMPLATES`], each from a generator of its own
 /// and as many times as given: adding one leaves every other statement as it was.
-pub static SEPARATE: &[(&str, Template, usize)] = &[("first_buckets", first_buckets, 40)];
+pub static SEPARATE: &[(&str, Template, usize)] = &[
+    ("first_buckets", first_buckets, 40),
+    ("subquery_interval", subquery_interval, 40),
+];
 
 /// A statement made to succeed.
 pub fn ok(text: String) -> (String, bool) {

@@ -63,6 +63,10 @@ pub(crate) struct Context<'a> {
     pub now_ns: i64,
     /// Set while an outer statement reads an inner one's answer instead of stored rows.
     pub subquery: Option<&'a subquery::Subquery>,
+    /// Set while a subquery's inner statement runs: its transformations of buckets read
+    /// no bucket before its range, which [`subquery::inner_statement`] already widened as
+    /// influxd does for inner statements.
+    pub inner: bool,
     /// Whether raw rows may stay in Arrow batches ([`Series::arrow`]): only for the
     /// statement answered to the client, not for a subquery's answer read as cells.
     pub arrow_rows: bool,
@@ -114,9 +118,10 @@ pub(crate) async fn select(
         let Source::Subquery(inner) = source else {
             continue;
         };
-        let inner = subquery::with_range(inner, range);
+        let inner = subquery::inner_statement(inner, statement, range, ctx.now_ns)?;
         let base = Context {
             subquery: None,
+            inner: true,
             arrow_rows: false,
             ..*ctx
         };
@@ -313,7 +318,11 @@ async fn select_measurement(
     // Under ORDER BY time DESC the transformation runs from the latest bucket back, so
     // the range grows at its end instead, and the buckets after its own last are dropped.
     let mut shown_buckets: Option<(i64, i64)> = None;
-    let extra = extra_intervals(&projections);
+    let extra = if ctx.inner {
+        0
+    } else {
+        extra_intervals(&projections)
+    };
     if let (Some((width, offset)), true) = (grouping.time, extra > 0) {
         let bucket_of = |t: i64| t - (t - offset).rem_euclid(width);
         let grow = extra.saturating_mul(width);

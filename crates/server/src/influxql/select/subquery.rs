@@ -6,13 +6,14 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use strata_influxql::{BinaryOp, Expr};
+use strata_influxql::{BinaryOp, Dimension, Expr, Fill, SelectStatement};
 use strata_storage::catalog::{FieldDef, TableSchema};
 use strata_storage::model::FieldType;
 
 use super::super::result::{Series, Value};
 use super::Grouping;
-use super::condition::TimeRange;
+use super::condition::{TimeRange, split_time};
+use super::fields::contains_aggregate;
 use super::regex::Regex;
 
 /// One measurement of an inner query's answer, and the outer condition on its points.
@@ -25,11 +26,127 @@ pub(crate) struct Subquery {
     pub range: TimeRange,
 }
 
-/// The inner query with the outer time range added to its `WHERE`.
-pub(super) fn with_range(
-    inner: &strata_influxql::SelectStatement,
+/// The inner query as influxd 1.x runs it under `outer`: with the outer's `GROUP BY time()`
+/// when it has none of its own ([`inherit_interval`]), and the outer time range added to
+/// its `WHERE`.
+pub(super) fn inner_statement(
+    inner: &SelectStatement,
+    outer: &SelectStatement,
     range: TimeRange,
-) -> strata_influxql::SelectStatement {
+    now_ns: i64,
+) -> Result<SelectStatement, String> {
+    let inner = inherit_interval(inner, outer, now_ns)?;
+    Ok(with_range(&inner, range))
+}
+
+/// Transformations that read the point (or bucket) before each one.
+const READ_PREVIOUS: &[&str] = &[
+    "derivative",
+    "non_negative_derivative",
+    "difference",
+    "non_negative_difference",
+    "moving_average",
+    "elapsed",
+];
+
+/// The inner statement as influxd 1.x runs it under `outer`, checked against influxd 1.6.7:
+/// - Without a `GROUP BY time()` of its own it takes the outer's interval and offset: an
+///   inner aggregate is folded per outer bucket instead of once over the range, and
+///   `derivative`/`non_negative_derivative` of raw values default to that interval as their
+///   unit instead of 1s.
+/// - An aggregate's default fill(null) becomes fill(none).
+/// - A transformation that reads the point or bucket before each one (`difference`,
+///   `derivative`, `moving_average`, `elapsed` and their non-negative forms; not
+///   `cumulative_sum`), with an interval of its own or taken from the outer, reads from one
+///   interval before the inner's own lower time bound, never before the outer's, and
+///   nothing earlier: the points it makes there are kept (not trimmed to the inner's
+///   bound), and its first point or bucket has no value before it. The caller runs such an
+///   inner without the top-level widening ([`super::Context::inner`]).
+fn inherit_interval(
+    inner: &SelectStatement,
+    outer: &SelectStatement,
+    now_ns: i64,
+) -> Result<SelectStatement, String> {
+    let mut inner = inner.clone();
+    let own = time_dimension(&inner);
+    let inherited = time_dimension(outer).filter(|_| own.is_none());
+    if let Some((interval_ns, offset_ns)) = inherited {
+        if inner.fields.iter().any(|f| contains_aggregate(&f.expr)) {
+            inner.dimensions.push(Dimension::Time {
+                interval_ns,
+                offset_ns,
+            });
+        } else {
+            for field in &mut inner.fields {
+                default_derivative_unit(&mut field.expr, interval_ns);
+            }
+        }
+    }
+    // influxd switches an inner aggregate's fill(null) (the default) to fill(none): its
+    // empty buckets are left out rather than null, which `count` (0, not null) shows.
+    if inner.fill == Fill::Null && inner.fields.iter().any(|f| contains_aggregate(&f.expr)) {
+        inner.fill = Fill::None;
+    }
+    let Some((interval_ns, _)) = own.or(inherited) else {
+        return Ok(inner);
+    };
+    if inner.fields.iter().any(|f| reads_previous(&f.expr)) {
+        let (mut own_range, rest) = split_time(inner.condition.as_ref(), now_ns)?;
+        if let Some(start) = own_range.start {
+            own_range.start = Some(start.saturating_sub(interval_ns));
+            inner.condition = rest;
+            inner = with_range(&inner, own_range);
+        }
+    }
+    Ok(inner)
+}
+
+/// The `GROUP BY time()` interval and offset of `statement`, if it has one.
+fn time_dimension(statement: &SelectStatement) -> Option<(i64, i64)> {
+    statement.dimensions.iter().find_map(|d| match d {
+        Dimension::Time {
+            interval_ns,
+            offset_ns,
+        } => Some((*interval_ns, *offset_ns)),
+        _ => None,
+    })
+}
+
+/// Gives `derivative(x)` and `non_negative_derivative(x)` in `expr` the unit `unit_ns`.
+fn default_derivative_unit(expr: &mut Expr, unit_ns: i64) {
+    match expr {
+        Expr::Call { name, args } => {
+            if matches!(name.as_str(), "derivative" | "non_negative_derivative") && args.len() == 1
+            {
+                args.push(Expr::Duration(unit_ns));
+            }
+            for arg in args {
+                default_derivative_unit(arg, unit_ns);
+            }
+        }
+        Expr::Binary { lhs, rhs, .. } => {
+            default_derivative_unit(lhs, unit_ns);
+            default_derivative_unit(rhs, unit_ns);
+        }
+        Expr::Paren(inner) => default_derivative_unit(inner, unit_ns),
+        _ => {}
+    }
+}
+
+/// Whether `expr` calls a transformation that reads the point before each one.
+fn reads_previous(expr: &Expr) -> bool {
+    match expr {
+        Expr::Call { name, args } => {
+            READ_PREVIOUS.contains(&name.as_str()) || args.iter().any(reads_previous)
+        }
+        Expr::Binary { lhs, rhs, .. } => reads_previous(lhs) || reads_previous(rhs),
+        Expr::Paren(inner) => reads_previous(inner),
+        _ => false,
+    }
+}
+
+/// The inner query with the outer time range added to its `WHERE`.
+pub(super) fn with_range(inner: &SelectStatement, range: TimeRange) -> SelectStatement {
     let mut inner = inner.clone();
     let time = || {
         Box::new(Expr::VarRef {
@@ -145,9 +262,10 @@ pub(super) fn points(
             let Some(Value::Time(t)) = row.first() else {
                 continue;
             };
-            if sub.range.start.is_some_and(|start| *t < start)
-                || sub.range.end.is_some_and(|end| *t >= end)
-            {
+            // Not filtered by the outer start: an inner bucket that the outer start cuts
+            // keeps its bucket's start time, before the outer start, and influxd 1.x keeps
+            // its point (it lands in the outer's first bucket).
+            if sub.range.end.is_some_and(|end| *t >= end) {
                 continue;
             }
             let value = |name: &str| -> Value {

@@ -84,6 +84,7 @@ async fn run_with(
         database: Some("benchmark"),
         now_ns: engine.now_ns(),
         subquery: None,
+        inner: false,
         arrow_rows,
     };
     select(&ctx, &statement(text)).await.unwrap()
