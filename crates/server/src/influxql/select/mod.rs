@@ -159,12 +159,42 @@ pub(crate) async fn select(
     if statement.order_desc {
         all.reverse();
     }
-    let soffset = statement.soffset.unwrap_or(0) as usize;
-    let mut all: Vec<Series> = all.into_iter().skip(soffset).collect();
-    if let Some(slimit) = statement.slimit {
-        all.truncate(slimit as usize);
+    if statement.slimit.is_none() && statement.soffset.is_none() {
+        return Ok(all);
     }
-    Ok(all)
+    Ok(limit_series(all, statement))
+}
+
+/// `SLIMIT`/`SOFFSET`: influxd 1.x counts series in series key order (`cpu,dc=a,host=b`,
+/// where a tag the series lacks is not written, so `cpu,dc=a,…` comes before `cpu,host=…`),
+/// not in the answer's order (where a missing tag is `""` and comes first). The series
+/// kept stay in the answer's order.
+fn limit_series(all: Vec<Series>, statement: &SelectStatement) -> Vec<Series> {
+    let key = |s: &Series| {
+        let mut key = s.name.clone();
+        for (k, v) in s.tags.iter().filter(|(_, v)| !v.is_empty()) {
+            key.push(',');
+            key.push_str(k);
+            key.push('=');
+            key.push_str(v);
+        }
+        key
+    };
+    let mut order: Vec<(String, usize)> = all.iter().map(key).zip(0..).collect();
+    order.sort();
+    if statement.order_desc {
+        order.reverse();
+    }
+    let soffset = statement.soffset.unwrap_or(0) as usize;
+    let slimit = statement.slimit.map_or(usize::MAX, |n| n as usize);
+    let mut kept = vec![false; all.len()];
+    for (_, index) in order.into_iter().skip(soffset).take(slimit) {
+        kept[index] = true;
+    }
+    all.into_iter()
+        .zip(kept)
+        .filter_map(|(series, kept)| kept.then_some(series))
+        .collect()
 }
 
 fn resolve_sources(

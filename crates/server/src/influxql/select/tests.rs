@@ -542,3 +542,43 @@ async fn limits_on_transformed_buckets_cut_the_unlimited_answer() {
     }
     assert_eq!(compared, 6 * 2 * 2 * 4);
 }
+
+/// SLIMIT/SOFFSET count series in series key order, where a missing tag is not written
+/// (`net,dc=a,…` before `net,host=…`), and keep the answer's own order (missing tag first).
+#[test]
+fn slimit_counts_series_in_series_key_order() {
+    let series = |dc: &str, host: &str| super::super::result::Series {
+        name: "net".into(),
+        tags: vec![("dc".into(), dc.into()), ("host".into(), host.into())],
+        ..Default::default()
+    };
+    // The answer's order: by tag values, "" first.
+    let all = vec![
+        series("", "beta"),
+        series("", "delta"),
+        series("dc1", "alpha"),
+        series("dc2", "gamma"),
+    ];
+    let hosts = |statement: &str| -> Vec<String> {
+        let Ok(mut query) = parse_query(statement, &HashMap::new()) else {
+            panic!("{statement}");
+        };
+        let Statement::Select(statement) = query.statements.remove(0) else {
+            panic!("{statement}");
+        };
+        super::limit_series(all.clone(), &statement)
+            .into_iter()
+            .map(|s| s.tags[1].1.clone())
+            .collect()
+    };
+    assert_eq!(hosts("SELECT x FROM net GROUP BY * SLIMIT 1"), ["alpha"]);
+    assert_eq!(
+        hosts("SELECT x FROM net GROUP BY * SLIMIT 3"),
+        ["beta", "alpha", "gamma"]
+    );
+    assert_eq!(
+        hosts("SELECT x FROM net GROUP BY * SLIMIT 2 SOFFSET 2"),
+        ["beta", "delta"]
+    );
+    assert_eq!(hosts("SELECT x FROM net GROUP BY * SOFFSET 3"), ["delta"]);
+}
