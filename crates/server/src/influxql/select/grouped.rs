@@ -275,63 +275,82 @@ fn assemble(
             (None, None) => per_bucket.times(),
         };
         let mut walk = per_bucket.walk();
-        let mut rows: Vec<Vec<Value>> = Vec::with_capacity(times.len());
+        // Each aggregate call's value per bucket, filled call by call (influxd fills each
+        // call's own buckets, then evaluates the expressions over them: `last(x) +
+        // first(y)` with fill(0) is last(x) where y has no point), then the columns.
+        let mut call_rows: Vec<Vec<Value>> = Vec::with_capacity(times.len());
         let mut row_times: Vec<i64> = Vec::with_capacity(times.len());
-        let mut filled: Vec<bool> = Vec::with_capacity(times.len());
+        let mut unfilled: Vec<(usize, usize)> = Vec::new();
         for t in times {
             let values = walk.at(*t);
             let value_of = |i: usize| -> Value {
+                let count = calls[i].function.starts_with("count");
                 match values {
-                    // Under fill(none) a field without points in the bucket has no value
-                    // there, not a count of 0 (InfluxDB zips the fields' own buckets).
+                    // A field without points in a bucket where others have some has no
+                    // value there, not a count of 0, under every fill but the default
+                    // (InfluxDB zips the fields' own buckets): fill(none) leaves it out,
+                    // the others fill it.
                     Some(v)
-                        if statement.fill == Fill::None
-                            && calls[i].function.starts_with("count")
-                            && v[i].0 == Value::Integer(0) =>
+                        if statement.fill != Fill::Null && count && v[i].0 == Value::Integer(0) =>
                     {
                         Value::Null
                     }
                     Some(v) => v[i].0.clone(),
                     // An empty bucket counts 0 under fill(null); other fills fill it.
-                    None if calls[i].function.starts_with("count")
-                        && statement.fill == Fill::Null =>
-                    {
-                        Value::Integer(0)
-                    }
+                    None if count && statement.fill == Fill::Null => Value::Integer(0),
                     None => Value::Null,
                 }
             };
-            let lookup = |e: &Expr| -> Option<Value> {
-                calls.iter().position(|c| c.expr == *e).map(value_of)
-            };
-            // Room for the time `finish_rows` puts first.
-            let mut row: Vec<Value> = Vec::with_capacity(projections.columns.len() + 1);
-            row.extend(
-                projections
-                    .columns
-                    .iter()
-                    .zip(&direct)
-                    .map(|(p, direct)| match direct {
-                        Some(i) => value_of(*i),
-                        None => eval::eval(&p.expr, &lookup),
-                    }),
-            );
+            let call_values: Vec<Value> = (0..calls.len()).map(value_of).collect();
+            if values.is_some() {
+                // `stddev` of a single point is null, a value influxd does not fill.
+                // (Null because the field has no point in the bucket cannot be told apart
+                // from it here: such a bucket keeps its null too.)
+                for (i, value) in call_values.iter().enumerate() {
+                    if value.is_null() && calls[i].function == "stddev" {
+                        unfilled.push((call_rows.len(), i));
+                    }
+                }
+            }
+            call_rows.push(call_values);
             let shown = if point_time {
                 values.and_then(|v| v[0].1).unwrap_or(*t)
             } else {
                 *t
             };
             row_times.push(shown);
-            filled.push(values.is_none());
-            rows.push(row);
         }
+        let every_cell = vec![true; call_rows.len()];
         fill(
             &statement.fill,
             &row_times,
-            &mut rows,
-            &filled,
+            &mut call_rows,
+            &every_cell,
             statement.order_desc,
         );
+        for (row, call) in unfilled {
+            call_rows[row][call] = Value::Null;
+        }
+        let rows: Vec<Vec<Value>> = call_rows
+            .iter()
+            .map(|call_values| {
+                let lookup = |e: &Expr| -> Option<Value> {
+                    calls
+                        .iter()
+                        .position(|c| c.expr == *e)
+                        .map(|i| call_values[i].clone())
+                };
+                // Room for the time `finish_rows` puts first.
+                let mut row: Vec<Value> = Vec::with_capacity(projections.columns.len() + 1);
+                row.extend(projections.columns.iter().zip(&direct).map(
+                    |(p, direct)| match direct {
+                        Some(i) => call_values[*i].clone(),
+                        None => eval::eval(&p.expr, &lookup),
+                    },
+                ));
+                row
+            })
+            .collect();
         // fill(none) shows no bucket where none of the fields has a point.
         series.values = finish_rows(
             &projections.columns,

@@ -582,3 +582,56 @@ fn slimit_counts_series_in_series_key_order() {
     );
     assert_eq!(hosts("SELECT x FROM net GROUP BY * SOFFSET 3"), ["delta"]);
 }
+
+/// Fills apply to each aggregate call's own buckets before the expressions over them, as
+/// influxd 1.x fills each call's iterator: a field with no point in a bucket where another
+/// field has some is filled (a count of it too), and `last(x) + first(y)` adds the filled
+/// values. The expected rows are influxd 1.6.7's answers to the same data and statements.
+#[tokio::test]
+async fn fills_apply_to_each_call_before_its_expression() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    // x every 10 s in [0, 400) and [600, 700); y only in [200, 300).
+    let mut body = String::new();
+    for t in (0..400).step_by(10).chain((600..700).step_by(10)) {
+        body.push_str(&format!("p x={t} {}\n", START_NS + t * SECOND_NS));
+    }
+    for t in (200..300).step_by(10) {
+        body.push_str(&format!("p y={t} {}\n", START_NS + t * SECOND_NS));
+    }
+    engine
+        .write_lines("benchmark", body.as_bytes(), Precision::Nanoseconds)
+        .unwrap();
+    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let range = "WHERE time >= '2016-01-01T00:00:00Z' AND time < '2016-01-01T00:13:20Z'";
+    // Numbers as f64 (x and y are floats, counts and fills integers), null as None.
+    let column = |series: &[super::Series], i: usize| -> Vec<Option<f64>> {
+        series[0].values.iter().map(|row| row[i].as_f64()).collect()
+    };
+    let ints = |v: &[i64]| -> Vec<Option<f64>> { v.iter().map(|n| Some(*n as f64)).collect() };
+    let text = format!("SELECT last(x) + first(y) FROM p {range} GROUP BY time(100s) fill(-1)");
+    let got = run(&query, &engine, &text).await;
+    assert_eq!(
+        column(&got, 1),
+        ints(&[89, 189, 490, 389, -2, -2, 689, -2]),
+        "{text}"
+    );
+    let text = format!("SELECT count(y), last(x) FROM p {range} GROUP BY time(100s) fill(-1)");
+    let got = run(&query, &engine, &text).await;
+    assert_eq!(
+        column(&got, 1),
+        ints(&[-1, -1, 10, -1, -1, -1, -1, -1]),
+        "{text}"
+    );
+    assert_eq!(
+        column(&got, 2),
+        ints(&[90, 190, 290, 390, -1, -1, 690, -1]),
+        "{text}"
+    );
+    let text =
+        format!("SELECT last(x) + first(y) FROM p {range} GROUP BY time(100s) fill(previous)");
+    let got = run(&query, &engine, &text).await;
+    let mut want = vec![None, None];
+    want.extend(ints(&[490, 590, 590, 590, 890, 890]));
+    assert_eq!(column(&got, 1), want, "{text}");
+}
