@@ -287,11 +287,14 @@ fn assemble(
                 let count = calls[i].function.starts_with("count");
                 match values {
                     // A field without points in a bucket where others have some has no
-                    // value there, not a count of 0, under every fill but the default
-                    // (InfluxDB zips the fields' own buckets): fill(none) leaves it out,
-                    // the others fill it.
+                    // value there, not a count of 0 (InfluxDB zips the fields' own
+                    // buckets): null without GROUP BY time, and with it under every fill
+                    // but the default (which counts 0): fill(none) leaves it out, the
+                    // others fill it.
                     Some(v)
-                        if statement.fill != Fill::Null && count && v[i].0 == Value::Integer(0) =>
+                        if (statement.fill != Fill::Null || grouping.time.is_none())
+                            && count
+                            && v[i].0 == Value::Integer(0) =>
                     {
                         Value::Null
                     }
@@ -321,8 +324,13 @@ fn assemble(
             row_times.push(shown);
         }
         let every_cell = vec![true; call_rows.len()];
+        // Without GROUP BY time there is one bucket and nothing to fill.
+        let fills = match grouping.time {
+            Some(_) => &statement.fill,
+            None => &Fill::Null,
+        };
         fill(
-            &statement.fill,
+            fills,
             &row_times,
             &mut call_rows,
             &every_cell,

@@ -634,4 +634,10 @@ async fn fills_apply_to_each_call_before_its_expression() {
     let mut want = vec![None, None];
     want.extend(ints(&[490, 590, 590, 590, 890, 890]));
     assert_eq!(column(&got, 1), want, "{text}");
+    // Without GROUP BY time, a field with no point counts null, not 0.
+    let text = "SELECT count(x), count(y) FROM p WHERE time >= '2016-01-01T00:00:00Z' AND \
+                time < '2016-01-01T00:01:40Z'";
+    let got = run(&query, &engine, text).await;
+    assert_eq!(column(&got, 1), ints(&[10]), "{text}");
+    assert_eq!(column(&got, 2), [None], "{text}");
 }
