@@ -364,12 +364,17 @@ fn check_functions(expr: &Expr) -> Result<(), String> {
 
 /// Whether `expr` calls an aggregate or selector.
 pub(super) fn contains_aggregate(expr: &Expr) -> bool {
+    calls_any(expr, AGGREGATES)
+}
+
+/// Whether `expr` calls one of the functions `names`, at any depth.
+pub(super) fn calls_any(expr: &Expr, names: &[&str]) -> bool {
     match expr {
         Expr::Call { name, args } => {
-            AGGREGATES.contains(&name.as_str()) || args.iter().any(contains_aggregate)
+            names.contains(&name.as_str()) || args.iter().any(|a| calls_any(a, names))
         }
-        Expr::Binary { lhs, rhs, .. } => contains_aggregate(lhs) || contains_aggregate(rhs),
-        Expr::Paren(inner) => contains_aggregate(inner),
+        Expr::Binary { lhs, rhs, .. } => calls_any(lhs, names) || calls_any(rhs, names),
+        Expr::Paren(inner) => calls_any(inner, names),
         _ => false,
     }
 }

@@ -13,7 +13,7 @@ use strata_storage::model::FieldType;
 use super::super::result::{Series, Value};
 use super::Grouping;
 use super::condition::{TimeRange, split_time};
-use super::fields::contains_aggregate;
+use super::fields::{calls_any, contains_aggregate};
 use super::regex::Regex;
 
 /// One measurement of an inner query's answer, and the outer condition on its points.
@@ -90,7 +90,11 @@ fn inherit_interval(
     let Some((interval_ns, _)) = own.or(inherited) else {
         return Ok(inner);
     };
-    if inner.fields.iter().any(|f| reads_previous(&f.expr)) {
+    if inner
+        .fields
+        .iter()
+        .any(|f| calls_any(&f.expr, READ_PREVIOUS))
+    {
         let (mut own_range, rest) = split_time(inner.condition.as_ref(), now_ns)?;
         if let Some(start) = own_range.start {
             own_range.start = Some(start.saturating_sub(interval_ns));
@@ -130,18 +134,6 @@ fn default_derivative_unit(expr: &mut Expr, unit_ns: i64) {
         }
         Expr::Paren(inner) => default_derivative_unit(inner, unit_ns),
         _ => {}
-    }
-}
-
-/// Whether `expr` calls a transformation that reads the point before each one.
-fn reads_previous(expr: &Expr) -> bool {
-    match expr {
-        Expr::Call { name, args } => {
-            READ_PREVIOUS.contains(&name.as_str()) || args.iter().any(reads_previous)
-        }
-        Expr::Binary { lhs, rhs, .. } => reads_previous(lhs) || reads_previous(rhs),
-        Expr::Paren(inner) => reads_previous(inner),
-        _ => false,
     }
 }
 
