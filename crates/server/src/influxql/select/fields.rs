@@ -42,6 +42,17 @@ pub(super) const TRANSFORMS: &[&str] = &[
     "elapsed",
 ];
 
+/// The transformations that read the point (or bucket) before each one: all but
+/// `cumulative_sum`.
+pub(super) const READ_PREVIOUS: &[&str] = &[
+    "derivative",
+    "non_negative_derivative",
+    "difference",
+    "non_negative_difference",
+    "moving_average",
+    "elapsed",
+];
+
 /// Scalar math functions, applied to each value.
 pub(super) const MATH: &[&str] = &[
     "abs", "acos", "asin", "atan", "atan2", "ceil", "cos", "exp", "floor", "ln", "log", "log2",

@@ -472,15 +472,7 @@ fn extra_intervals(projections: &Projections) -> i64 {
         .columns
         .iter()
         .filter_map(|c| c.transform.as_ref())
-        .map(|(function, _)| match function.as_str() {
-            "derivative"
-            | "non_negative_derivative"
-            | "difference"
-            | "non_negative_difference"
-            | "elapsed"
-            | "moving_average" => 1,
-            _ => 0,
-        })
+        .map(|(function, _)| i64::from(fields::READ_PREVIOUS.contains(&function.as_str())))
         .max()
         .unwrap_or(0)
 }

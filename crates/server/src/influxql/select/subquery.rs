@@ -13,7 +13,7 @@ use strata_storage::model::FieldType;
 use super::super::result::{Series, Value};
 use super::Grouping;
 use super::condition::{TimeRange, split_time};
-use super::fields::{calls_any, contains_aggregate};
+use super::fields::{READ_PREVIOUS, calls_any, contains_aggregate};
 use super::regex::Regex;
 
 /// One measurement of an inner query's answer, and the outer condition on its points.
@@ -38,16 +38,6 @@ pub(super) fn inner_statement(
     let inner = inherit_interval(inner, outer, now_ns)?;
     Ok(with_range(&inner, range))
 }
-
-/// Transformations that read the point (or bucket) before each one.
-const READ_PREVIOUS: &[&str] = &[
-    "derivative",
-    "non_negative_derivative",
-    "difference",
-    "non_negative_difference",
-    "moving_average",
-    "elapsed",
-];
 
 /// The inner statement as influxd 1.x runs it under `outer`, checked against influxd 1.6.7:
 /// - Without a `GROUP BY time()` of its own it takes the outer's interval and offset: an
