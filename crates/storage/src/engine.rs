@@ -49,12 +49,14 @@ mod repair;
 mod repair_catalog;
 mod repair_series;
 mod retention;
+mod tier;
 
 pub use backup::{BACKUP_FILE, BackupReport, restore};
 pub use check::{CheckReport, check};
 pub use delete::{DeleteRequest, PURGE_DELAY_NS};
 pub use downsample::{DownsampleInfo, DownsampleSpec};
 pub use repair::{RepairReport, repair};
+pub use tier::{ColdPartition, ColdTable};
 /// How often a maintenance thread wakes when nothing asks it to: bounds the delay of WAL
 /// interval syncs (the default interval is 1 s) and of age-based flushes.
 const MAINTENANCE_TICK: Duration = Duration::from_millis(100);

@@ -50,9 +50,9 @@ pub mod write_stages;
 
 pub use catalog::{Aggregate, Retention};
 pub use engine::{
-    BACKUP_FILE, BackupReport, CheckReport, DeleteRequest, DownsampleInfo, DownsampleSpec, Engine,
-    EngineStats, OpenReport, PURGE_DELAY_NS, ReadRequest, RepairReport, WriteReport, check, repair,
-    restore,
+    BACKUP_FILE, BackupReport, CheckReport, ColdPartition, ColdTable, DeleteRequest,
+    DownsampleInfo, DownsampleSpec, Engine, EngineStats, OpenReport, PURGE_DELAY_NS, ReadRequest,
+    RepairReport, WriteReport, check, repair, restore,
 };
 pub use error::StorageError;
 pub use ingest_series::SeriesWrite;

@@ -539,6 +539,27 @@ impl Shard {
         self.state.lock().index.tag_keys(table)
     }
 
+    /// Each of `table`'s series in this shard with its tag set, sorted by key (from the
+    /// series index: no data is read).
+    pub fn series_of_table_with_tags(
+        &self,
+        table: TableId,
+    ) -> Vec<(SeriesId, Vec<(String, String)>)> {
+        let state = self.state.lock();
+        let index = &state.index;
+        index
+            .series_of_table(table)
+            .iter()
+            .filter_map(|id| {
+                let tags = index.tags_of(id)?;
+                Some((
+                    id,
+                    tags.map(|(k, v)| (k.to_owned(), v.to_owned())).collect(),
+                ))
+            })
+            .collect()
+    }
+
     /// The tag set of each of `table`'s series in this shard, each sorted by key (from the
     /// series index: no data is read).
     pub fn series_tags(&self, table: TableId) -> Vec<Vec<(String, String)>> {

@@ -178,6 +178,34 @@ impl Shard {
         visit: &mut dyn FnMut(SeriesRows) -> Result<bool, StorageError>,
     ) -> Result<(), StorageError> {
         let snapshot = self.snapshot(request, TagCopy::All);
+        self.read_snapshot_each(snapshot, request, visit)
+    }
+
+    /// As [`Shard::read_each`] over the series `ids`, in that order (ids of other tables
+    /// or unknown ones give no rows).
+    pub(crate) fn read_series_each(
+        &self,
+        request: &ShardReadRequest<'_>,
+        ids: &[SeriesId],
+        visit: &mut dyn FnMut(SeriesRows) -> Result<bool, StorageError>,
+    ) -> Result<(), StorageError> {
+        let snapshot = {
+            let state = self.state.lock();
+            let ids = ids
+                .iter()
+                .copied()
+                .filter(|id| state.index.table_of(*id) == Some(request.table));
+            self.snapshot_locked(&state, ids, request, TagCopy::All)
+        };
+        self.read_snapshot_each(snapshot, request, visit)
+    }
+
+    fn read_snapshot_each(
+        &self,
+        snapshot: Snapshot,
+        request: &ShardReadRequest<'_>,
+        visit: &mut dyn FnMut(SeriesRows) -> Result<bool, StorageError>,
+    ) -> Result<(), StorageError> {
         let parts = parts_in_range(&snapshot.parts, request);
         for (series, tags, active) in snapshot.series {
             let mut runs: Vec<SeriesData> = Vec::new();

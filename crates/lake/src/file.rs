@@ -1,0 +1,302 @@
+//! One lake file: a Parquet file of one table's rows from one shard's partition and one
+//! day, named after what it holds, and the Delta `add` action that commits it.
+//!
+//! The name says where the rows came from and which state of the partition they are:
+//! `day=YYYY-MM-DD/s{shard}_p{partition}_o{order}_t{tombstone}_{nonce}.parquet`. The lake
+//! reads it back from the Delta log to decide whether a partition is copied already
+//! (`tier.rs`), so no state outside the table is needed and a retried copy after a crash
+//! replaces, never duplicates. The nonce keeps a retry from overwriting a file an earlier,
+//! uncommitted attempt left (Delta's vacuum removes those).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use arrow_array::RecordBatch;
+use deltalake_core::kernel::Add;
+use object_store::buffered::BufWriter;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
+use parquet::arrow::AsyncArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use serde_json::{Map, Value, json};
+
+use crate::error::LakeError;
+use crate::schema::{DAY_COLUMN, LakeSchema, TIME_COLUMN};
+
+/// Where a file's rows came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FileOrigin {
+    /// The shard.
+    pub shard: usize,
+    /// The shard's partition.
+    pub partition: i64,
+    /// The partition's highest part order when copied.
+    pub order: u64,
+    /// The highest delete over the table and partition when copied.
+    pub tombstone: u64,
+}
+
+impl FileOrigin {
+    /// The file name (without directory) for this origin and `nonce`.
+    fn file_name(&self, nonce: &str) -> String {
+        format!(
+            "s{}_p{}_o{}_t{}_{nonce}.parquet",
+            self.shard, self.partition, self.order, self.tombstone
+        )
+    }
+
+    /// The origin a lake file's path names; `None` for a file Strata did not write.
+    pub fn parse(path: &str) -> Option<Self> {
+        let name = path.rsplit('/').next()?.strip_suffix(".parquet")?;
+        let mut parts = name.splitn(5, '_');
+        let mut next = |prefix: char| parts.next()?.strip_prefix(prefix);
+        let shard = next('s')?.parse().ok()?;
+        let partition = next('p')?.parse().ok()?;
+        let order = next('o')?.parse().ok()?;
+        let tombstone = next('t')?.parse().ok()?;
+        Some(Self {
+            shard,
+            partition,
+            order,
+            tombstone,
+        })
+    }
+}
+
+/// Days are UTC dates: `day` of a time in nanoseconds.
+pub fn day_of(time_ns: i64) -> i64 {
+    time_ns.div_euclid(86_400_000_000_000)
+}
+
+/// The `YYYY-MM-DD` of a day number (days since 1970-01-01).
+pub fn day_text(day: i64) -> String {
+    // Civil from days (Howard Hinnant's algorithm), valid for every i64 day we can meet.
+    let z = day + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// `time` in nanoseconds as the ISO 8601 text Delta statistics use, in milliseconds:
+/// rounded down (`up == false`) for a minimum, up for a maximum, so that the statistics
+/// always bound the rows.
+fn stats_time(time_ns: i64, up: bool) -> String {
+    let ms = if up {
+        time_ns.div_euclid(1_000_000) + i64::from(time_ns.rem_euclid(1_000_000) != 0)
+    } else {
+        time_ns.div_euclid(1_000_000)
+    };
+    let day = ms.div_euclid(86_400_000);
+    let in_day = ms.rem_euclid(86_400_000);
+    format!(
+        "{}T{:02}:{:02}:{:02}.{:03}Z",
+        day_text(day),
+        in_day / 3_600_000,
+        in_day / 60_000 % 60,
+        in_day / 1000 % 60,
+        in_day % 1000
+    )
+}
+
+/// How lake files are written.
+#[derive(Debug, Clone, Copy)]
+pub struct FileOptions {
+    /// Rows per Parquet row group.
+    pub row_group_rows: usize,
+    /// zstd level.
+    pub zstd_level: i32,
+}
+
+impl Default for FileOptions {
+    fn default() -> Self {
+        Self {
+            // Large enough that a scan reads long runs, small enough that time and tag
+            // statistics prune within a file.
+            row_group_rows: 1 << 20,
+            zstd_level: 3,
+        }
+    }
+}
+
+/// A lake file being written: batches in, an `add` action out.
+pub struct FileWriter {
+    writer: AsyncArrowWriter<BufWriter>,
+    store: Arc<dyn ObjectStore>,
+    path: String,
+    day: i64,
+    rows: u64,
+    min_time: i64,
+    max_time: i64,
+    null_counts: Vec<u64>,
+    schema: LakeSchema,
+    origin: FileOrigin,
+}
+
+static NONCE: AtomicU64 = AtomicU64::new(0);
+
+/// A name part no other file of this process or of an earlier run has: the clock and a
+/// counter.
+fn nonce() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{now:x}{:x}", NONCE.fetch_add(1, Ordering::Relaxed))
+}
+
+impl FileWriter {
+    /// Starts a file of `origin`'s rows of `day` in the table whose store (rooted at the
+    /// table) is `store`.
+    pub fn create(
+        store: Arc<dyn ObjectStore>,
+        schema: &LakeSchema,
+        origin: FileOrigin,
+        day: i64,
+        options: FileOptions,
+    ) -> Result<Self, LakeError> {
+        let path = format!(
+            "{DAY_COLUMN}={}/{}",
+            day_text(day),
+            origin.file_name(&nonce())
+        );
+        let properties = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(options.zstd_level)?))
+            .set_max_row_group_row_count(Some(options.row_group_rows.max(1)))
+            .build();
+        let object = BufWriter::new(Arc::clone(&store), Path::from(path.as_str()));
+        let writer =
+            AsyncArrowWriter::try_new(object, Arc::clone(&schema.file_schema), Some(properties))?;
+        Ok(Self {
+            writer,
+            store,
+            path,
+            day,
+            rows: 0,
+            min_time: i64::MAX,
+            max_time: i64::MIN,
+            null_counts: vec![0; schema.columns.len()],
+            schema: schema.clone(),
+            origin,
+        })
+    }
+
+    /// Appends a batch (rows of this file's day, in the file schema); `times` are the rows'
+    /// times in nanoseconds, for the statistics.
+    pub async fn write(&mut self, batch: &RecordBatch, times: &[i64]) -> Result<(), LakeError> {
+        for (count, array) in self.null_counts.iter_mut().zip(batch.columns()) {
+            *count += array.null_count() as u64;
+        }
+        if let (Some(first), Some(last)) = (times.iter().min(), times.iter().max()) {
+            self.min_time = self.min_time.min(*first);
+            self.max_time = self.max_time.max(*last);
+        }
+        self.rows += batch.num_rows() as u64;
+        self.writer.write(batch).await?;
+        Ok(())
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Finishes the file and returns its `add` action (the file is in the store; it is part
+    /// of the table once a commit names it). An empty file is deleted and gives `None`.
+    pub async fn finish(mut self) -> Result<Option<Add>, LakeError> {
+        // `finish` writes the footer and completes the upload.
+        self.writer.finish().await?;
+        let size = self.writer.bytes_written() as i64;
+        if self.rows == 0 {
+            self.store.delete(&Path::from(self.path.as_str())).await?;
+            return Ok(None);
+        }
+        let mut null_count = Map::new();
+        for (column, count) in self.schema.columns.iter().zip(&self.null_counts) {
+            null_count.insert(column.name().to_string(), json!(count));
+        }
+        let stats = json!({
+            "numRecords": self.rows,
+            "minValues": { TIME_COLUMN: stats_time(self.min_time, false) },
+            "maxValues": { TIME_COLUMN: stats_time(self.max_time, true) },
+            "nullCount": Value::Object(null_count),
+        });
+        let modification_time = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        Ok(Some(Add {
+            path: self.path,
+            partition_values: HashMap::from([(DAY_COLUMN.to_string(), Some(day_text(self.day)))]),
+            size,
+            modification_time,
+            data_change: true,
+            stats: Some(stats.to_string()),
+            tags: Some(HashMap::from([
+                (
+                    "strata.shard".to_string(),
+                    Some(self.origin.shard.to_string()),
+                ),
+                (
+                    "strata.partition".to_string(),
+                    Some(self.origin.partition.to_string()),
+                ),
+            ])),
+            ..Add::default()
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_the_origin() {
+        for origin in [
+            FileOrigin {
+                shard: 3,
+                partition: 20_419,
+                order: 1234,
+                tombstone: 0,
+            },
+            FileOrigin {
+                shard: 0,
+                partition: -3,
+                order: u64::MAX,
+                tombstone: 17,
+            },
+        ] {
+            let name = format!("day=2025-11-27/{}", origin.file_name("abc"));
+            assert_eq!(FileOrigin::parse(&name), Some(origin), "{name}");
+        }
+        assert_eq!(FileOrigin::parse("day=2025-11-27/part-0001.parquet"), None);
+        assert_eq!(FileOrigin::parse("s1_p2_o3_t4_x.json"), None);
+    }
+
+    #[test]
+    fn days_are_utc_dates() {
+        assert_eq!(day_text(0), "1970-01-01");
+        assert_eq!(day_text(-1), "1969-12-31");
+        assert_eq!(day_text(20_419), "2025-11-27");
+        assert_eq!(day_text(11_016), "2000-02-29");
+        assert_eq!(day_of(-1), -1);
+        assert_eq!(day_of(86_400_000_000_000), 1);
+    }
+
+    #[test]
+    fn statistics_bound_the_times() {
+        let t = 1_764_201_600_000_000_000 + 1_500_001; // 2025-11-27T00:00:00.001500001
+        assert_eq!(stats_time(t, false), "2025-11-27T00:00:00.001Z");
+        assert_eq!(stats_time(t, true), "2025-11-27T00:00:00.002Z");
+        assert_eq!(stats_time(-1, false), "1969-12-31T23:59:59.999Z");
+        assert_eq!(stats_time(-1, true), "1970-01-01T00:00:00.000Z");
+    }
+}

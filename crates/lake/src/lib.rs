@@ -1,0 +1,127 @@
+//! Strata's lake: shards' partitions that ended long enough ago, copied as Parquet into one
+//! Delta Lake table per Strata table, for Spark, Trino, DuckDB or pandas to read.
+//!
+//! Module map:
+//! - [`schema`]: a Strata table as Delta columns, its rows as Arrow batches of them.
+//! - [`file`]: one Parquet file (zstd, row groups, statistics), named after the shard
+//!   partition and state it copies, and its Delta `add` action.
+//! - [`table`]: one table's Delta table: create, add columns, list files, commit.
+//! - `tier`: a round of copying; [`Tierer`] runs rounds on a thread of its own.
+//!
+//! The lake's whole state is in the Delta logs: a file's name says what it copies, so a
+//! round after a restart or a crash carries on from the tables themselves. See
+//! `docs/lake.md` for the layout and what this step does not do yet.
+
+pub mod error;
+pub mod file;
+pub mod schema;
+pub mod table;
+mod tier;
+mod tierer;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use strata_storage::model::TableId;
+use url::Url;
+
+pub use error::LakeError;
+pub use file::FileOptions;
+pub use tier::TierReport;
+pub use tierer::{LakeStats, Tierer};
+
+/// Where the lake is and how it is kept.
+#[derive(Debug, Clone)]
+pub struct LakeOptions {
+    /// The lake's root: `file:///path` (a mounted file system). Each table is at
+    /// `ROOT/DATABASE/TABLE`.
+    pub url: Url,
+    /// Options handed to the object store (endpoint, region, credentials).
+    pub storage_options: HashMap<String, String>,
+    /// Partitions are copied once they ended this long ago.
+    pub tier_after: Duration,
+    /// How often a round runs.
+    pub tier_interval: Duration,
+    /// How files are written.
+    pub file: FileOptions,
+}
+
+impl LakeOptions {
+    /// Options for the lake at `url` (see [`parse_url`]), with the defaults: copied a day
+    /// after a partition ends, a round a minute.
+    pub fn new(url: Url) -> Self {
+        Self {
+            url,
+            storage_options: HashMap::new(),
+            tier_after: Duration::from_secs(86_400),
+            tier_interval: Duration::from_secs(60),
+            file: FileOptions::default(),
+        }
+    }
+}
+
+/// Parses a lake URL: `file:///absolute/path`, or a plain absolute path.
+pub fn parse_url(text: &str) -> Result<Url, LakeError> {
+    let url = if text.starts_with('/') {
+        Url::from_directory_path(text)
+            .map_err(|()| LakeError::Invalid(format!("{text:?} is not an absolute path")))?
+    } else {
+        Url::parse(text).map_err(|e| LakeError::Invalid(format!("{text:?}: {e}")))?
+    };
+    match url.scheme() {
+        "file" => {
+            url.to_file_path().map_err(|()| {
+                LakeError::Invalid(format!("{text:?} is not a local path (file:///path)"))
+            })?;
+            Ok(url)
+        }
+        "s3" | "s3a" => Err(LakeError::Invalid(format!(
+            "{text:?}: object stores (s3://) are not supported by this build yet; \
+             use file:///path on a mounted file system"
+        ))),
+        other => Err(LakeError::Invalid(format!(
+            "{text:?}: unknown lake scheme {other:?} (expected file:///path)"
+        ))),
+    }
+}
+
+/// A lake: the Delta tables of one Strata server's tables.
+pub struct Lake {
+    options: LakeOptions,
+    /// The tables opened so far.
+    tables: tokio::sync::Mutex<HashMap<TableId, table::LakeTable>>,
+}
+
+impl Lake {
+    /// A lake with `options`; nothing is touched until a round.
+    pub fn new(options: LakeOptions) -> Self {
+        Self {
+            options,
+            tables: tokio::sync::Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The lake's options.
+    pub fn options(&self) -> &LakeOptions {
+        &self.options
+    }
+
+    /// Where the Delta table of `database.table` is: `ROOT/DATABASE/TABLE`, each name one
+    /// percent-encoded path segment.
+    pub fn table_url(&self, database: &str, table: &str) -> Result<Url, LakeError> {
+        let mut url = self.options.url.clone();
+        {
+            let mut segments = url.path_segments_mut().map_err(|()| {
+                LakeError::Invalid(format!("{} cannot hold tables", self.options.url))
+            })?;
+            segments.pop_if_empty().push(database).push(table);
+        }
+        if url.scheme() == "file"
+            && let Ok(path) = url.to_file_path()
+        {
+            std::fs::create_dir_all(&path)
+                .map_err(|e| LakeError::Invalid(format!("{}: {e}", path.display())))?;
+        }
+        Ok(url)
+    }
+}

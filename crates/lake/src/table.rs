@@ -1,0 +1,164 @@
+//! One Strata table's Delta table: created on first use, its columns kept in step with the
+//! catalog, its files listed by origin, and commits of adds and removes.
+
+use std::collections::HashMap;
+
+use deltalake_core::kernel::transaction::{CommitBuilder, CommitProperties};
+use deltalake_core::kernel::{Action, Add, Remove};
+use deltalake_core::protocol::{DeltaOperation, SaveMode};
+use deltalake_core::{DeltaTable, ObjectStore};
+use serde_json::Value;
+use std::sync::Arc;
+use strata_storage::catalog::TableSchema;
+use url::Url;
+
+use crate::error::LakeError;
+use crate::file::FileOrigin;
+use crate::schema::{DAY_COLUMN, LakeSchema};
+
+/// A live file of the table that Strata wrote.
+#[derive(Debug, Clone)]
+pub struct LakeFile {
+    /// Where its rows came from.
+    pub origin: FileOrigin,
+    /// Its path in the table.
+    pub path: String,
+    /// Its size in bytes.
+    pub size: i64,
+    /// Its rows, from the file's statistics.
+    pub rows: u64,
+    /// The `remove` action that takes it out of the table.
+    pub remove: Remove,
+}
+
+/// A Strata table's Delta table.
+pub struct LakeTable {
+    table: DeltaTable,
+    /// `database.table`, for messages.
+    name: String,
+}
+
+impl LakeTable {
+    /// Opens the Delta table at `url`, creating it with `schema`'s columns when there is
+    /// none, and adding the columns the catalog has gained since.
+    pub async fn open(
+        url: Url,
+        storage_options: &HashMap<String, String>,
+        table: &TableSchema,
+        schema: &LakeSchema,
+    ) -> Result<Self, LakeError> {
+        let name = format!("{}.{}", table.database, table.name);
+        let delta =
+            DeltaTable::try_from_url_with_storage_options(url, storage_options.clone()).await?;
+        let mut this = if delta.version().is_none() {
+            let created = delta
+                .create()
+                .with_table_name(&table.name)
+                .with_comment(format!(
+                    "Strata table {name}: cold partitions tiered from Strata (see docs/lake.md)"
+                ))
+                .with_columns(schema.delta_fields()?)
+                .with_partition_columns([DAY_COLUMN])
+                .await?;
+            Self {
+                table: created,
+                name,
+            }
+        } else {
+            Self { table: delta, name }
+        };
+        this.add_missing_columns(schema).await?;
+        Ok(this)
+    }
+
+    /// Adds the columns of `schema` the Delta table lacks; a column whose type differs
+    /// from the one in the table is an error.
+    async fn add_missing_columns(&mut self, schema: &LakeSchema) -> Result<(), LakeError> {
+        let existing = self.table.snapshot()?.schema();
+        let mut missing = Vec::new();
+        for field in schema.delta_fields()? {
+            match existing.field(field.name()) {
+                Some(found) if found.data_type() == field.data_type() => {}
+                Some(found) => {
+                    return Err(LakeError::Table {
+                        table: self.name.clone(),
+                        reason: format!(
+                            "column {:?} is {:?} in the lake but {:?} in Strata",
+                            field.name(),
+                            found.data_type(),
+                            field.data_type()
+                        ),
+                    });
+                }
+                None => missing.push(field),
+            }
+        }
+        if !missing.is_empty() {
+            let table = std::mem::replace(&mut self.table, DeltaTable::new_in_memory());
+            self.table = table.add_columns().with_fields(missing).await?;
+        }
+        Ok(())
+    }
+
+    /// The store rooted at the table.
+    pub fn store(&self) -> Arc<dyn ObjectStore> {
+        self.table.object_store()
+    }
+
+    /// The table's live files that Strata wrote (others are left alone).
+    pub fn files(&self) -> Result<Vec<LakeFile>, LakeError> {
+        let snapshot = self.table.snapshot()?;
+        Ok(snapshot
+            .log_data()
+            .iter()
+            .filter_map(|file| {
+                let path = file.path().to_string();
+                Some(LakeFile {
+                    origin: FileOrigin::parse(&path)?,
+                    size: file.size(),
+                    rows: file.num_records().unwrap_or(0) as u64,
+                    remove: file.remove_action(true),
+                    path,
+                })
+            })
+            .collect())
+    }
+
+    /// Commits `adds` and `removes` as one Delta version, with `info` in its commit
+    /// information; returns the version.
+    pub async fn commit(
+        &mut self,
+        adds: Vec<Add>,
+        removes: Vec<Remove>,
+        info: HashMap<String, Value>,
+    ) -> Result<u64, LakeError> {
+        let actions: Vec<Action> = adds
+            .into_iter()
+            .map(Action::Add)
+            .chain(removes.into_iter().map(Action::Remove))
+            .collect();
+        let operation = DeltaOperation::Write {
+            mode: SaveMode::Append,
+            partition_by: Some(vec![DAY_COLUMN.to_string()]),
+            predicate: None,
+        };
+        // The properties' defaults write a checkpoint every 100 versions (the table's
+        // `delta.checkpointInterval`), so that opening the table stays quick.
+        let committed = CommitBuilder::from(CommitProperties::default().with_metadata(info))
+            .with_actions(actions)
+            .build(
+                Some(self.table.snapshot()?),
+                self.table.log_store(),
+                operation,
+            )
+            .await?;
+        let version = committed.version();
+        self.table.update_state().await?;
+        Ok(version)
+    }
+
+    /// The table's current version.
+    pub fn version(&self) -> Option<u64> {
+        self.table.version()
+    }
+}

@@ -1,0 +1,372 @@
+//! A tiering round: every shard's partitions that ended `tier after` ago, copied table by
+//! table into the lake where the lake's copy is missing or older than the partition.
+//!
+//! The lake's state is its Delta log alone: each file's name says which shard, partition,
+//! part order and delete it copies (`file.rs`). A round compares that with
+//! [`Engine::cold_partitions`] and, per table and shard partition, commits the new files
+//! and the removal of the old ones as one Delta version. A crash before the commit leaves
+//! files no version names (vacuum removes them); after it, the next round finds the copy
+//! current. Either way no row is in the table twice.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use deltalake_core::kernel::Remove;
+use serde_json::json;
+use strata_storage::catalog::TableSchema;
+use strata_storage::model::{TableId, Timestamp};
+use strata_storage::{ColdPartition, ColdTable, Engine, SeriesRows};
+use tokio::sync::mpsc;
+
+use crate::Lake;
+use crate::error::LakeError;
+use crate::file::{FileOrigin, FileWriter, day_of};
+use crate::schema::LakeSchema;
+use crate::table::{LakeFile, LakeTable};
+
+/// Rows per Arrow batch handed to the Parquet writer.
+const BATCH_ROWS: usize = 64 * 1024;
+
+/// What one round did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TierReport {
+    /// Shard partitions (per table) copied or copied again.
+    pub partitions_copied: u64,
+    /// Rows written into lake files.
+    pub rows: u64,
+    /// Bytes of lake files written.
+    pub bytes: u64,
+    /// Files added.
+    pub files_added: u64,
+    /// Files removed (replaced, expired, or whose rows left Strata).
+    pub files_removed: u64,
+    /// Delta versions committed.
+    pub commits: u64,
+    /// Tables that failed, with the reason; the others went on.
+    pub failures: Vec<String>,
+    /// The end of the oldest cold partition the lake still lacks after the round
+    /// (`None`: none), for the tiering lag.
+    pub oldest_pending_end: Option<Timestamp>,
+}
+
+/// One table's work in a round: the cold shard partitions holding its rows.
+type TableWork = Vec<(ColdPartition, ColdTable)>;
+
+impl Lake {
+    /// Runs one tiering round at engine time `now`.
+    pub async fn tier(&self, engine: &Arc<Engine>) -> TierReport {
+        let now = engine.now_ns();
+        let tier_after = i64::try_from(self.options.tier_after.as_nanos()).unwrap_or(i64::MAX);
+        let ended_by = now.saturating_sub(tier_after);
+        let mut work: BTreeMap<TableId, TableWork> = BTreeMap::new();
+        for cold in engine.cold_partitions(ended_by) {
+            for table in &cold.tables {
+                work.entry(table.table)
+                    .or_default()
+                    .push((cold.clone(), *table));
+            }
+        }
+        // Tables with lake files but no cold partition any more still need a look: their
+        // rows may have expired or been deleted.
+        let known: Vec<TableId> = self.tables.lock().await.keys().copied().collect();
+        for table in known {
+            work.entry(table).or_default();
+        }
+        let mut report = TierReport::default();
+        for (table, partitions) in work {
+            let Some(schema) = engine.catalog().table(table) else {
+                // Dropped: its lake table is left as it is (docs/lake.md).
+                self.tables.lock().await.remove(&table);
+                continue;
+            };
+            let oldest_end = partitions.iter().map(|(p, _)| p.end).min();
+            if let Err(error) = self
+                .tier_table(engine, &schema, partitions, ended_by, &mut report)
+                .await
+            {
+                if let Some(end) = oldest_end {
+                    report.oldest_pending_end =
+                        Some(report.oldest_pending_end.map_or(end, |e| e.min(end)));
+                }
+                report
+                    .failures
+                    .push(format!("{}.{}: {error}", schema.database, schema.name));
+            }
+        }
+        report
+    }
+
+    async fn tier_table(
+        &self,
+        engine: &Arc<Engine>,
+        schema: &Arc<TableSchema>,
+        partitions: TableWork,
+        ended_by: Timestamp,
+        report: &mut TierReport,
+    ) -> Result<(), LakeError> {
+        let lake_schema = LakeSchema::of(schema)?;
+        let mut tables = self.tables.lock().await;
+        let table = match tables.entry(schema.id) {
+            std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
+            std::collections::hash_map::Entry::Vacant(entry) => {
+                if partitions.is_empty() {
+                    return Ok(());
+                }
+                let url = self.table_url(&schema.database, &schema.name)?;
+                entry.insert(
+                    LakeTable::open(url, &self.options.storage_options, schema, &lake_schema)
+                        .await?,
+                )
+            }
+        };
+        let mut files: HashMap<(usize, i64), Vec<LakeFile>> = HashMap::new();
+        for file in table.files()? {
+            files
+                .entry((file.origin.shard, file.origin.partition))
+                .or_default()
+                .push(file);
+        }
+        let horizon = engine.read_horizon(schema.id);
+        let cold: HashMap<(usize, i64), (ColdPartition, ColdTable)> = partitions
+            .into_iter()
+            .map(|(p, t)| ((p.shard, p.partition), (p, t)))
+            .collect();
+        let keys: BTreeSet<(usize, i64)> = cold.keys().chain(files.keys()).copied().collect();
+        for key in keys {
+            let old = files.remove(&key).unwrap_or_default();
+            match cold.get(&key) {
+                Some((partition, cold_table)) => {
+                    let current = !old.is_empty()
+                        && old.iter().all(|f| {
+                            f.origin.order >= cold_table.order
+                                && f.origin.tombstone >= cold_table.tombstone
+                        });
+                    if current && partition.end > horizon {
+                        continue;
+                    }
+                    self.copy(
+                        engine,
+                        table,
+                        &lake_schema,
+                        partition,
+                        cold_table,
+                        old,
+                        report,
+                    )
+                    .await?;
+                }
+                None => {
+                    // No rows of the table in that shard partition any more (expired,
+                    // deleted, or never there again): its copy leaves the lake.
+                    let (_, end) = engine.partition_range(key.1);
+                    if end <= ended_by {
+                        remove_only(table, old, key, "rows left Strata", report).await?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies `table`'s rows of one shard partition into new files and commits them with
+    /// the removal of `old`.
+    #[allow(clippy::too_many_arguments)]
+    async fn copy(
+        &self,
+        engine: &Arc<Engine>,
+        table: &mut LakeTable,
+        schema: &LakeSchema,
+        partition: &ColdPartition,
+        cold_table: &ColdTable,
+        old: Vec<LakeFile>,
+        report: &mut TierReport,
+    ) -> Result<(), LakeError> {
+        let origin = FileOrigin {
+            shard: partition.shard,
+            partition: partition.partition,
+            order: cold_table.order,
+            tombstone: cold_table.tombstone,
+        };
+        let (sender, mut receiver) = mpsc::channel::<DayBatch>(2);
+        let reader = {
+            let engine = Arc::clone(engine);
+            let partition = partition.clone();
+            let table_id = cold_table.table;
+            let schema = schema.clone();
+            tokio::task::spawn_blocking(move || {
+                read_days(&engine, &partition, table_id, &schema, &sender)
+            })
+        };
+        let store = table.store();
+        let mut writers: BTreeMap<i64, FileWriter> = BTreeMap::new();
+        let mut failed: Option<LakeError> = None;
+        while let Some(batch) = receiver.recv().await {
+            if failed.is_some() {
+                continue;
+            }
+            let writer = match writers.entry(batch.day) {
+                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    match FileWriter::create(
+                        Arc::clone(&store),
+                        schema,
+                        origin,
+                        batch.day,
+                        self.options.file,
+                    ) {
+                        Ok(w) => e.insert(w),
+                        Err(error) => {
+                            failed = Some(error);
+                            continue;
+                        }
+                    }
+                }
+            };
+            if let Err(error) = writer.write(&batch.batch, &batch.times).await {
+                failed = Some(error);
+            }
+        }
+        let read = reader
+            .await
+            .map_err(|e| LakeError::Invalid(format!("the partition reader stopped: {e}")))?;
+        read?;
+        if let Some(error) = failed {
+            return Err(error);
+        }
+        let mut adds = Vec::new();
+        let mut rows = 0;
+        for writer in writers.into_values() {
+            rows += writer.rows();
+            if let Some(add) = writer.finish().await? {
+                adds.push(add);
+            }
+        }
+        if adds.is_empty() && old.is_empty() {
+            return Ok(());
+        }
+        let bytes: i64 = adds.iter().map(|a| a.size).sum();
+        let files_added = adds.len() as u64;
+        let files_removed = old.len() as u64;
+        let removes: Vec<Remove> = old.into_iter().map(|f| f.remove).collect();
+        let info = HashMap::from([(
+            "strata".to_string(),
+            json!({
+                "operation": "tier",
+                "shard": origin.shard,
+                "partition": origin.partition,
+                "order": origin.order,
+                "tombstone": origin.tombstone,
+                "rows": rows,
+            }),
+        )]);
+        table.commit(adds, removes, info).await?;
+        report.commits += 1;
+        report.partitions_copied += 1;
+        report.rows += rows;
+        report.bytes += bytes.max(0) as u64;
+        report.files_added += files_added;
+        report.files_removed += files_removed;
+        Ok(())
+    }
+}
+
+/// Commits the removal of `old` (one shard partition's files) with `why` recorded.
+async fn remove_only(
+    table: &mut LakeTable,
+    old: Vec<LakeFile>,
+    (shard, partition): (usize, i64),
+    why: &str,
+    report: &mut TierReport,
+) -> Result<(), LakeError> {
+    if old.is_empty() {
+        return Ok(());
+    }
+    let removed = old.len() as u64;
+    let info = HashMap::from([(
+        "strata".to_string(),
+        json!({ "operation": "remove", "shard": shard, "partition": partition, "why": why }),
+    )]);
+    table
+        .commit(
+            Vec::new(),
+            old.into_iter().map(|f| f.remove).collect(),
+            info,
+        )
+        .await?;
+    report.commits += 1;
+    report.files_removed += removed;
+    Ok(())
+}
+
+/// A batch of rows of one UTC day.
+struct DayBatch {
+    day: i64,
+    batch: RecordBatch,
+    /// The rows' times in nanoseconds.
+    times: Vec<i64>,
+}
+
+/// A series' rows from an index to another.
+type SeriesRange = (Arc<SeriesRows>, usize, usize);
+
+/// Reads `table`'s rows of `partition` series by series and sends them as batches of at
+/// most [`BATCH_ROWS`] rows, each of one day. Runs on a blocking thread.
+fn read_days(
+    engine: &Engine,
+    partition: &ColdPartition,
+    table: TableId,
+    schema: &LakeSchema,
+    sender: &mpsc::Sender<DayBatch>,
+) -> Result<(), LakeError> {
+    // Per day: the series (with their row range of that day) waiting for a batch.
+    let mut pending: BTreeMap<i64, (Vec<SeriesRange>, usize)> = BTreeMap::new();
+    let send = |day: i64, series: &[SeriesRange]| -> Result<bool, LakeError> {
+        let refs: Vec<(&SeriesRows, usize, usize)> = series
+            .iter()
+            .map(|(s, a, b)| (s.as_ref(), *a, *b))
+            .collect();
+        let batch = schema.batch(&refs)?;
+        let times = series
+            .iter()
+            .flat_map(|(s, a, b)| s.data.times[*a..*b].iter().copied())
+            .collect();
+        Ok(sender.blocking_send(DayBatch { day, batch, times }).is_ok())
+    };
+    let mut failed: Option<LakeError> = None;
+    engine.read_partition_each(partition, table, &mut |rows| {
+        let rows = Arc::new(rows);
+        let times = &rows.data.times;
+        let mut from = 0;
+        while from < times.len() {
+            let day = day_of(times[from]);
+            let next_day_start = (day + 1).saturating_mul(86_400_000_000_000);
+            let to = from + times[from..].partition_point(|t| *t < next_day_start);
+            let entry = pending.entry(day).or_default();
+            entry.0.push((Arc::clone(&rows), from, to));
+            entry.1 += to - from;
+            if entry.1 >= BATCH_ROWS {
+                let (series, _) = std::mem::take(entry);
+                match send(day, &series) {
+                    Ok(true) => {}
+                    Ok(false) => return Ok(false),
+                    Err(error) => {
+                        failed = Some(error);
+                        return Ok(false);
+                    }
+                }
+            }
+            from = to;
+        }
+        Ok(true)
+    })?;
+    if let Some(error) = failed {
+        return Err(error);
+    }
+    for (day, (series, _)) in pending {
+        if !series.is_empty() && !send(day, &series)? {
+            break;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,154 @@
+//! The tiering thread: a round every `tier interval` on a runtime of its own, so that
+//! tiering never runs on (or blocks) the threads that serve writes and queries. After a
+//! round with failures the next waits twice as long (up to 32 intervals), and the first
+//! clean round resets the wait.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+
+use parking_lot::{Condvar, Mutex};
+use strata_storage::Engine;
+
+use crate::{Lake, LakeOptions, TierReport};
+
+/// Counters of the lake for `/metrics` and `/health`.
+#[derive(Debug, Default)]
+pub struct LakeStats {
+    /// Rounds run.
+    pub rounds: AtomicU64,
+    /// Shard partitions (per table) copied.
+    pub partitions_copied: AtomicU64,
+    /// Rows written into lake files.
+    pub rows: AtomicU64,
+    /// Bytes of lake files written.
+    pub bytes: AtomicU64,
+    /// Files added and removed.
+    pub files_added: AtomicU64,
+    /// Files removed.
+    pub files_removed: AtomicU64,
+    /// Delta versions committed.
+    pub commits: AtomicU64,
+    /// Table failures over all rounds.
+    pub failures: AtomicU64,
+    /// Engine time of the last commit (0: none yet).
+    pub last_commit_ns: AtomicI64,
+    /// How far the lake is behind: engine time minus `tier after` minus the end of the
+    /// oldest partition still to copy (0 when none waits), in nanoseconds.
+    pub lag_ns: AtomicI64,
+    /// The failures of the last round (empty when it went well).
+    pub last_failures: Mutex<Vec<String>>,
+}
+
+impl LakeStats {
+    fn record(&self, report: &TierReport, now: i64, ended_by: i64) {
+        self.rounds.fetch_add(1, Ordering::Relaxed);
+        self.partitions_copied
+            .fetch_add(report.partitions_copied, Ordering::Relaxed);
+        self.rows.fetch_add(report.rows, Ordering::Relaxed);
+        self.bytes.fetch_add(report.bytes, Ordering::Relaxed);
+        self.files_added
+            .fetch_add(report.files_added, Ordering::Relaxed);
+        self.files_removed
+            .fetch_add(report.files_removed, Ordering::Relaxed);
+        self.commits.fetch_add(report.commits, Ordering::Relaxed);
+        self.failures
+            .fetch_add(report.failures.len() as u64, Ordering::Relaxed);
+        if report.commits > 0 {
+            self.last_commit_ns.store(now, Ordering::Relaxed);
+        }
+        let lag = report
+            .oldest_pending_end
+            .map_or(0, |end| ended_by.saturating_sub(end).max(0));
+        self.lag_ns.store(lag, Ordering::Relaxed);
+        *self.last_failures.lock() = report.failures.clone();
+    }
+}
+
+/// The running tiering thread; stops when dropped.
+pub struct Tierer {
+    stats: Arc<LakeStats>,
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    running: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Tierer {
+    /// Starts tiering `engine` into the lake of `options`.
+    pub fn start(engine: Arc<Engine>, options: LakeOptions) -> std::io::Result<Self> {
+        let stats = Arc::new(LakeStats::default());
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let running = Arc::new(AtomicBool::new(false));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let thread = {
+            let stats = Arc::clone(&stats);
+            let stop = Arc::clone(&stop);
+            let running = Arc::clone(&running);
+            std::thread::Builder::new()
+                .name("strata-lake".into())
+                .spawn(move || {
+                    let interval = options.tier_interval;
+                    let lake = Lake::new(options);
+                    let mut backoff = 1u32;
+                    loop {
+                        running.store(true, Ordering::Relaxed);
+                        let report = runtime.block_on(lake.tier(&engine));
+                        running.store(false, Ordering::Relaxed);
+                        let now = engine.now_ns();
+                        let tier_after =
+                            i64::try_from(lake.options().tier_after.as_nanos()).unwrap_or(i64::MAX);
+                        stats.record(&report, now, now.saturating_sub(tier_after));
+                        for failure in &report.failures {
+                            tracing::warn!(target: "strata::lake", "tiering failed: {failure}");
+                        }
+                        backoff = if report.failures.is_empty() {
+                            1
+                        } else {
+                            (backoff * 2).min(32)
+                        };
+                        let (lock, wake) = &*stop;
+                        let mut stopped = lock.lock();
+                        if !*stopped {
+                            wake.wait_for(&mut stopped, interval * backoff);
+                        }
+                        if *stopped {
+                            break;
+                        }
+                    }
+                })?
+        };
+        Ok(Self {
+            stats,
+            stop,
+            running,
+            thread: Some(thread),
+        })
+    }
+
+    /// The lake's counters.
+    pub fn stats(&self) -> &Arc<LakeStats> {
+        &self.stats
+    }
+
+    /// Whether a round is under way.
+    pub fn busy(&self) -> bool {
+        self.running.load(Ordering::Relaxed)
+    }
+
+    /// Stops the thread after its current round.
+    pub fn stop(&mut self) {
+        *self.stop.0.lock() = true;
+        self.stop.1.notify_all();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Tierer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,309 @@
+//! Tiering into a `file://` lake with an injected clock: cold partitions land in one Delta
+//! table per Strata table, read back here with the Delta log and a Parquet reader of their
+//! own, row for row (nanosecond times, nulls, every field type); a round with nothing new
+//! commits nothing; a late write, a delete and retention replace or remove the copies, and
+//! no row is ever in the lake twice.
+
+#![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Decimal128Type, Float64Type, Int16Type, Int64Type};
+use arrow_array::{Array, RecordBatch};
+use deltalake_core::DeltaTable;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use strata_lake::{Lake, LakeOptions, TierReport, parse_url};
+use strata_lineproto::Precision;
+use strata_storage::model::Value;
+use strata_storage::{
+    DeleteRequest, Engine, EngineOptions, ManualClock, ReadRequest, Retention, WalSync,
+};
+
+const DAY_NS: i64 = 86_400_000_000_000;
+/// Midnight UTC, so partitions (one day) start on whole days.
+const START_NS: i64 = 1_700_000_000_000_000_000 / DAY_NS * DAY_NS;
+const DAYS: i64 = 5;
+
+/// (tags, time) → field → value.
+type Rows = BTreeMap<(Vec<(String, String)>, i64), BTreeMap<String, Value>>;
+
+fn open(dir: &Path, clock: &Arc<ManualClock>) -> Arc<Engine> {
+    let (engine, _) = Engine::open(EngineOptions {
+        data_dirs: vec![dir.to_path_buf()],
+        shards: 2,
+        wal_sync: WalSync::None,
+        partition_duration: Duration::from_secs(86_400),
+        background: false,
+        clock: Arc::clone(clock) as _,
+        ..EngineOptions::default()
+    })
+    .unwrap();
+    Arc::new(engine)
+}
+
+/// Rows every 7 minutes and 13 ns apart over `DAYS` days: three hosts of `cpu` (a float
+/// and an integer, `idle` only on even rows), one of `mem` (unsigned, boolean, string).
+fn body() -> String {
+    let mut body = String::new();
+    let step = 7 * 60_000_000_000 + 13;
+    let mut i = 0i64;
+    while START_NS + i * step < START_NS + DAYS * DAY_NS {
+        let time = START_NS + i * step;
+        for host in ["a", "b", "c"] {
+            if i % 2 == 0 {
+                body.push_str(&format!(
+                    "cpu,host={host},rack=r{} usage={}.25,idle={i}i {time}\n",
+                    i % 3,
+                    i
+                ));
+            } else {
+                body.push_str(&format!("cpu,host={host} usage={}.5 {time}\n", i));
+            }
+        }
+        body.push_str(&format!(
+            "mem,host=a free={}u,ok={},note=\"n {i}\" {time}\n",
+            u64::MAX - i as u64,
+            i % 2 == 0
+        ));
+        i += 1;
+    }
+    body
+}
+
+/// The engine's rows of `db.table` with times in `start..end`.
+fn engine_rows(engine: &Engine, db: &str, table: &str, start: i64, end: i64) -> Rows {
+    let schema = engine.table(db, table).unwrap();
+    let mut out = Rows::new();
+    let request = ReadRequest {
+        start,
+        end,
+        ..ReadRequest::all(schema.id)
+    };
+    for series in engine.read(&request).unwrap() {
+        let data = &series.data;
+        for (row, time) in data.times.iter().enumerate() {
+            out.entry((series.tags.clone(), *time)).or_default();
+            for column in &data.columns {
+                if let Some(Some(i)) = column.value_indexes(data.rows()).get(row) {
+                    let name = schema.fields[column.field as usize].name.clone();
+                    out.get_mut(&(series.tags.clone(), *time))
+                        .unwrap()
+                        .insert(name, column.values.get(*i));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The rows of the lake table at `dir`, read from the files its Delta log names (each
+/// row once: a row twice fails the test).
+async fn lake_rows(dir: &Path) -> (Rows, Vec<String>) {
+    let url = url::Url::from_directory_path(dir).unwrap();
+    let table = DeltaTable::try_from_url(url).await.unwrap();
+    let mut paths: Vec<String> = table.get_file_uris().unwrap().collect();
+    paths.sort();
+    let mut out = Rows::new();
+    for path in &paths {
+        let file = std::fs::File::open(path.strip_prefix("file://").unwrap_or(path)).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap();
+        for batch in reader {
+            add_batch(&mut out, &batch.unwrap());
+        }
+    }
+    (out, paths)
+}
+
+fn add_batch(out: &mut Rows, batch: &RecordBatch) {
+    let schema = batch.schema();
+    let micros = batch
+        .column_by_name("time")
+        .unwrap()
+        .as_primitive::<arrow_array::types::TimestampMicrosecondType>();
+    let nanos = batch
+        .column_by_name("time_nanos")
+        .unwrap()
+        .as_primitive::<Int16Type>();
+    for row in 0..batch.num_rows() {
+        let time = micros.value(row) * 1000 + i64::from(nanos.value(row));
+        let mut tags = Vec::new();
+        let mut fields = BTreeMap::new();
+        for (index, field) in schema.fields().iter().enumerate() {
+            let name = field.name().as_str();
+            let column = batch.column(index);
+            if name == "time" || name == "time_nanos" || column.is_null(row) {
+                continue;
+            }
+            if ["host", "rack"].contains(&name) {
+                tags.push((
+                    name.to_string(),
+                    column.as_string::<i32>().value(row).into(),
+                ));
+                continue;
+            }
+            let value = match field.data_type() {
+                arrow_schema::DataType::Float64 => {
+                    Value::Float(column.as_primitive::<Float64Type>().value(row))
+                }
+                arrow_schema::DataType::Int64 => {
+                    Value::Integer(column.as_primitive::<Int64Type>().value(row))
+                }
+                arrow_schema::DataType::Decimal128(20, 0) => Value::Unsigned(
+                    u64::try_from(column.as_primitive::<Decimal128Type>().value(row)).unwrap(),
+                ),
+                arrow_schema::DataType::Boolean => Value::Boolean(column.as_boolean().value(row)),
+                arrow_schema::DataType::Utf8 => {
+                    Value::String(column.as_string::<i32>().value(row).into())
+                }
+                other => panic!("column {name}: unexpected type {other}"),
+            };
+            fields.insert(name.to_string(), value);
+        }
+        tags.sort();
+        let previous = out.insert((tags.clone(), time), fields);
+        assert!(
+            previous.is_none(),
+            "row {tags:?} at {time} twice in the lake"
+        );
+    }
+}
+
+/// Fails with the first row that differs (the whole maps are too long to print).
+fn assert_same(found: &Rows, expected: &Rows, what: &str) {
+    for (key, fields) in expected {
+        assert_eq!(found.get(key), Some(fields), "{what}: row {key:?}");
+    }
+    for key in found.keys() {
+        assert!(expected.contains_key(key), "{what}: extra row {key:?}");
+    }
+}
+
+fn lake(root: &Path) -> Lake {
+    let mut options = LakeOptions::new(parse_url(root.to_str().unwrap()).unwrap());
+    options.tier_after = Duration::from_secs(86_400);
+    Lake::new(options)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn tier(runtime: &tokio::runtime::Runtime, lake: &Lake, engine: &Arc<Engine>) -> TierReport {
+    let report = runtime.block_on(lake.tier(engine));
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    report
+}
+
+#[test]
+fn cold_partitions_are_copied_row_for_row_and_kept_current() {
+    let data = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    // Now is the end of the last day: days 0..DAYS-1 ended a day ago or more.
+    let clock = Arc::new(ManualClock::new(START_NS + DAYS * DAY_NS));
+    let engine = open(data.path(), &clock);
+    let report = engine
+        .write_lines("db", body().as_bytes(), Precision::Nanoseconds)
+        .unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors.first());
+    engine.flush().unwrap();
+    let runtime = runtime();
+    let lake = lake(root.path());
+    let cold_end = START_NS + (DAYS - 1) * DAY_NS;
+
+    let first = tier(&runtime, &lake, &engine);
+    // Two tables, two shards (each table's series in both or one), DAYS - 1 cold days.
+    assert!(first.commits > 0 && first.rows > 0, "{first:?}");
+    for table in ["cpu", "mem"] {
+        let (rows, paths) = runtime.block_on(lake_rows(&root.path().join("db").join(table)));
+        let expected = engine_rows(&engine, "db", table, START_NS, cold_end);
+        assert_eq!(rows.len(), expected.len(), "{table}: row count");
+        assert_same(&rows, &expected, table);
+        assert!(
+            paths
+                .iter()
+                .all(|p| p.contains("/day=") && p.ends_with(".parquet"))
+        );
+    }
+    let days: std::collections::BTreeSet<String> = runtime
+        .block_on(lake_rows(&root.path().join("db").join("cpu")))
+        .1
+        .iter()
+        .map(|p| p.split("/day=").nth(1).unwrap()[..10].to_string())
+        .collect();
+    assert_eq!(days.len(), (DAYS - 1) as usize, "{days:?}");
+
+    // Nothing changed: nothing committed.
+    let second = tier(&runtime, &lake, &engine);
+    assert_eq!(second.commits, 0, "{second:?}");
+    // A fresh lake object (a restart) finds the copies current from the Delta log alone.
+    let restarted = self::lake(root.path());
+    assert_eq!(tier(&runtime, &restarted, &engine).commits, 0);
+
+    // A late write into day 1: that shard partition is copied again, replacing its files.
+    let late = START_NS + DAY_NS + 1;
+    engine
+        .write_lines(
+            "db",
+            format!("cpu,host=z usage=99.5 {late}\n").as_bytes(),
+            Precision::Nanoseconds,
+        )
+        .unwrap();
+    engine.flush().unwrap();
+    let third = tier(&runtime, &restarted, &engine);
+    assert_eq!(third.commits, 1, "{third:?}");
+    assert_eq!(third.files_removed, third.files_added, "{third:?}");
+    // A delete over day 2 of host b.
+    let cpu = engine.table("db", "cpu").unwrap();
+    engine
+        .delete(&DeleteRequest {
+            table: cpu.id,
+            start: START_NS + 2 * DAY_NS,
+            end: START_NS + 3 * DAY_NS,
+            predicate: Some(strata_storage::series::TagPredicate::Eq {
+                key: "host".into(),
+                value: "b".into(),
+            }),
+        })
+        .unwrap();
+    let fourth = tier(&runtime, &restarted, &engine);
+    assert!(fourth.commits >= 1, "{fourth:?}");
+    let (rows, _) = runtime.block_on(lake_rows(&root.path().join("db").join("cpu")));
+    let expected = engine_rows(&engine, "db", "cpu", START_NS, cold_end);
+    assert_same(&rows, &expected, "cpu after a late write and a delete");
+    assert!(rows.contains_key(&(vec![("host".into(), "z".into())], late)));
+
+    // Retention of two days: the days before the horizon leave the lake.
+    engine
+        .set_retention("db", Retention::Keep(Duration::from_secs(2 * 86_400)))
+        .unwrap();
+    let fifth = tier(&runtime, &restarted, &engine);
+    assert!(fifth.files_removed > 0, "{fifth:?}");
+    let horizon = START_NS + (DAYS - 2) * DAY_NS;
+    for table in ["cpu", "mem"] {
+        let (rows, _) = runtime.block_on(lake_rows(&root.path().join("db").join(table)));
+        let expected = engine_rows(&engine, "db", table, horizon, cold_end);
+        assert_same(&rows, &expected, table);
+        assert!(rows.keys().all(|(_, t)| *t >= horizon));
+    }
+}
+
+#[test]
+fn lake_urls_are_checked() {
+    assert!(parse_url("file:///tmp/lake").is_ok());
+    assert!(parse_url("/tmp/lake").is_ok());
+    let err = parse_url("s3://bucket/prefix").unwrap_err().to_string();
+    assert!(err.contains("not supported"), "{err}");
+    let err = parse_url("ftp://host/x").unwrap_err().to_string();
+    assert!(err.contains("unknown lake scheme"), "{err}");
+    assert!(parse_url("relative/path").is_err());
+}
