@@ -72,17 +72,19 @@ pub fn day_of(time_ns: i64) -> i64 {
 
 /// The `YYYY-MM-DD` of a day number (days since 1970-01-01).
 pub fn day_text(day: i64) -> String {
-    // Civil from days (Howard Hinnant's algorithm), valid for every i64 day we can meet.
-    let z = day + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    utc(day.saturating_mul(86_400_000))
+        .format("%Y-%m-%d")
+        .to_string()
+}
+
+/// Milliseconds since the epoch as a UTC time (clamped to chrono's range, some 262,000
+/// years either way, which no row reaches).
+fn utc(ms: i64) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp_millis(ms).unwrap_or(if ms < 0 {
+        chrono::DateTime::<chrono::Utc>::MIN_UTC
+    } else {
+        chrono::DateTime::<chrono::Utc>::MAX_UTC
+    })
 }
 
 /// `time` in nanoseconds as the ISO 8601 text Delta statistics use, in milliseconds:
@@ -94,16 +96,7 @@ fn stats_time(time_ns: i64, up: bool) -> String {
     } else {
         time_ns.div_euclid(1_000_000)
     };
-    let day = ms.div_euclid(86_400_000);
-    let in_day = ms.rem_euclid(86_400_000);
-    format!(
-        "{}T{:02}:{:02}:{:02}.{:03}Z",
-        day_text(day),
-        in_day / 3_600_000,
-        in_day / 60_000 % 60,
-        in_day / 1000 % 60,
-        in_day % 1000
-    )
+    utc(ms).format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
 /// How lake files are written.

@@ -107,8 +107,8 @@ impl Lake {
     }
 
     /// Where the Delta table of `database.table` is: `ROOT/DATABASE/TABLE`, each name one
-    /// percent-encoded path segment.
-    pub fn table_url(&self, database: &str, table: &str) -> Result<Url, LakeError> {
+    /// percent-encoded path segment. With `create`, a local directory is made for it.
+    pub fn table_url(&self, database: &str, table: &str, create: bool) -> Result<Url, LakeError> {
         let mut url = self.options.url.clone();
         {
             let mut segments = url.path_segments_mut().map_err(|()| {
@@ -116,7 +116,8 @@ impl Lake {
             })?;
             segments.pop_if_empty().push(database).push(table);
         }
-        if url.scheme() == "file"
+        if create
+            && url.scheme() == "file"
             && let Ok(path) = url.to_file_path()
         {
             std::fs::create_dir_all(&path)

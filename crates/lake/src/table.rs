@@ -39,17 +39,26 @@ pub struct LakeTable {
 }
 
 impl LakeTable {
-    /// Opens the Delta table at `url`, creating it with `schema`'s columns when there is
-    /// none, and adding the columns the catalog has gained since.
+    /// Opens the Delta table at `url`, adding the columns the catalog has gained since;
+    /// when there is none, creates it with `schema`'s columns if `create`, else `None`.
     pub async fn open(
         url: Url,
         storage_options: &HashMap<String, String>,
         table: &TableSchema,
         schema: &LakeSchema,
-    ) -> Result<Self, LakeError> {
+        create: bool,
+    ) -> Result<Option<Self>, LakeError> {
         let name = format!("{}.{}", table.database, table.name);
-        let delta =
-            DeltaTable::try_from_url_with_storage_options(url, storage_options.clone()).await?;
+        let delta = match url.to_file_path() {
+            // No directory, no table (and nothing to make one from).
+            Ok(path) if !create && !path.exists() => return Ok(None),
+            _ => {
+                DeltaTable::try_from_url_with_storage_options(url, storage_options.clone()).await?
+            }
+        };
+        if delta.version().is_none() && !create {
+            return Ok(None);
+        }
         let mut this = if delta.version().is_none() {
             let created = delta
                 .create()
@@ -68,7 +77,7 @@ impl LakeTable {
             Self { table: delta, name }
         };
         this.add_missing_columns(schema).await?;
-        Ok(this)
+        Ok(Some(this))
     }
 
     /// Adds the columns of `schema` the Delta table lacks; a column whose type differs

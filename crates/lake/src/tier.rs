@@ -67,11 +67,13 @@ impl Lake {
                     .push((cold.clone(), *table));
             }
         }
-        // Tables with lake files but no cold partition any more still need a look: their
-        // rows may have expired or been deleted.
-        let known: Vec<TableId> = self.tables.lock().await.keys().copied().collect();
-        for table in known {
-            work.entry(table).or_default();
+        // Every table still needs a look even without a cold partition: the lake may hold
+        // days of it that have expired since (after a restart too, before it is opened).
+        let catalog = engine.catalog();
+        for database in catalog.databases() {
+            for table in catalog.tables(&database) {
+                work.entry(table.id).or_default();
+            }
         }
         let mut report = TierReport::default();
         for (table, partitions) in work {
@@ -82,7 +84,7 @@ impl Lake {
             };
             let oldest_end = partitions.iter().map(|(p, _)| p.end).min();
             if let Err(error) = self
-                .tier_table(engine, &schema, partitions, ended_by, &mut report)
+                .tier_table(engine, &schema, partitions, &mut report)
                 .await
             {
                 if let Some(end) = oldest_end {
@@ -102,7 +104,6 @@ impl Lake {
         engine: &Arc<Engine>,
         schema: &Arc<TableSchema>,
         partitions: TableWork,
-        ended_by: Timestamp,
         report: &mut TierReport,
     ) -> Result<(), LakeError> {
         let lake_schema = LakeSchema::of(schema)?;
@@ -110,14 +111,21 @@ impl Lake {
         let table = match tables.entry(schema.id) {
             std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
             std::collections::hash_map::Entry::Vacant(entry) => {
-                if partitions.is_empty() {
-                    return Ok(());
-                }
-                let url = self.table_url(&schema.database, &schema.name)?;
-                entry.insert(
-                    LakeTable::open(url, &self.options.storage_options, schema, &lake_schema)
-                        .await?,
+                // A table with nothing to copy is opened only if the lake has it already.
+                let create = !partitions.is_empty();
+                let url = self.table_url(&schema.database, &schema.name, create)?;
+                match LakeTable::open(
+                    url,
+                    &self.options.storage_options,
+                    schema,
+                    &lake_schema,
+                    create,
                 )
+                .await?
+                {
+                    Some(opened) => entry.insert(opened),
+                    None => return Ok(()),
+                }
             }
         };
         let mut files: HashMap<(usize, i64), Vec<LakeFile>> = HashMap::new();
@@ -157,11 +165,13 @@ impl Lake {
                     .await?;
                 }
                 None => {
-                    // No rows of the table in that shard partition any more (expired,
-                    // deleted, or never there again): its copy leaves the lake.
+                    // No rows of the table in that shard partition on the server. Only
+                    // retention removes the copy: a partition can also be missing because
+                    // the lake outlived a data directory, and the lake is then the only
+                    // copy left.
                     let (_, end) = engine.partition_range(key.1);
-                    if end <= ended_by {
-                        remove_only(table, old, key, "rows left Strata", report).await?;
+                    if end <= horizon {
+                        remove_only(table, old, key, "expired", report).await?;
                     }
                 }
             }

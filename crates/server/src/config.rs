@@ -140,6 +140,37 @@ pub struct ServerConfig {
     /// closed), and longest a request body may pause (past it the request is answered
     /// 408). Default [`DEFAULT_CLIENT_TIMEOUT`].
     pub client_timeout: Duration,
+    /// The lake cold partitions are copied to (`--lake`); `None` (the default): none.
+    pub lake: Option<LakeConfig>,
+}
+
+/// Where and when cold partitions are copied to the lake (`docs/lake.md`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LakeConfig {
+    /// The lake's root, `file:///path` (checked when the server starts).
+    pub url: String,
+    /// A shard partition is copied once it ended this long ago. Default one day.
+    pub tier_after: Duration,
+    /// How often the lake looks for partitions to copy. Default one minute.
+    pub tier_interval: Duration,
+}
+
+/// Default `tier_after`: a partition is copied a day after it ends.
+pub const DEFAULT_TIER_AFTER: Duration = Duration::from_secs(86_400);
+/// Default `tier_interval`.
+pub const DEFAULT_TIER_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Parses `--tier-after` or `--tier-interval`: a positive duration such as `7d` or `1m`.
+pub fn parse_tier_duration(what: &str, text: &str) -> Result<Duration, ServerError> {
+    match humantime::parse_duration(text) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err(ServerError::Config(format!(
+            "{what} {text:?}: give a positive duration such as 7d or 1m"
+        ))),
+        Err(e) => Err(ServerError::Config(format!(
+            "{what} {text:?}: {e} (a duration such as 7d or 1m)"
+        ))),
+    }
 }
 
 impl Default for ServerConfig {
@@ -167,6 +198,7 @@ impl Default for ServerConfig {
             query: QueryOptions::default(),
             max_connections: DEFAULT_MAX_CONNECTIONS,
             client_timeout: DEFAULT_CLIENT_TIMEOUT,
+            lake: None,
         }
     }
 }
@@ -200,6 +232,9 @@ impl Default for ServerConfig {
 /// query_queue = 64
 /// max_connections = 4096
 /// client_timeout = "30s"
+/// lake = "file:///mnt/lake"   # copy cold partitions to Delta tables there (docs/lake.md)
+/// tier_after = "1d"           # once a partition ended this long ago
+/// tier_interval = "1m"        # how often to look
 /// log = "info"
 /// ```
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -255,6 +290,12 @@ pub struct FileConfig {
     pub max_connections: Option<usize>,
     /// Time to send a request head, and most a body may pause (a duration).
     pub client_timeout: Option<String>,
+    /// The lake's root URL.
+    pub lake: Option<String>,
+    /// Copy partitions once they ended this long ago (a duration).
+    pub tier_after: Option<String>,
+    /// How often the lake looks for partitions to copy (a duration).
+    pub tier_interval: Option<String>,
     /// Log filter (`RUST_LOG` syntax).
     pub log: Option<String>,
 }

@@ -43,6 +43,8 @@ pub(crate) struct AppState {
     pub config: Arc<ServerConfig>,
     /// When the server started (the engine's clock), for `SHOW DIAGNOSTICS`.
     pub started_ns: i64,
+    /// The lake's counters, when cold partitions are copied to one.
+    pub lake: Option<Arc<strata_lake::LakeStats>>,
 }
 
 pub(crate) type Shared = Arc<AppState>;
@@ -152,7 +154,18 @@ async fn ping() -> StatusCode {
 async fn health(State(state): State<Shared>) -> Response {
     let quarantined = state.engine.quarantined();
     let write_problems = state.engine.write_problems();
+    let lake_failures = state
+        .lake
+        .as_ref()
+        .map(|lake| lake.last_failures.lock().clone())
+        .unwrap_or_default();
     let mut notes = Vec::new();
+    if !lake_failures.is_empty() {
+        notes.push(format!(
+            "copying to the lake failed for {} table(s), retried with backoff (see the checks)",
+            lake_failures.len()
+        ));
+    }
     if !write_problems.is_empty() {
         notes.push(format!(
             "{} shard(s) refuse writes (a full disk, most often; see the checks)",
@@ -185,6 +198,9 @@ async fn health(State(state): State<Shared>) -> Response {
                 "message": problem,
             })
         })
+        .chain(lake_failures.iter().map(
+            |failure| serde_json::json!({ "name": "lake", "status": "warn", "message": failure }),
+        ))
         .chain(quarantined.iter().map(|part| {
             serde_json::json!({
                 "name": format!("shard-{}/p{}/{:016}.part", part.shard, part.partition, part.id),
@@ -214,6 +230,9 @@ async fn metrics(
     auth::check(&state.config, &headers, &params)?;
     let mut text = state.metrics.render(&state.engine.stats());
     crate::metrics::render_database_bytes(&mut text, &state.engine.part_bytes_by_database());
+    if let Some(lake) = &state.lake {
+        crate::metrics::render_lake(&mut text, lake);
+    }
     let mut response = text.into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,

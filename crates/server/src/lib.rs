@@ -157,6 +157,7 @@ pub async fn serve(
         tracing::warn!("{note}");
     }
     let engine = Arc::new(engine);
+    let tierer = start_lake(&engine, config.lake.as_ref())?;
     let query = QueryEngine::with_options(Arc::clone(&engine), config.query.clone())
         .map_err(|e| ServerError::Config(format!("cannot start the query engine: {e}")))?;
     let query = Arc::new(query);
@@ -256,6 +257,7 @@ pub async fn serve(
         metrics: Arc::clone(&metrics),
         config: Arc::clone(&config),
         started_ns: engine.now_ns(),
+        lake: tierer.as_ref().map(|t| Arc::clone(t.stats())),
     });
     let router = http::router(state);
     tracing::info!(
@@ -308,7 +310,36 @@ pub async fn serve(
         tracing::error!("Postgres server task failed: {e}");
     }
     drop(metrics);
+    if let Some(mut tierer) = tierer {
+        // Waits for a round under way: its files are committed or left for vacuum.
+        tokio::task::spawn_blocking(move || tierer.stop())
+            .await
+            .map_err(|e| ServerError::Runtime(std::io::Error::other(e)))?;
+    }
     close_engine(engine).await
+}
+
+/// Starts copying cold partitions to the lake, when one is configured.
+fn start_lake(
+    engine: &Arc<Engine>,
+    lake: Option<&config::LakeConfig>,
+) -> Result<Option<strata_lake::Tierer>, ServerError> {
+    let Some(lake) = lake else {
+        return Ok(None);
+    };
+    let url = strata_lake::parse_url(&lake.url).map_err(|e| ServerError::Config(e.to_string()))?;
+    let mut options = strata_lake::LakeOptions::new(url);
+    options.tier_after = lake.tier_after;
+    options.tier_interval = lake.tier_interval;
+    tracing::info!(
+        "copying partitions to the lake at {} once they ended {} ago (a round every {})",
+        options.url,
+        humantime::format_duration(options.tier_after),
+        humantime::format_duration(options.tier_interval)
+    );
+    strata_lake::Tierer::start(Arc::clone(engine), options)
+        .map(Some)
+        .map_err(ServerError::Runtime)
 }
 
 /// The Postgres wire listener `pg` asks for, and the address it is bound to. At the default

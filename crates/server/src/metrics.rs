@@ -473,6 +473,72 @@ pub fn render_database_bytes(out: &mut String, databases: &[(String, u64)]) {
     }
 }
 
+/// Appends the lake's counters (`strata_lake_*`).
+pub fn render_lake(out: &mut String, lake: &strata_lake::LakeStats) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let counters = [
+        (
+            "strata_lake_rounds_total",
+            "Tiering rounds run since start.",
+            lake.rounds.load(Relaxed),
+        ),
+        (
+            "strata_lake_partitions_tiered_total",
+            "Shard partitions (per table) copied to the lake since start.",
+            lake.partitions_copied.load(Relaxed),
+        ),
+        (
+            "strata_lake_rows_tiered_total",
+            "Rows written into lake files since start.",
+            lake.rows.load(Relaxed),
+        ),
+        (
+            "strata_lake_bytes_tiered_total",
+            "Bytes of lake files written since start.",
+            lake.bytes.load(Relaxed),
+        ),
+        (
+            "strata_lake_files_added_total",
+            "Lake files committed since start.",
+            lake.files_added.load(Relaxed),
+        ),
+        (
+            "strata_lake_files_removed_total",
+            "Lake files removed from their Delta tables (replaced, expired, deleted) since start.",
+            lake.files_removed.load(Relaxed),
+        ),
+        (
+            "strata_lake_commits_total",
+            "Delta versions committed since start.",
+            lake.commits.load(Relaxed),
+        ),
+        (
+            "strata_lake_failures_total",
+            "Tables whose tiering failed in a round (retried with backoff) since start.",
+            lake.failures.load(Relaxed),
+        ),
+    ];
+    for (name, text, value) in counters {
+        counter(out, name, text, value);
+    }
+    let gauges = [
+        (
+            "strata_lake_last_commit_timestamp_seconds",
+            "Engine time of the last lake commit (0: none since start).",
+            lake.last_commit_ns.load(Relaxed),
+        ),
+        (
+            "strata_lake_lag_seconds",
+            "How long the oldest partition due for the lake has waited past --tier-after (0: none).",
+            lake.lag_ns.load(Relaxed),
+        ),
+    ];
+    for (name, text, ns) in gauges {
+        help(out, name, text, "gauge");
+        let _ = writeln!(out, "{name} {:.3}", ns as f64 / 1e9);
+    }
+}
+
 /// A label value as the text format writes it: `\`, `"` and newline escaped.
 fn escape_label(value: &str) -> String {
     let mut out = String::with_capacity(value.len());

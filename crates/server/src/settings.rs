@@ -100,6 +100,15 @@ pub(crate) fn settings(c: &ServerConfig) -> Vec<(&'static str, String)> {
         ("query-queue", c.query.queue_length().to_string()),
         ("max-connections", c.max_connections.to_string()),
         ("client-timeout", duration(c.client_timeout)),
+        ("lake", or_none(c.lake.as_ref(), |l| l.url.clone())),
+        (
+            "tier-after",
+            or_none(c.lake.as_ref(), |l| duration(l.tier_after)),
+        ),
+        (
+            "tier-interval",
+            or_none(c.lake.as_ref(), |l| duration(l.tier_interval)),
+        ),
     ]
 }
 

@@ -137,6 +137,17 @@ pub struct ServeArgs {
     /// [default: 30s]
     #[arg(long, env = "STRATA_CLIENT_TIMEOUT", value_name = "DURATION")]
     client_timeout: Option<String>,
+    /// Lake for cold partitions: each shard partition that ended --tier-after ago is copied
+    /// as Parquet into one Delta Lake table per table at LAKE/DATABASE/TABLE, for Spark,
+    /// Trino, DuckDB or pandas (see docs/lake.md). A file:///path URL [default: off]
+    #[arg(long, env = "STRATA_LAKE", value_name = "URL")]
+    lake: Option<String>,
+    /// Copy a partition to the lake once it ended this long ago [default: 1d]
+    #[arg(long, env = "STRATA_TIER_AFTER", value_name = "DURATION")]
+    tier_after: Option<String>,
+    /// How often the lake looks for partitions to copy [default: 1m]
+    #[arg(long, env = "STRATA_TIER_INTERVAL", value_name = "DURATION")]
+    tier_interval: Option<String>,
     /// Log filter in RUST_LOG syntax, e.g. info or strata_server=debug [default: info]
     #[arg(long, env = "RUST_LOG", value_name = "FILTER")]
     log: Option<String>,
@@ -200,6 +211,27 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
     let max_series = match args.max_series.or(file.max_series) {
         Some(text) => parse_max_series(&text)?,
         None => defaults.max_series,
+    };
+    let tier_after = args.tier_after.or(file.tier_after);
+    let tier_interval = args.tier_interval.or(file.tier_interval);
+    let lake = match args.lake.or(file.lake).filter(|url| !url.is_empty()) {
+        Some(url) => Some(config::LakeConfig {
+            url,
+            tier_after: match tier_after {
+                Some(text) => config::parse_tier_duration("tier after", &text)?,
+                None => config::DEFAULT_TIER_AFTER,
+            },
+            tier_interval: match tier_interval {
+                Some(text) => config::parse_tier_duration("tier interval", &text)?,
+                None => config::DEFAULT_TIER_INTERVAL,
+            },
+        }),
+        None if tier_after.is_some() || tier_interval.is_some() => {
+            return Err(strata_server::ServerError::Config(
+                "--tier-after and --tier-interval need a lake (--lake file:///path)".into(),
+            ));
+        }
+        None => None,
     };
     let mut query = defaults.query.clone();
     if let Some(text) = args.query_timeout.or(file.query_timeout) {
@@ -266,6 +298,7 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
             Some(text) => parse_client_timeout(&text)?,
             None => defaults.client_timeout,
         },
+        lake,
     };
     if config.max_connections == 0 {
         return Err(strata_server::ServerError::Config(

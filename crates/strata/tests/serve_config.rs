@@ -44,6 +44,9 @@ fn help_documents_every_flag_with_its_default_and_env_var() {
             "STRATA_MAX_INFLIGHT_WRITE_BYTES",
             "268435456",
         ),
+        ("--lake", "STRATA_LAKE", "off"),
+        ("--tier-after", "STRATA_TIER_AFTER", "1d"),
+        ("--tier-interval", "STRATA_TIER_INTERVAL", "1m"),
         ("--config", "STRATA_CONFIG", ""),
         ("--log", "RUST_LOG", "info"),
     ] {
