@@ -6,6 +6,7 @@
 //! - [`file`]: one Parquet file (zstd, row groups, statistics), named after the shard
 //!   partition and state it copies, and its Delta `add` action.
 //! - [`table`]: one table's Delta table: create, add columns, list files, commit.
+//! - [`store`]: the `s3://` object stores, registered with Delta.
 //! - `tier`: a round of copying; [`Tierer`] runs rounds on a thread of its own.
 //!
 //! The lake's whole state is in the Delta logs: a file's name says what it copies, so a
@@ -15,6 +16,7 @@
 pub mod error;
 pub mod file;
 pub mod schema;
+pub mod store;
 pub mod table;
 mod tier;
 mod tierer;
@@ -27,16 +29,18 @@ use url::Url;
 
 pub use error::LakeError;
 pub use file::FileOptions;
+pub use store::S3Options;
 pub use tier::TierReport;
 pub use tierer::{LakeStats, Tierer};
 
 /// Where the lake is and how it is kept.
 #[derive(Debug, Clone)]
 pub struct LakeOptions {
-    /// The lake's root: `file:///path` (a mounted file system). Each table is at
-    /// `ROOT/DATABASE/TABLE`.
+    /// The lake's root: `file:///path` (a mounted file system) or `s3://bucket/prefix`
+    /// (an S3-compatible object store). Each table is at `ROOT/DATABASE/TABLE`.
     pub url: Url,
-    /// Options handed to the object store (endpoint, region, credentials).
+    /// Options handed to the object store (`object_store`'s `aws_*` keys: endpoint,
+    /// region, credentials; see [`S3Options::storage_options`]).
     pub storage_options: HashMap<String, String>,
     /// Partitions are copied once they ended this long ago.
     pub tier_after: Duration,
@@ -60,7 +64,8 @@ impl LakeOptions {
     }
 }
 
-/// Parses a lake URL: `file:///absolute/path`, or a plain absolute path.
+/// Parses a lake URL: `file:///absolute/path` (or a plain absolute path), or
+/// `s3://bucket/prefix` (`s3a://` too).
 pub fn parse_url(text: &str) -> Result<Url, LakeError> {
     let url = if text.starts_with('/') {
         Url::from_directory_path(text)
@@ -75,12 +80,16 @@ pub fn parse_url(text: &str) -> Result<Url, LakeError> {
             })?;
             Ok(url)
         }
-        "s3" | "s3a" => Err(LakeError::Invalid(format!(
-            "{text:?}: object stores (s3://) are not supported by this build yet; \
-             use file:///path on a mounted file system"
-        ))),
+        scheme if store::S3_SCHEMES.contains(&scheme) => {
+            if url.host_str().is_none_or(str::is_empty) {
+                return Err(LakeError::Invalid(format!(
+                    "{text:?} names no bucket (s3://bucket/prefix)"
+                )));
+            }
+            Ok(url)
+        }
         other => Err(LakeError::Invalid(format!(
-            "{text:?}: unknown lake scheme {other:?} (expected file:///path)"
+            "{text:?}: unknown lake scheme {other:?} (expected file:///path or s3://bucket/prefix)"
         ))),
     }
 }
@@ -95,6 +104,7 @@ pub struct Lake {
 impl Lake {
     /// A lake with `options`; nothing is touched until a round.
     pub fn new(options: LakeOptions) -> Self {
+        store::register();
         Self {
             options,
             tables: tokio::sync::Mutex::new(HashMap::new()),

@@ -153,7 +153,11 @@ pub struct LakeConfig {
     pub tier_after: Duration,
     /// How often the lake looks for partitions to copy. Default one minute.
     pub tier_interval: Duration,
+    /// For `s3://` lakes: endpoint, region and credentials.
+    pub s3: S3Options,
 }
+
+pub use strata_lake::S3Options;
 
 /// Default `tier_after`: a partition is copied a day after it ends.
 pub const DEFAULT_TIER_AFTER: Duration = Duration::from_secs(86_400);
@@ -232,7 +236,11 @@ impl Default for ServerConfig {
 /// query_queue = 64
 /// max_connections = 4096
 /// client_timeout = "30s"
-/// lake = "file:///mnt/lake"   # copy cold partitions to Delta tables there (docs/lake.md)
+/// lake = "file:///mnt/lake"   # or s3://bucket/prefix: cold partitions as Delta tables
+/// lake_endpoint = "http://127.0.0.1:8333"  # S3-compatible store (AWS when unset)
+/// lake_region = "us-east-1"
+/// lake_access_key_id = "…"
+/// lake_secret_access_key = "…"
 /// tier_after = "1d"           # once a partition ended this long ago
 /// tier_interval = "1m"        # how often to look
 /// log = "info"
@@ -292,6 +300,14 @@ pub struct FileConfig {
     pub client_timeout: Option<String>,
     /// The lake's root URL.
     pub lake: Option<String>,
+    /// S3 endpoint of the lake.
+    pub lake_endpoint: Option<String>,
+    /// S3 region of the lake.
+    pub lake_region: Option<String>,
+    /// S3 access key id of the lake.
+    pub lake_access_key_id: Option<String>,
+    /// S3 secret access key of the lake.
+    pub lake_secret_access_key: Option<String>,
     /// Copy partitions once they ended this long ago (a duration).
     pub tier_after: Option<String>,
     /// How often the lake looks for partitions to copy (a duration).

@@ -329,6 +329,9 @@ fn start_lake(
     };
     let url = strata_lake::parse_url(&lake.url).map_err(|e| ServerError::Config(e.to_string()))?;
     let mut options = strata_lake::LakeOptions::new(url);
+    if options.url.scheme() != "file" {
+        options.storage_options = lake.s3.storage_options();
+    }
     options.tier_after = lake.tier_after;
     options.tier_interval = lake.tier_interval;
     tracing::info!(

@@ -109,6 +109,22 @@ pub(crate) fn settings(c: &ServerConfig) -> Vec<(&'static str, String)> {
             "tier-interval",
             or_none(c.lake.as_ref(), |l| duration(l.tier_interval)),
         ),
+        (
+            "lake-endpoint",
+            or_none(c.lake.as_ref().and_then(|l| l.s3.endpoint.clone()), |e| e),
+        ),
+        (
+            "lake-region",
+            or_none(c.lake.as_ref().and_then(|l| l.s3.region.clone()), |r| r),
+        ),
+        (
+            "lake-access-key-id",
+            set(&c.lake.as_ref().and_then(|l| l.s3.access_key_id.clone())),
+        ),
+        (
+            "lake-secret-access-key",
+            set(&c.lake.as_ref().and_then(|l| l.s3.secret_access_key.clone())),
+        ),
     ]
 }
 

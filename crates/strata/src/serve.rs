@@ -139,9 +139,28 @@ pub struct ServeArgs {
     client_timeout: Option<String>,
     /// Lake for cold partitions: each shard partition that ended --tier-after ago is copied
     /// as Parquet into one Delta Lake table per table at LAKE/DATABASE/TABLE, for Spark,
-    /// Trino, DuckDB or pandas (see docs/lake.md). A file:///path URL [default: off]
+    /// Trino, DuckDB or pandas (see docs/lake.md). file:///path or s3://bucket/prefix
+    /// [default: off]
     #[arg(long, env = "STRATA_LAKE", value_name = "URL")]
     lake: Option<String>,
+    /// S3 endpoint of an s3:// lake, e.g. http://127.0.0.1:8333 for SeaweedFS or MinIO
+    /// (else AWS_ENDPOINT_URL) [default: AWS]
+    #[arg(long, env = "STRATA_LAKE_ENDPOINT", value_name = "URL")]
+    lake_endpoint: Option<String>,
+    /// S3 region of an s3:// lake (else AWS_REGION) [default: us-east-1]
+    #[arg(long, env = "STRATA_LAKE_REGION", value_name = "REGION")]
+    lake_region: Option<String>,
+    /// S3 access key id of an s3:// lake (else AWS_ACCESS_KEY_ID) [default: none]
+    #[arg(long, env = "STRATA_LAKE_ACCESS_KEY_ID", value_name = "ID")]
+    lake_access_key_id: Option<String>,
+    /// S3 secret access key of an s3:// lake (else AWS_SECRET_ACCESS_KEY) [default: none]
+    #[arg(
+        long,
+        env = "STRATA_LAKE_SECRET_ACCESS_KEY",
+        value_name = "KEY",
+        hide_env_values = true
+    )]
+    lake_secret_access_key: Option<String>,
     /// Copy a partition to the lake once it ended this long ago [default: 1d]
     #[arg(long, env = "STRATA_TIER_AFTER", value_name = "DURATION")]
     tier_after: Option<String>,
@@ -224,6 +243,21 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
             tier_interval: match tier_interval {
                 Some(text) => config::parse_tier_duration("tier interval", &text)?,
                 None => config::DEFAULT_TIER_INTERVAL,
+            },
+            s3: config::S3Options {
+                endpoint: or_aws(
+                    args.lake_endpoint.or(file.lake_endpoint),
+                    "AWS_ENDPOINT_URL",
+                ),
+                region: or_aws(args.lake_region.or(file.lake_region), "AWS_REGION"),
+                access_key_id: or_aws(
+                    args.lake_access_key_id.or(file.lake_access_key_id),
+                    "AWS_ACCESS_KEY_ID",
+                ),
+                secret_access_key: or_aws(
+                    args.lake_secret_access_key.or(file.lake_secret_access_key),
+                    "AWS_SECRET_ACCESS_KEY",
+                ),
             },
         }),
         None if tier_after.is_some() || tier_interval.is_some() => {
@@ -344,6 +378,14 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
         )));
     }
     Ok(config)
+}
+
+/// A lake setting, else the AWS environment variable of the same meaning (what every S3
+/// client reads), else unset.
+fn or_aws(value: Option<String>, variable: &str) -> Option<String> {
+    value
+        .or_else(|| std::env::var(variable).ok())
+        .filter(|v| !v.is_empty())
 }
 
 /// Logs to stderr, filtered like `RUST_LOG`; colours only on a terminal.

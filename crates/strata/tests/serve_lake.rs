@@ -154,7 +154,7 @@ fn a_lake_it_cannot_use_is_refused_by_name() {
     let data = dir.path().join("data");
     let data = data.to_str().unwrap();
     let cases: [(&[&str], &str); 4] = [
-        (&["--lake", "s3://bucket/prefix"], "not supported"),
+        (&["--lake", "s3:///prefix"], "names no bucket"),
         (&["--lake", "ftp://host/x"], "unknown lake scheme"),
         (&["--tier-after", "1d"], "need a lake"),
         (
