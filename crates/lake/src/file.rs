@@ -18,12 +18,14 @@ use object_store::buffered::BufWriter;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::arrow::AsyncArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 use serde_json::{Map, Value, json};
+use strata_storage::model::FieldType;
 
 use crate::error::LakeError;
-use crate::schema::{DAY_COLUMN, LakeSchema, TIME_COLUMN};
+use crate::schema::{DAY_COLUMN, LakeColumn, LakeSchema, TIME_COLUMN};
 
 /// Where a file's rows came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -160,10 +162,28 @@ impl FileWriter {
             day_text(day),
             origin.file_name(&nonce())
         );
-        let properties = WriterProperties::builder()
+        let mut properties = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(options.zstd_level)?))
-            .set_max_row_group_row_count(Some(options.row_group_rows.max(1)))
-            .build();
+            .set_max_row_group_row_count(Some(options.row_group_rows.max(1)));
+        // Times and integers are written as deltas (DELTA_BINARY_PACKED), not through a
+        // dictionary: a series' times step evenly and its counters and gauges move a
+        // little from row to row, so the deltas take a few bits where dictionary indexes
+        // take as many as the distinct values need (0.885 bytes a TSBS point with the
+        // default encodings, see docs/benchmarks.md "The lake").
+        for column in &schema.columns {
+            let delta = match column {
+                LakeColumn::Time => true,
+                LakeColumn::Field { field_type, .. } => *field_type == FieldType::Integer,
+                LakeColumn::Nanos | LakeColumn::Tag(_) => false,
+            };
+            if delta {
+                let path = ColumnPath::from(column.name());
+                properties = properties
+                    .set_column_dictionary_enabled(path.clone(), false)
+                    .set_column_encoding(path, Encoding::DELTA_BINARY_PACKED);
+            }
+        }
+        let properties = properties.build();
         let object = BufWriter::new(Arc::clone(&store), Path::from(path.as_str()));
         let writer =
             AsyncArrowWriter::try_new(object, Arc::clone(&schema.file_schema), Some(properties))?;

@@ -99,6 +99,10 @@ pub struct Lake {
     options: LakeOptions,
     /// The tables opened so far.
     tables: tokio::sync::Mutex<HashMap<TableId, table::LakeTable>>,
+    /// Tables found absent from the lake: not looked for again until they have rows to
+    /// copy (this server is the lake's only writer, so none appears meanwhile), which
+    /// spares an object store listing per table and round.
+    absent: tokio::sync::Mutex<std::collections::HashSet<TableId>>,
 }
 
 impl Lake {
@@ -108,6 +112,7 @@ impl Lake {
         Self {
             options,
             tables: tokio::sync::Mutex::new(HashMap::new()),
+            absent: tokio::sync::Mutex::new(std::collections::HashSet::new()),
         }
     }
 

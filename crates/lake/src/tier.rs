@@ -39,7 +39,7 @@ pub struct TierReport {
     pub bytes: u64,
     /// Files added.
     pub files_added: u64,
-    /// Files removed (replaced, expired, or whose rows left Strata).
+    /// Files removed (replaced by a newer copy, or expired).
     pub files_removed: u64,
     /// Delta versions committed.
     pub commits: u64,
@@ -54,7 +54,7 @@ pub struct TierReport {
 type TableWork = Vec<(ColdPartition, ColdTable)>;
 
 impl Lake {
-    /// Runs one tiering round at engine time `now`.
+    /// Runs one tiering round at the engine's clock's time.
     pub async fn tier(&self, engine: &Arc<Engine>) -> TierReport {
         let now = engine.now_ns();
         let tier_after = i64::try_from(self.options.tier_after.as_nanos()).unwrap_or(i64::MAX);
@@ -113,6 +113,9 @@ impl Lake {
             std::collections::hash_map::Entry::Vacant(entry) => {
                 // A table with nothing to copy is opened only if the lake has it already.
                 let create = !partitions.is_empty();
+                if !create && self.absent.lock().await.contains(&schema.id) {
+                    return Ok(());
+                }
                 let url = self.table_url(&schema.database, &schema.name, create)?;
                 match LakeTable::open(
                     url,
@@ -123,8 +126,14 @@ impl Lake {
                 )
                 .await?
                 {
-                    Some(opened) => entry.insert(opened),
-                    None => return Ok(()),
+                    Some(opened) => {
+                        self.absent.lock().await.remove(&schema.id);
+                        entry.insert(opened)
+                    }
+                    None => {
+                        self.absent.lock().await.insert(schema.id);
+                        return Ok(());
+                    }
                 }
             }
         };
