@@ -48,6 +48,11 @@ pub struct LakeOptions {
     pub tier_interval: Duration,
     /// How files are written.
     pub file: FileOptions,
+    /// How often each table is vacuumed. Default one hour.
+    pub vacuum_interval: Duration,
+    /// How old an unreferenced file must be before a vacuum deletes it; `None` (the
+    /// default): the table's own setting, Delta's 7 days.
+    pub vacuum_retention: Option<Duration>,
 }
 
 impl LakeOptions {
@@ -60,6 +65,8 @@ impl LakeOptions {
             tier_after: Duration::from_secs(86_400),
             tier_interval: Duration::from_secs(60),
             file: FileOptions::default(),
+            vacuum_interval: Duration::from_secs(3600),
+            vacuum_retention: None,
         }
     }
 }

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use deltalake_core::kernel::transaction::{CommitBuilder, CommitProperties};
 use deltalake_core::kernel::{Action, Add, Remove};
+use deltalake_core::operations::vacuum::VacuumMode;
 use deltalake_core::protocol::{DeltaOperation, SaveMode};
 use deltalake_core::{DeltaTable, ObjectStore};
 use serde_json::Value;
@@ -36,6 +37,8 @@ pub struct LakeTable {
     table: DeltaTable,
     /// `database.table`, for messages.
     name: String,
+    /// When this process last vacuumed it.
+    last_vacuum: Option<std::time::Instant>,
 }
 
 impl LakeTable {
@@ -72,9 +75,14 @@ impl LakeTable {
             Self {
                 table: created,
                 name,
+                last_vacuum: None,
             }
         } else {
-            Self { table: delta, name }
+            Self {
+                table: delta,
+                name,
+                last_vacuum: None,
+            }
         };
         this.add_missing_columns(schema).await?;
         Ok(Some(this))
@@ -164,6 +172,41 @@ impl LakeTable {
         let version = committed.version();
         self.table.update_state().await?;
         Ok(version)
+    }
+
+    /// Deletes the files no version still being kept names — replaced and expired copies,
+    /// and copies a crash left uncommitted — once they are older than `retention` (the
+    /// table's `delta.deletedFileRetentionDuration`, 7 days, when `None`, so that a reader
+    /// still on an older version finds its files), at most once per `interval`. Returns the
+    /// files deleted.
+    pub async fn vacuum_if_due(
+        &mut self,
+        interval: std::time::Duration,
+        retention: Option<std::time::Duration>,
+    ) -> Result<u64, LakeError> {
+        if self.last_vacuum.is_some_and(|at| at.elapsed() < interval) {
+            return Ok(0);
+        }
+        self.last_vacuum = Some(std::time::Instant::now());
+        let table = std::mem::replace(&mut self.table, DeltaTable::new_in_memory());
+        let mut vacuum = table.clone().vacuum().with_mode(VacuumMode::Full);
+        if let Some(retention) = retention {
+            let retention = chrono::Duration::from_std(retention)
+                .map_err(|e| LakeError::Invalid(format!("vacuum retention: {e}")))?;
+            vacuum = vacuum
+                .with_retention_period(retention)
+                .with_enforce_retention_duration(false);
+        }
+        match vacuum.await {
+            Ok((vacuumed, metrics)) => {
+                self.table = vacuumed;
+                Ok(metrics.files_deleted.len() as u64)
+            }
+            Err(error) => {
+                self.table = table;
+                Err(error.into())
+            }
+        }
     }
 
     /// The table's current version.

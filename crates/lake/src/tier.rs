@@ -41,6 +41,8 @@ pub struct TierReport {
     pub files_added: u64,
     /// Files removed (replaced by a newer copy, or expired).
     pub files_removed: u64,
+    /// Files deleted from the store by vacuums.
+    pub files_vacuumed: u64,
     /// Delta versions committed.
     pub commits: u64,
     /// Tables that failed, with the reason; the others went on.
@@ -185,6 +187,9 @@ impl Lake {
                 }
             }
         }
+        report.files_vacuumed += table
+            .vacuum_if_due(self.options.vacuum_interval, self.options.vacuum_retention)
+            .await?;
         Ok(())
     }
 

@@ -23,10 +23,12 @@ pub struct LakeStats {
     pub rows: AtomicU64,
     /// Bytes of lake files written.
     pub bytes: AtomicU64,
-    /// Files added and removed.
+    /// Files added.
     pub files_added: AtomicU64,
     /// Files removed.
     pub files_removed: AtomicU64,
+    /// Files deleted from the store by vacuums.
+    pub files_vacuumed: AtomicU64,
     /// Delta versions committed.
     pub commits: AtomicU64,
     /// Table failures over all rounds.
@@ -51,6 +53,8 @@ impl LakeStats {
             .fetch_add(report.files_added, Ordering::Relaxed);
         self.files_removed
             .fetch_add(report.files_removed, Ordering::Relaxed);
+        self.files_vacuumed
+            .fetch_add(report.files_vacuumed, Ordering::Relaxed);
         self.commits.fetch_add(report.commits, Ordering::Relaxed);
         self.failures
             .fetch_add(report.failures.len() as u64, Ordering::Relaxed);

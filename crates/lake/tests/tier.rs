@@ -296,6 +296,35 @@ fn cold_partitions_are_copied_row_for_row_and_kept_current() {
         assert_same(&rows, &expected, table);
         assert!(rows.keys().all(|(_, t)| *t >= horizon));
     }
+
+    // Replaced and expired files stay on disk until a vacuum deletes them (here at once:
+    // no retention), leaving exactly the live files.
+    let mut options = LakeOptions::new(parse_url(root.path().to_str().unwrap()).unwrap());
+    options.tier_after = Duration::from_secs(86_400);
+    options.vacuum_interval = Duration::ZERO;
+    options.vacuum_retention = Some(Duration::ZERO);
+    let cpu_dir = root.path().join("db").join("cpu");
+    let before = parquet_files(&cpu_dir);
+    let sixth = tier(&runtime, &Lake::new(options), &engine);
+    assert!(sixth.files_vacuumed > 0, "{sixth:?}");
+    let (_, live) = runtime.block_on(lake_rows(&cpu_dir));
+    assert!(before > live.len(), "{before} files before the vacuum");
+    assert_eq!(parquet_files(&cpu_dir), live.len());
+}
+
+/// Parquet files on disk under a table's directory, live or not.
+fn parquet_files(dir: &Path) -> usize {
+    let mut count = 0;
+    for day in std::fs::read_dir(dir).unwrap().flatten() {
+        if day.path().is_dir() {
+            count += std::fs::read_dir(day.path())
+                .unwrap()
+                .flatten()
+                .filter(|f| f.path().extension().is_some_and(|e| e == "parquet"))
+                .count();
+        }
+    }
+    count
 }
 
 #[test]

@@ -508,6 +508,11 @@ pub fn render_lake(out: &mut String, lake: &strata_lake::LakeStats) {
             lake.files_removed.load(Relaxed),
         ),
         (
+            "strata_lake_files_vacuumed_total",
+            "Lake files deleted from the store by vacuums (unreferenced for 7 days) since start.",
+            lake.files_vacuumed.load(Relaxed),
+        ),
+        (
             "strata_lake_commits_total",
             "Delta versions committed since start.",
             lake.commits.load(Relaxed),
