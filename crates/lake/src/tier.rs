@@ -59,10 +59,21 @@ impl Lake {
     /// Runs one tiering round at the engine's clock's time.
     pub async fn tier(&self, engine: &Arc<Engine>) -> TierReport {
         let now = engine.now_ns();
-        let tier_after = i64::try_from(self.options.tier_after.as_nanos()).unwrap_or(i64::MAX);
-        let ended_by = now.saturating_sub(tier_after);
+        let catalog = engine.catalog();
+        // Databases may set their own `tier after`: look as far as the shortest reaches,
+        // then keep for each table the partitions its own reaches.
+        let ended_by = |tier_after: std::time::Duration| {
+            now.saturating_sub(i64::try_from(tier_after.as_nanos()).unwrap_or(i64::MAX))
+        };
+        let shortest = catalog
+            .tier_after_overrides()
+            .into_iter()
+            .map(|(_, d)| d)
+            .chain([self.options.tier_after])
+            .min()
+            .unwrap_or(self.options.tier_after);
         let mut work: BTreeMap<TableId, TableWork> = BTreeMap::new();
-        for cold in engine.cold_partitions(ended_by) {
+        for cold in engine.cold_partitions(ended_by(shortest)) {
             for table in &cold.tables {
                 work.entry(table.table)
                     .or_default()
@@ -71,19 +82,24 @@ impl Lake {
         }
         // Every table still needs a look even without a cold partition: the lake may hold
         // days of it that have expired since (after a restart too, before it is opened).
-        let catalog = engine.catalog();
         for database in catalog.databases() {
             for table in catalog.tables(&database) {
                 work.entry(table.id).or_default();
             }
         }
         let mut report = TierReport::default();
-        for (table, partitions) in work {
-            let Some(schema) = engine.catalog().table(table) else {
+        for (table, mut partitions) in work {
+            let Some(schema) = catalog.table(table) else {
                 // Dropped: its lake table is left as it is (docs/lake.md).
                 self.tables.lock().await.remove(&table);
                 continue;
             };
+            let due = ended_by(
+                catalog
+                    .tier_after(&schema.database)
+                    .unwrap_or(self.options.tier_after),
+            );
+            partitions.retain(|(partition, _)| partition.end <= due);
             let oldest_end = partitions.iter().map(|(p, _)| p.end).min();
             if let Err(error) = self
                 .tier_table(engine, &schema, partitions, &mut report)

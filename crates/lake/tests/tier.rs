@@ -328,6 +328,35 @@ fn parquet_files(dir: &Path) -> usize {
 }
 
 #[test]
+fn a_database_may_tier_later_than_the_server_default() {
+    let data = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(START_NS + DAYS * DAY_NS));
+    let engine = open(data.path(), &clock);
+    for db in ["soon", "late"] {
+        engine
+            .write_lines(db, body().as_bytes(), Precision::Nanoseconds)
+            .unwrap();
+    }
+    engine.flush().unwrap();
+    // The server's default is a day; "late" waits three.
+    engine
+        .catalog()
+        .set_tier_after("late", Some(Duration::from_secs(3 * 86_400)))
+        .unwrap();
+    let runtime = runtime();
+    tier(&runtime, &lake(root.path()), &engine);
+    let days = |db: &str| {
+        let (rows, _) = runtime.block_on(lake_rows(&root.path().join(db).join("cpu")));
+        let days: std::collections::BTreeSet<i64> =
+            rows.keys().map(|(_, t)| (t - START_NS) / DAY_NS).collect();
+        days.into_iter().collect::<Vec<_>>()
+    };
+    assert_eq!(days("soon"), (0..DAYS - 1).collect::<Vec<_>>());
+    assert_eq!(days("late"), (0..DAYS - 3).collect::<Vec<_>>());
+}
+
+#[test]
 fn lake_urls_are_checked() {
     assert!(parse_url("file:///tmp/lake").is_ok());
     assert!(parse_url("/tmp/lake").is_ok());

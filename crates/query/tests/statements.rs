@@ -359,6 +359,64 @@ async fn database_statements_set_retention_that_every_query_path_honours() {
 /// once from every query path, whether they were in parts or still in memtables; rows
 /// written after the statement are kept, whatever their time.
 #[tokio::test]
+async fn databases_keep_a_tier_after_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(dir.path());
+    let sql = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    sql.sql(DB, "CREATE DATABASE cold WITH TIER AFTER 7d RETENTION 30d")
+        .await
+        .unwrap();
+    sql.sql(DB, "CREATE DATABASE warm").await.unwrap();
+    let shown = select(&sql, "SHOW DATABASES").await;
+    assert_eq!(
+        strings(&shown, "database_name"),
+        vec![Some("cold".to_string()), Some("warm".to_string())]
+    );
+    assert_eq!(
+        strings(&shown, "tier_after"),
+        vec![Some("7d".to_string()), Some("default".to_string())]
+    );
+    assert_eq!(strings(&shown, "retention")[0], Some("30d".to_string()));
+    assert_eq!(
+        engine.catalog().tier_after("cold"),
+        Some(std::time::Duration::from_secs(7 * 86_400))
+    );
+
+    sql.sql(DB, "ALTER DATABASE warm SET TIER AFTER '12h'")
+        .await
+        .unwrap();
+    sql.sql(DB, "ALTER DATABASE cold SET TIER AFTER DEFAULT")
+        .await
+        .unwrap();
+    let shown = select(&sql, "SHOW DATABASES").await;
+    assert_eq!(
+        strings(&shown, "tier_after"),
+        vec![Some("default".to_string()), Some("12h".to_string())]
+    );
+    for (statement, named) in [
+        ("ALTER DATABASE warm SET TIER AFTER 0", "positive duration"),
+        (
+            "ALTER DATABASE warm SET TIER AFTER forever",
+            "positive duration",
+        ),
+        (
+            "ALTER DATABASE warm SET TIER AFTER soon",
+            "tier after \"soon\"",
+        ),
+        ("ALTER DATABASE warm SET TIER 7d", "AFTER"),
+        ("ALTER DATABASE nowhere SET TIER AFTER 7d", "not found"),
+        (
+            "CREATE DATABASE x WITH TIER AFTER 1d TIER AFTER 2d",
+            "end of statement",
+        ),
+        ("CREATE DATABASE x WITH", "RETENTION or TIER AFTER"),
+    ] {
+        let err = sql.sql(DB, statement).await.expect_err(statement);
+        assert!(err.to_string().contains(named), "{statement}: {err}");
+    }
+}
+
+#[tokio::test]
 async fn delete_removes_the_rows_of_a_time_range_and_series_written_before_it() {
     const MINUTE: i64 = 60_000_000_000;
     let dir = tempfile::tempdir().unwrap();

@@ -140,7 +140,7 @@ fn a_time_bigint_unit_persists_and_is_checked_against_the_file_version() {
     let path = dir.path().join("catalog.json");
     let text = std::fs::read_to_string(&path).unwrap();
     let (header, body) = text.split_once('\n').unwrap();
-    assert!(header.starts_with("STRATA catalog v8 "), "{header}");
+    assert!(header.starts_with("STRATA catalog v9 "), "{header}");
     assert!(body.contains("\"time_unit\": \"ms\""), "{body}");
     // A version 6 file cannot hold a unit; a unit the format does not know is damage.
     rewrite(&path, 6, body);
@@ -204,7 +204,7 @@ fn super_tables_and_precisions_persist_and_are_checked_against_the_file_version(
     let path = dir.path().join("catalog.json");
     let text = std::fs::read_to_string(&path).unwrap();
     let (header, body) = text.split_once('\n').unwrap();
-    assert!(header.starts_with("STRATA catalog v8 "), "{header}");
+    assert!(header.starts_with("STRATA catalog v9 "), "{header}");
     assert!(body.contains("\"precision\""), "{body}");
     assert!(body.contains("\"d0\": [\n"), "{body}");
     let corrupt = |version: u32, body: &str, want: &str| {

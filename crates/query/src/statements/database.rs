@@ -2,10 +2,14 @@
 //! `ALTER DATABASE db SET RETENTION d`, `DROP DATABASE [IF EXISTS] db` and
 //! `SHOW DATABASES`. A retention `d` is a duration (`30d`, `12h`, `2w`, bare or quoted),
 //! `INF`/`FOREVER`/`0` for no expiry, or `DEFAULT` for the server's `--retention`.
+//! `WITH … TIER AFTER d` / `SET TIER AFTER d` set how long after a partition ends the
+//! lake copies the database's rows (`docs/lake.md`): a positive duration, or `DEFAULT` for
+//! the server's `--tier-after`.
 //! `CREATE DATABASE … PRECISION 'ms'|'us'|'ns'` is TDengine's: the unit of integer times in
 //! `INSERT`s into the database's super tables (see `supertable.rs`).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use datafusion::sql::sqlparser::tokenizer::Token;
 use strata_lineproto::Precision;
@@ -23,19 +27,30 @@ pub(super) enum DatabaseStatement {
         at: Position,
         if_not_exists: bool,
         retention: Option<Retention>,
+        /// `TIER AFTER`: `Some(None)` is `DEFAULT`.
+        tier_after: Option<Option<Duration>>,
         /// TDengine's `PRECISION`.
         precision: Option<Precision>,
     },
     Alter {
         name: String,
         at: Position,
-        retention: Retention,
+        setting: DatabaseSetting,
     },
     Drop {
         name: String,
         at: Position,
         if_exists: bool,
     },
+}
+
+/// What `ALTER DATABASE … SET` changes.
+#[derive(Debug)]
+pub(super) enum DatabaseSetting {
+    /// `SET RETENTION d`.
+    Retention(Retention),
+    /// `SET TIER AFTER d` (`None`: `DEFAULT`).
+    TierAfter(Option<Duration>),
 }
 
 /// The rest of `CREATE DATABASE …` after `CREATE`.
@@ -48,18 +63,29 @@ pub(super) fn parse_create(cursor: &mut Cursor) -> Result<DatabaseStatement, Que
     } else {
         None
     };
-    let retention = if cursor.eat_keyword("WITH") {
-        cursor.expect_keyword("RETENTION")?;
-        Some(retention(cursor)?)
-    } else {
-        None
-    };
+    let mut retention_setting = None;
+    let mut tier_after_setting = None;
+    if cursor.eat_keyword("WITH") {
+        // `RETENTION d` and `TIER AFTER d`, each at most once, in either order.
+        loop {
+            if retention_setting.is_none() && cursor.eat_keyword("RETENTION") {
+                retention_setting = Some(retention(cursor)?);
+            } else if tier_after_setting.is_none() && cursor.eat_keyword("TIER") {
+                tier_after_setting = Some(tier_after(cursor)?);
+            } else if retention_setting.is_none() && tier_after_setting.is_none() {
+                return Err(cursor.expected("RETENTION or TIER AFTER"));
+            } else {
+                break;
+            }
+        }
+    }
     cursor.expect_end()?;
     Ok(DatabaseStatement::Create {
         name,
         at,
         if_not_exists,
-        retention,
+        retention: retention_setting,
+        tier_after: tier_after_setting,
         precision,
     })
 }
@@ -81,19 +107,20 @@ fn precision(cursor: &mut Cursor) -> Result<Precision, QueryError> {
     }
 }
 
-/// The rest of `ALTER DATABASE db SET RETENTION d` after `ALTER`.
+/// The rest of `ALTER DATABASE db SET RETENTION d | TIER AFTER d` after `ALTER`.
 pub(super) fn parse_alter(cursor: &mut Cursor) -> Result<DatabaseStatement, QueryError> {
     cursor.expect_keyword("DATABASE")?;
     let (name, at) = cursor.identifier("a database name")?;
     cursor.expect_keyword("SET")?;
-    cursor.expect_keyword("RETENTION")?;
-    let retention = retention(cursor)?;
+    let setting = if cursor.eat_keyword("TIER") {
+        DatabaseSetting::TierAfter(tier_after(cursor)?)
+    } else if cursor.eat_keyword("RETENTION") {
+        DatabaseSetting::Retention(retention(cursor)?)
+    } else {
+        return Err(cursor.expected("RETENTION or TIER AFTER"));
+    };
     cursor.expect_end()?;
-    Ok(DatabaseStatement::Alter {
-        name,
-        at,
-        retention,
-    })
+    Ok(DatabaseStatement::Alter { name, at, setting })
 }
 
 /// The rest of `DROP DATABASE …` after `DROP`.
@@ -107,6 +134,25 @@ pub(super) fn parse_drop(cursor: &mut Cursor) -> Result<DatabaseStatement, Query
         at,
         if_exists,
     })
+}
+
+/// A `tier after` after `TIER`: `AFTER`, then a positive duration or `DEFAULT` (`None`).
+fn tier_after(cursor: &mut Cursor) -> Result<Option<Duration>, QueryError> {
+    cursor.expect_keyword("AFTER")?;
+    let (text, at) = duration_text(cursor, "a duration such as 7d, or DEFAULT")?;
+    // The same words and units as a retention; "forever" is not a tier after.
+    match Retention::parse(&text) {
+        Ok(Retention::ServerDefault) => Ok(None),
+        Ok(Retention::Keep(d)) => Ok(Some(d)),
+        Ok(Retention::Forever) => Err(syntax(
+            format!("tier after {text:?}: give a positive duration such as 7d, or DEFAULT"),
+            at,
+        )),
+        Err(_) => Err(syntax(
+            format!("tier after {text:?}: expected a duration such as 7d or 12h, or DEFAULT"),
+            at,
+        )),
+    }
 }
 
 /// A retention: `'30d'`, `30d` (a number and a unit, as the tokenizer splits it), `30
@@ -158,6 +204,7 @@ pub(super) async fn execute(
                 at,
                 if_not_exists,
                 retention,
+                tier_after,
                 precision,
             } => {
                 if exists(&name) {
@@ -179,21 +226,31 @@ pub(super) async fn execute(
                         retention.unwrap_or(Retention::ServerDefault),
                     )
                     .map_err(QueryError::Storage)?;
+                if let Some(Some(tier_after)) = tier_after {
+                    engine
+                        .catalog()
+                        .set_tier_after(&name, Some(tier_after))
+                        .map_err(QueryError::Storage)?;
+                }
             }
-            DatabaseStatement::Alter {
-                name,
-                at,
-                retention,
-            } => {
+            DatabaseStatement::Alter { name, at, setting } => {
                 if !exists(&name) {
                     return Err(plan(format!("database \"{name}\" not found"), at));
                 }
-                if matches!(retention, Retention::Keep(d) if d.is_zero()) {
-                    return Err(plan("a retention must be positive", at));
+                match setting {
+                    DatabaseSetting::Retention(retention) => {
+                        if matches!(retention, Retention::Keep(d) if d.is_zero()) {
+                            return Err(plan("a retention must be positive", at));
+                        }
+                        engine
+                            .set_retention(&name, retention)
+                            .map_err(QueryError::Storage)?;
+                    }
+                    DatabaseSetting::TierAfter(tier_after) => engine
+                        .catalog()
+                        .set_tier_after(&name, tier_after)
+                        .map_err(QueryError::Storage)?,
                 }
-                engine
-                    .set_retention(&name, retention)
-                    .map_err(QueryError::Storage)?;
             }
             DatabaseStatement::Drop {
                 name,
@@ -211,7 +268,8 @@ pub(super) async fn execute(
     .await
 }
 
-/// `SHOW DATABASES`: each database, how long it keeps rows, and where that comes from.
+/// `SHOW DATABASES`: each database, how long it keeps rows, where that comes from, and its
+/// lake `tier after` (`default`: the server's `--tier-after`).
 pub(super) fn show(engine: &Engine, cursor: &mut Cursor) -> Result<Output, QueryError> {
     cursor.expect_end()?;
     let default = engine.default_retention();
@@ -226,8 +284,20 @@ pub(super) fn show(engine: &Engine, cursor: &mut Cursor) -> Result<Output, Query
                 _ => "database",
             };
             let kept = setting.effective(default);
-            vec![name, Retention::text(kept), source.to_string()]
+            let tier_after = engine
+                .catalog()
+                .tier_after(&name)
+                .map_or_else(|| "default".to_string(), |d| Retention::text(Some(d)));
+            vec![name, Retention::text(kept), source.to_string(), tier_after]
         })
         .collect();
-    Output::strings(&["database_name", "retention", "retention_source"], rows)
+    Output::strings(
+        &[
+            "database_name",
+            "retention",
+            "retention_source",
+            "tier_after",
+        ],
+        rows,
+    )
 }

@@ -230,14 +230,18 @@ impl Catalog {
             return Ok(false);
         }
         // A database made again later under this name starts with the server default
-        // retention and TDengine's default precision.
+        // retention and tier after, and TDengine's default precision.
         let retention = state.retention.remove(database);
+        let tier_after = state.tier_after.remove(database);
         let precision = state.precision.remove(database);
         state.version += 1;
         if let Err(e) = file::store(&self.path, &file::encode(&state)) {
             state.databases.insert(database.to_string());
             if let Some(ns) = retention {
                 state.retention.insert(database.to_string(), ns);
+            }
+            if let Some(ns) = tier_after {
+                state.tier_after.insert(database.to_string(), ns);
             }
             if let Some(p) = precision {
                 state.precision.insert(database.to_string(), p);

@@ -17,7 +17,8 @@
 //! (and for TDengine super tables, their database's precision). Version 8 adds
 //! `"precision"` (`{"<database>": "ms"}`, TDengine's `CREATE DATABASE … PRECISION`) and
 //! `"super_tables"` (`{"<table id>": {"time", "columns", "tags", "subtables"}}`, see
-//! `supertable.rs`).
+//! `supertable.rs`). Version 9 adds `"tier_after"` (`{"<database>": ns}`: how long after a
+//! partition ends the lake copies it, for the databases given their own, see `tier.rs`).
 
 use std::path::Path;
 
@@ -34,7 +35,7 @@ use strata_lineproto::Precision;
 /// Kind named in the file header.
 const CATALOG_KIND: &str = "catalog";
 /// Format version written; bump on any incompatible change.
-const CATALOG_FORMAT_VERSION: u32 = 8;
+const CATALOG_FORMAT_VERSION: u32 = 9;
 /// Oldest version still read.
 const OLDEST_READABLE_VERSION: u32 = 1;
 
@@ -66,6 +67,10 @@ pub(super) struct CatalogFile {
     /// Version 8: the TDengine precision of databases created with one.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     precision: std::collections::BTreeMap<String, String>,
+    /// Version 9: the lake's `tier after`, in nanoseconds, of the databases that have
+    /// their own.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    tier_after: std::collections::BTreeMap<String, u64>,
     /// Version 8: TDengine super tables and their subtables, by table id.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     super_tables: std::collections::BTreeMap<TableId, SuperTableFile>,
@@ -164,6 +169,7 @@ pub(super) fn encode(state: &State) -> CatalogFile {
             .collect(),
         databases: state.databases.iter().cloned().collect(),
         retention: state.retention.clone(),
+        tier_after: state.tier_after.clone(),
         tombstones: state.tombstones.clone(),
         next_tombstone_id: state.next_tombstone_id,
         table_retention: state.table_retention.clone(),
@@ -249,6 +255,14 @@ fn decode(path: &Path, version: u32, file: CatalogFile) -> Result<State, Storage
     if !file.retention.is_empty() && version < 4 {
         return Err(corrupt(format!("a version {version} file sets retention")));
     }
+    if !file.tier_after.is_empty() && version < 9 {
+        return Err(corrupt(format!("a version {version} file sets tier after")));
+    }
+    if let Some((database, _)) = file.tier_after.iter().find(|(_, ns)| **ns == 0) {
+        return Err(corrupt(format!(
+            "database {database} has a tier after of 0"
+        )));
+    }
     if (!file.tombstones.is_empty() || file.next_tombstone_id != 0) && version < 5 {
         return Err(corrupt(format!(
             "a version {version} file holds tombstones"
@@ -287,6 +301,7 @@ fn decode(path: &Path, version: u32, file: CatalogFile) -> Result<State, Storage
     state.next_tombstone_id = file.next_tombstone_id;
     state.databases = file.databases.into_iter().collect();
     state.retention = file.retention;
+    state.tier_after = file.tier_after;
     state.dropped = dropped;
     decode_tdengine(&mut state, version, file.precision, file.super_tables).map_err(corrupt)?;
     Ok(state)
@@ -371,6 +386,7 @@ pub fn store_rebuilt(
             .collect(),
         databases,
         retention: Default::default(),
+        tier_after: Default::default(),
         tombstones: Vec::new(),
         next_tombstone_id,
         table_retention: Default::default(),
@@ -411,7 +427,7 @@ mod tests {
         state.by_name.clear();
         store(&path, &encode(&state)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("STRATA catalog v8 "), "{text}");
+        assert!(text.starts_with("STRATA catalog v9 "), "{text}");
         assert!(
             !text.contains("databases"),
             "no empty list is written: {text}"
@@ -433,7 +449,7 @@ mod tests {
         state.databases.insert("alpha".into());
         store(&path, &encode(&state)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("STRATA catalog v8 "), "{text}");
+        assert!(text.starts_with("STRATA catalog v9 "), "{text}");
         assert!(text.contains("\"databases\""), "{text}");
         let reread = load(&path).unwrap().unwrap();
         assert_eq!(

@@ -21,6 +21,7 @@ mod downsample;
 mod file;
 mod retention;
 mod supertable;
+mod tier;
 mod tombstones;
 
 use foldhash::HashMap;
@@ -133,6 +134,9 @@ struct State {
     /// Retention of the databases that have their own, in nanoseconds (0: forever); see
     /// [`Retention`].
     retention: std::collections::BTreeMap<String, u64>,
+    /// The lake's `tier after` of the databases that have their own, in nanoseconds (see
+    /// `tier.rs`).
+    tier_after: std::collections::BTreeMap<String, u64>,
     /// Deletes whose rows may still be in parts (see `tombstones.rs`).
     tombstones: Vec<Tombstone>,
     /// The id the next tombstone gets (ids are never reused).
