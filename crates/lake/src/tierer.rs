@@ -1,7 +1,10 @@
 //! The tiering thread: a round every `tier interval` on a runtime of its own, so that
-//! tiering never runs on (or blocks) the threads that serve writes and queries. After a
-//! round with failures the next waits twice as long (up to 32 intervals), and the first
-//! clean round resets the wait.
+//! tiering never runs on (or blocks) the threads that serve writes and queries. Its
+//! threads run at the lowest CPU priority (nice 19): on a busy machine writes and queries
+//! go first and tiering takes the idle time (without it, a concurrent TSBS load on two
+//! vCPUs lost 29% of its rate; see docs/benchmarks.md, "The lake"). After a round with
+//! failures the next waits twice as long (up to 32 intervals), and the first clean round
+//! resets the wait.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -85,6 +88,7 @@ impl Tierer {
         let running = Arc::new(AtomicBool::new(false));
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
+            .on_thread_start(lower_priority)
             .build()?;
         let thread = {
             let stats = Arc::clone(&stats);
@@ -93,6 +97,7 @@ impl Tierer {
             std::thread::Builder::new()
                 .name("strata-lake".into())
                 .spawn(move || {
+                    lower_priority();
                     let interval = options.tier_interval;
                     let lake = Lake::new(options);
                     let mut backoff = 1u32;
@@ -148,6 +153,21 @@ impl Tierer {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+    }
+}
+
+/// Puts the calling thread at the lowest CPU priority (nice 19; Linux keeps a nice value
+/// per thread). A failure leaves it at the normal priority: tiering still works.
+#[allow(unsafe_code)] // setpriority: a libc call the standard library does not wrap.
+fn lower_priority() {
+    // SAFETY: setpriority reads no memory of ours; `who = 0` is the calling thread.
+    let result = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
+    if result != 0 {
+        tracing::debug!(
+            target: "strata::lake",
+            "could not lower the tiering thread's priority: {}",
+            std::io::Error::last_os_error()
+        );
     }
 }
 
