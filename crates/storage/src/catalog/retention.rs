@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use super::{Catalog, file};
+use super::{Catalog, State, file};
 use crate::error::StorageError;
 use crate::model::TableId;
 
@@ -141,6 +141,22 @@ impl Catalog {
     /// The database must exist; setting one also makes it an explicit database, so it
     /// outlives its last table as `CREATE DATABASE` does.
     pub fn set_retention(&self, database: &str, retention: Retention) -> Result<(), StorageError> {
+        self.set_database_value(
+            database,
+            |state| &mut state.retention,
+            retention.to_stored(),
+        )
+    }
+
+    /// Sets (`Some`) or clears (`None`) `database`'s entry in the per-database map `map`
+    /// picks, durably; the database must exist, and becomes an explicit database. When
+    /// the catalog cannot be written, nothing changes.
+    pub(super) fn set_database_value(
+        &self,
+        database: &str,
+        map: fn(&mut State) -> &mut std::collections::BTreeMap<String, u64>,
+        value: Option<u64>,
+    ) -> Result<(), StorageError> {
         if !self.databases().iter().any(|d| d == database) {
             return Err(StorageError::Invalid(format!(
                 "database \"{database}\" not found"
@@ -148,18 +164,15 @@ impl Catalog {
         }
         let mut persisted = self.persisted_version.lock();
         let mut state = self.state.write();
-        let before = state.retention.get(database).copied();
-        let created = state.databases.insert(database.to_string());
-        match retention.to_stored() {
-            Some(ns) => state.retention.insert(database.to_string(), ns),
-            None => state.retention.remove(database),
+        let set = |state: &mut State, value: Option<u64>| match value {
+            Some(v) => map(state).insert(database.to_string(), v),
+            None => map(state).remove(database),
         };
+        let before = set(&mut state, value);
+        let created = state.databases.insert(database.to_string());
         state.version += 1;
         if let Err(e) = file::store(&self.path, &file::encode(&state)) {
-            match before {
-                Some(ns) => state.retention.insert(database.to_string(), ns),
-                None => state.retention.remove(database),
-            };
+            set(&mut state, before);
             if created {
                 state.databases.remove(database);
             }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::{Catalog, file};
+use super::Catalog;
 use crate::error::StorageError;
 
 impl Catalog {
@@ -36,40 +36,13 @@ impl Catalog {
         database: &str,
         tier_after: Option<Duration>,
     ) -> Result<(), StorageError> {
-        if !self.databases().iter().any(|d| d == database) {
-            return Err(StorageError::Invalid(format!(
-                "database \"{database}\" not found"
-            )));
-        }
         if tier_after.is_some_and(|d| d.is_zero()) {
             return Err(StorageError::Invalid(
                 "a tier after must be positive".to_string(),
             ));
         }
-        let mut persisted = self.persisted_version.lock();
-        let mut state = self.state.write();
-        let before = state.tier_after.get(database).copied();
-        let created = state.databases.insert(database.to_string());
-        match tier_after {
-            Some(d) => state.tier_after.insert(
-                database.to_string(),
-                u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
-            ),
-            None => state.tier_after.remove(database),
-        };
-        state.version += 1;
-        if let Err(e) = file::store(&self.path, &file::encode(&state)) {
-            match before {
-                Some(ns) => state.tier_after.insert(database.to_string(), ns),
-                None => state.tier_after.remove(database),
-            };
-            if created {
-                state.databases.remove(database);
-            }
-            return Err(e);
-        }
-        *persisted = state.version;
-        Ok(())
+        let ns = tier_after.map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        self.set_database_value(database, |state| &mut state.tier_after, ns)
     }
 }
 
