@@ -83,8 +83,10 @@ impl Engine {
                     cold.order = cold.order.max(part.entry.order);
                     cold.rows += part.entry.rows;
                     cold.bytes += part.entry.bytes;
-                    for (_, table) in part.reader.series_ids() {
-                        let order = tables.entry(table).or_default();
+                    // The part's tables, from its per-table byte counts (kept since it
+                    // was opened): no walk over its series.
+                    for (table, _) in part.reader.table_bytes() {
+                        let order = tables.entry(*table).or_default();
                         *order = (*order).max(part.entry.order);
                     }
                 }
