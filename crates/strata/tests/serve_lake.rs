@@ -7,9 +7,10 @@
 
 mod common;
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{Server, data_dir, metric, strata};
+use common::lake::{load_then_serve, wait_for_metrics};
+use common::{data_dir, metric, strata};
 
 const DAY_NS: i64 = 86_400_000_000_000;
 
@@ -63,14 +64,10 @@ fn cold_partitions_reach_the_lake_and_metrics_say_so() {
     let data = dir.path().join("data");
     let lake = dir.path().join("lake");
     let (body, rows) = old_rows();
-    // Rows reach parts when the server stops (it flushes its memtables).
-    let server = Server::start(&data, &[]);
-    assert_eq!(server.post("/write?db=db", &body).status, 204);
-    assert!(server.stop().success());
-
     let url = format!("file://{}", lake.display());
-    let server = Server::start(
+    let server = load_then_serve(
         &data,
+        &body,
         &[
             "--lake",
             &url,
@@ -80,19 +77,9 @@ fn cold_partitions_reach_the_lake_and_metrics_say_so() {
             "1s",
         ],
     );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let metrics = loop {
-        let metrics = server.metrics();
-        if metric(&metrics, "strata_lake_rows_tiered_total") as usize >= rows {
-            break metrics;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "not tiered in 60 s:\n{metrics}\n{}",
-            server.stderr()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let metrics = wait_for_metrics("tiered", &server, Duration::from_secs(60), |m| {
+        metric(m, "strata_lake_rows_tiered_total") as usize >= rows
+    });
     assert_eq!(
         metric(&metrics, "strata_lake_rows_tiered_total") as usize,
         rows

@@ -12,8 +12,19 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub mod lake;
+
 use strata_storage::column::SeriesData;
 use strata_storage::{Engine, EngineOptions, ReadRequest};
+
+/// A loopback port nobody listened on a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
 
 /// The `strata` binary under test: the one Cargo built with the tests, or the one named by
 /// `STRATA_TEST_BINARY` (e.g. a release build, for long runs of the crash torture test).

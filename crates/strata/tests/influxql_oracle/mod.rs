@@ -17,12 +17,12 @@ pub mod statements;
 pub mod templates;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::read_head;
+use crate::common::{free_port, read_head};
 
 /// How long influxd may take to answer `/ping` after it is started.
 const START_LIMIT: Duration = Duration::from_secs(30);
@@ -149,15 +149,6 @@ impl Drop for Influxd {
             let _ = child.wait();
         }
     }
-}
-
-/// A loopback port nobody listened on a moment ago.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// influxd's config: data under `dir`, HTTP and RPC on loopback, quiet, every service and
