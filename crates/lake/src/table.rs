@@ -208,9 +208,4 @@ impl LakeTable {
             }
         }
     }
-
-    /// The table's current version.
-    pub fn version(&self) -> Option<u64> {
-        self.table.version()
-    }
 }

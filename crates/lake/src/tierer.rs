@@ -7,7 +7,7 @@
 //! resets the wait.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex};
@@ -76,7 +76,6 @@ impl LakeStats {
 pub struct Tierer {
     stats: Arc<LakeStats>,
     stop: Arc<(Mutex<bool>, Condvar)>,
-    running: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -85,7 +84,6 @@ impl Tierer {
     pub fn start(engine: Arc<Engine>, options: LakeOptions) -> std::io::Result<Self> {
         let stats = Arc::new(LakeStats::default());
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
-        let running = Arc::new(AtomicBool::new(false));
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .on_thread_start(lower_priority)
@@ -93,7 +91,6 @@ impl Tierer {
         let thread = {
             let stats = Arc::clone(&stats);
             let stop = Arc::clone(&stop);
-            let running = Arc::clone(&running);
             std::thread::Builder::new()
                 .name("strata-lake".into())
                 .spawn(move || {
@@ -102,9 +99,7 @@ impl Tierer {
                     let lake = Lake::new(options);
                     let mut backoff = 1u32;
                     loop {
-                        running.store(true, Ordering::Relaxed);
                         let report = runtime.block_on(lake.tier(&engine));
-                        running.store(false, Ordering::Relaxed);
                         let now = engine.now_ns();
                         let tier_after =
                             i64::try_from(lake.options().tier_after.as_nanos()).unwrap_or(i64::MAX);
@@ -131,7 +126,6 @@ impl Tierer {
         Ok(Self {
             stats,
             stop,
-            running,
             thread: Some(thread),
         })
     }
@@ -139,11 +133,6 @@ impl Tierer {
     /// The lake's counters.
     pub fn stats(&self) -> &Arc<LakeStats> {
         &self.stats
-    }
-
-    /// Whether a round is under way.
-    pub fn busy(&self) -> bool {
-        self.running.load(Ordering::Relaxed)
     }
 
     /// Stops the thread after its current round.

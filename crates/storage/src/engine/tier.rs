@@ -40,20 +40,14 @@ pub struct ColdPartition {
     pub start: Timestamp,
     /// Exclusive end.
     pub end: Timestamp,
-    /// The highest precedence order of its parts: grows when rows are flushed into it.
-    pub order: u64,
     /// The tables with rows in its parts, by increasing id.
     pub tables: Vec<ColdTable>,
-    /// Rows in its parts (all tables).
-    pub rows: u64,
-    /// Bytes of its part files.
-    pub bytes: u64,
 }
 
 impl Engine {
     /// Every shard's partitions that ended at or before `ended_by` and have parts, by shard
     /// then partition. Rows still in memtables are not counted: once flushed, they raise
-    /// the partition's order.
+    /// their table's order there.
     pub fn cold_partitions(&self, ended_by: Timestamp) -> Vec<ColdPartition> {
         let tombstones = self.inner.catalog.tombstones().snapshot();
         let mut out = Vec::new();
@@ -67,22 +61,9 @@ impl Engine {
                 if end > ended_by {
                     continue;
                 }
-                let mut cold = ColdPartition {
-                    shard: shard_index,
-                    partition,
-                    start,
-                    end,
-                    order: 0,
-                    tables: Vec::new(),
-                    rows: 0,
-                    bytes: 0,
-                };
                 // Each table's highest part order.
                 let mut tables: BTreeMap<TableId, u64> = BTreeMap::new();
                 for part in parts.iter().filter(|p| p.entry.partition == partition) {
-                    cold.order = cold.order.max(part.entry.order);
-                    cold.rows += part.entry.rows;
-                    cold.bytes += part.entry.bytes;
                     // The part's tables, from its per-table byte counts (kept since it
                     // was opened): no walk over its series.
                     for (table, _) in part.reader.table_bytes() {
@@ -90,7 +71,7 @@ impl Engine {
                         *order = (*order).max(part.entry.order);
                     }
                 }
-                cold.tables = tables
+                let tables = tables
                     .into_iter()
                     .map(|(table, order)| ColdTable {
                         table,
@@ -103,7 +84,13 @@ impl Engine {
                             .unwrap_or(0),
                     })
                     .collect();
-                out.push(cold);
+                out.push(ColdPartition {
+                    shard: shard_index,
+                    partition,
+                    start,
+                    end,
+                    tables,
+                });
             }
         }
         out
