@@ -19,11 +19,14 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::arrow::AsyncArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 use serde_json::{Map, Value, json};
+use strata_storage::SeriesRows;
 use strata_storage::model::FieldType;
 
+use crate::directory::{DIRECTORY_KEY, SeriesDirectory};
 use crate::error::LakeError;
 use crate::schema::{DAY_COLUMN, LakeColumn, LakeSchema, TIME_COLUMN};
 
@@ -133,6 +136,8 @@ pub struct FileWriter {
     null_counts: Vec<u64>,
     schema: LakeSchema,
     origin: FileOrigin,
+    /// Which rows each series holds, for the footer.
+    directory: SeriesDirectory,
 }
 
 static NONCE: AtomicU64 = AtomicU64::new(0);
@@ -198,12 +203,30 @@ impl FileWriter {
             null_counts: vec![0; schema.columns.len()],
             schema: schema.clone(),
             origin,
+            directory: SeriesDirectory::default(),
         })
     }
 
     /// Appends a batch (rows of this file's day, in the file schema); `times` are the rows'
-    /// times in nanoseconds, for the statistics.
-    pub async fn write(&mut self, batch: &RecordBatch, times: &[i64]) -> Result<(), LakeError> {
+    /// times in nanoseconds, for the statistics; `series` the batch's series in row order,
+    /// with their row counts, for the series directory (`directory.rs`).
+    pub async fn write(
+        &mut self,
+        batch: &RecordBatch,
+        times: &[i64],
+        series: &[(Arc<SeriesRows>, usize)],
+    ) -> Result<(), LakeError> {
+        for (rows, count) in series {
+            self.directory.push(&rows.tags, *count as u64);
+        }
+        if self.directory.rows() != self.rows + batch.num_rows() as u64 {
+            return Err(LakeError::Invalid(format!(
+                "{}: the series of a batch count {} rows, the batch has {}",
+                self.path,
+                self.directory.rows() - self.rows,
+                batch.num_rows()
+            )));
+        }
         for (count, array) in self.null_counts.iter_mut().zip(batch.columns()) {
             *count += array.null_count() as u64;
         }
@@ -224,6 +247,10 @@ impl FileWriter {
     /// Finishes the file and returns its `add` action (the file is in the store; it is part
     /// of the table once a commit names it). An empty file is deleted and gives `None`.
     pub async fn finish(mut self) -> Result<Option<Add>, LakeError> {
+        self.writer.append_key_value_metadata(KeyValue::new(
+            DIRECTORY_KEY.to_string(),
+            self.directory.to_json(),
+        ));
         // `finish` writes the footer and completes the upload.
         self.writer.finish().await?;
         let size = self.writer.bytes_written() as i64;

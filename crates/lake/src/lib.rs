@@ -3,18 +3,22 @@
 //!
 //! Module map:
 //! - [`schema`]: a Strata table as Delta columns, its rows as Arrow batches of them.
+//! - [`directory`]: a file's series and their rows, kept in its footer.
 //! - [`file`]: one Parquet file (zstd, row groups, statistics), named after the shard
 //!   partition and state it copies, and its Delta `add` action.
 //! - [`table`]: one table's Delta table: create, add columns, list files, commit.
 //! - [`store`]: the `s3://` object stores, registered with Delta.
+//! - `read`: [`LakeReader`], the engine's source of the rows it released to the lake.
 //! - `tier`: a round of copying; [`Tierer`] runs rounds on a thread of its own.
 //!
 //! The lake's whole state is in the Delta logs: a file's name says what it copies, so a
 //! round after a restart or a crash carries on from the tables themselves. See
 //! `docs/lake.md` for the layout and what this step does not do yet.
 
+pub mod directory;
 pub mod error;
 pub mod file;
+mod read;
 pub mod schema;
 pub mod store;
 pub mod table;
@@ -29,6 +33,7 @@ use url::Url;
 
 pub use error::LakeError;
 pub use file::FileOptions;
+pub use read::LakeReader;
 pub use store::S3Options;
 pub use tier::TierReport;
 pub use tierer::{LakeStats, Tierer};
@@ -131,13 +136,7 @@ impl Lake {
     /// Where the Delta table of `database.table` is: `ROOT/DATABASE/TABLE`, each name one
     /// percent-encoded path segment. With `create`, a local directory is made for it.
     pub fn table_url(&self, database: &str, table: &str, create: bool) -> Result<Url, LakeError> {
-        let mut url = self.options.url.clone();
-        {
-            let mut segments = url.path_segments_mut().map_err(|()| {
-                LakeError::Invalid(format!("{} cannot hold tables", self.options.url))
-            })?;
-            segments.pop_if_empty().push(database).push(table);
-        }
+        let url = table_url(&self.options.url, database, table)?;
         if create
             && url.scheme() == "file"
             && let Ok(path) = url.to_file_path()
@@ -147,4 +146,17 @@ impl Lake {
         }
         Ok(url)
     }
+}
+
+/// Where the Delta table of `database.table` is in the lake at `root`:
+/// `ROOT/DATABASE/TABLE`, each name one percent-encoded path segment.
+pub fn table_url(root: &Url, database: &str, table: &str) -> Result<Url, LakeError> {
+    let mut url = root.clone();
+    {
+        let mut segments = url
+            .path_segments_mut()
+            .map_err(|()| LakeError::Invalid(format!("{root} cannot hold tables")))?;
+        segments.pop_if_empty().push(database).push(table);
+    }
+    Ok(url)
 }

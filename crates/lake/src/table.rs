@@ -124,21 +124,7 @@ impl LakeTable {
 
     /// The table's live files that Strata wrote (others are left alone).
     pub fn files(&self) -> Result<Vec<LakeFile>, LakeError> {
-        let snapshot = self.table.snapshot()?;
-        Ok(snapshot
-            .log_data()
-            .iter()
-            .filter_map(|file| {
-                let path = file.path().to_string();
-                Some(LakeFile {
-                    origin: FileOrigin::parse(&path)?,
-                    size: file.size(),
-                    rows: file.num_records().unwrap_or(0) as u64,
-                    remove: file.remove_action(true),
-                    path,
-                })
-            })
-            .collect())
+        live_files(&self.table)
     }
 
     /// Commits `adds` and `removes` as one Delta version, with `info` in its commit
@@ -208,4 +194,23 @@ impl LakeTable {
             }
         }
     }
+}
+
+/// The live files of the Delta table `table` (as loaded) that Strata wrote.
+pub fn live_files(table: &DeltaTable) -> Result<Vec<LakeFile>, LakeError> {
+    let snapshot = table.snapshot()?;
+    Ok(snapshot
+        .log_data()
+        .iter()
+        .filter_map(|file| {
+            let path = file.path().to_string();
+            Some(LakeFile {
+                origin: FileOrigin::parse(&path)?,
+                size: file.size(),
+                rows: file.num_records().unwrap_or(0) as u64,
+                remove: file.remove_action(true),
+                path,
+            })
+        })
+        .collect())
 }

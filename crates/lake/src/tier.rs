@@ -45,6 +45,8 @@ pub struct TierReport {
     pub files_vacuumed: u64,
     /// Delta versions committed.
     pub commits: u64,
+    /// Local parts deleted or rewritten because the lake holds their rows.
+    pub parts_released: u64,
     /// Tables that failed, with the reason; the others went on.
     pub failures: Vec<String>,
     /// The end of the oldest cold partition the lake still lacks after the round
@@ -178,18 +180,23 @@ impl Lake {
                                 && f.origin.tombstone >= cold_table.tombstone
                         });
                     if current && partition.end > horizon {
+                        // Released already, or committed just before a crash or a failed
+                        // release: (again) idempotent.
+                        release(engine, partition, cold_table, true, report).await?;
                         continue;
                     }
-                    self.copy(
-                        engine,
-                        table,
-                        &lake_schema,
-                        partition,
-                        cold_table,
-                        old,
-                        report,
-                    )
-                    .await?;
+                    let copied = self
+                        .copy(
+                            engine,
+                            table,
+                            &lake_schema,
+                            partition,
+                            cold_table,
+                            old,
+                            report,
+                        )
+                        .await?;
+                    release(engine, partition, cold_table, copied, report).await?;
                 }
                 None => {
                     // No rows of the table in that shard partition on the server. Only
@@ -210,7 +217,8 @@ impl Lake {
     }
 
     /// Copies `table`'s rows of one shard partition into new files and commits them with
-    /// the removal of `old`.
+    /// the removal of `old`; `true` when the lake now holds a copy of them, `false` when
+    /// the partition has no rows of the table left (deleted) and the lake none either.
     #[allow(clippy::too_many_arguments)]
     async fn copy(
         &self,
@@ -221,7 +229,7 @@ impl Lake {
         cold_table: &ColdTable,
         old: Vec<LakeFile>,
         report: &mut TierReport,
-    ) -> Result<(), LakeError> {
+    ) -> Result<bool, LakeError> {
         let origin = FileOrigin {
             shard: partition.shard,
             partition: partition.partition,
@@ -263,7 +271,10 @@ impl Lake {
                     }
                 }
             };
-            if let Err(error) = writer.write(&batch.batch, &batch.times).await {
+            if let Err(error) = writer
+                .write(&batch.batch, &batch.times, &batch.series)
+                .await
+            {
                 failed = Some(error);
             }
         }
@@ -283,7 +294,7 @@ impl Lake {
             }
         }
         if adds.is_empty() && old.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         let bytes: i64 = adds.iter().map(|a| a.size).sum();
         let files_added = adds.len() as u64;
@@ -307,8 +318,35 @@ impl Lake {
         report.bytes += bytes.max(0) as u64;
         report.files_added += files_added;
         report.files_removed += files_removed;
-        Ok(())
+        Ok(files_added > 0)
     }
+}
+
+/// Releases the local parts whose rows of the table the lake's copy of `partition` (made
+/// at `cold_table`'s signature) holds, on a blocking thread (it deletes or rewrites parts);
+/// when the lake holds no copy (`copied` false: no row left), reads stop looking there.
+async fn release(
+    engine: &Arc<Engine>,
+    partition: &ColdPartition,
+    cold_table: &ColdTable,
+    copied: bool,
+    report: &mut TierReport,
+) -> Result<(), LakeError> {
+    let engine = Arc::clone(engine);
+    let (partition, cold_table) = (partition.clone(), *cold_table);
+    let released = tokio::task::spawn_blocking(move || {
+        if copied {
+            engine.release_tiered(&partition, &cold_table)
+        } else {
+            engine
+                .forget_tiered(&partition, cold_table.table)
+                .map(|()| 0)
+        }
+    })
+    .await
+    .map_err(|e| LakeError::Invalid(format!("the release stopped: {e}")))??;
+    report.parts_released += released as u64;
+    Ok(())
 }
 
 /// Commits the removal of `old` (one shard partition's files) with `why` recorded.
@@ -345,6 +383,8 @@ struct DayBatch {
     batch: RecordBatch,
     /// The rows' times in nanoseconds.
     times: Vec<i64>,
+    /// Its series in row order, with their row counts.
+    series: Vec<(Arc<SeriesRows>, usize)>,
 }
 
 /// A series' rows from an index to another.
@@ -371,7 +411,18 @@ fn read_days(
             .iter()
             .flat_map(|(s, a, b)| s.data.times[*a..*b].iter().copied())
             .collect();
-        Ok(sender.blocking_send(DayBatch { day, batch, times }).is_ok())
+        let series = series
+            .iter()
+            .map(|(s, a, b)| (Arc::clone(s), b - a))
+            .collect();
+        Ok(sender
+            .blocking_send(DayBatch {
+                day,
+                batch,
+                times,
+                series,
+            })
+            .is_ok())
     };
     let mut failed: Option<LakeError> = None;
     engine.read_partition_each(partition, table, &mut |rows| {

@@ -32,6 +32,8 @@ pub struct LakeStats {
     pub files_removed: AtomicU64,
     /// Files deleted from the store by vacuums.
     pub files_vacuumed: AtomicU64,
+    /// Local parts deleted or rewritten because the lake holds their rows.
+    pub parts_released: AtomicU64,
     /// Delta versions committed.
     pub commits: AtomicU64,
     /// Table failures over all rounds.
@@ -58,6 +60,8 @@ impl LakeStats {
             .fetch_add(report.files_removed, Ordering::Relaxed);
         self.files_vacuumed
             .fetch_add(report.files_vacuumed, Ordering::Relaxed);
+        self.parts_released
+            .fetch_add(report.parts_released, Ordering::Relaxed);
         self.commits.fetch_add(report.commits, Ordering::Relaxed);
         self.failures
             .fetch_add(report.failures.len() as u64, Ordering::Relaxed);

@@ -16,7 +16,7 @@ use arrow_array::types::{Decimal128Type, Float64Type, Int16Type, Int64Type};
 use arrow_array::{Array, RecordBatch};
 use deltalake_core::DeltaTable;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use strata_lake::{Lake, LakeOptions, TierReport, parse_url};
+use strata_lake::{Lake, LakeOptions, LakeReader, TierReport, parse_url};
 use strata_lineproto::Precision;
 use strata_storage::model::Value;
 use strata_storage::{
@@ -43,6 +43,14 @@ fn open(dir: &Path, clock: &Arc<ManualClock>) -> Arc<Engine> {
     })
     .unwrap();
     Arc::new(engine)
+}
+
+/// Reads of the partitions a round released take their rows from the lake at `root`.
+fn read_from(engine: &Engine, root: &Path) {
+    let url = parse_url(root.to_str().unwrap()).unwrap();
+    engine.set_cold_source(Arc::new(
+        LakeReader::new(url, std::collections::HashMap::new()).unwrap(),
+    ));
 }
 
 /// Rows every 7 minutes and 13 ns apart over `DAYS` days: three hosts of `cpu` (a float
@@ -211,6 +219,7 @@ fn cold_partitions_are_copied_row_for_row_and_kept_current() {
     // Now is the end of the last day: days 0..DAYS-1 ended a day ago or more.
     let clock = Arc::new(ManualClock::new(START_NS + DAYS * DAY_NS));
     let engine = open(data.path(), &clock);
+    read_from(&engine, root.path());
     let report = engine
         .write_lines("db", body().as_bytes(), Precision::Nanoseconds)
         .unwrap();
@@ -333,6 +342,7 @@ fn a_database_may_tier_later_than_the_server_default() {
     let root = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(START_NS + DAYS * DAY_NS));
     let engine = open(data.path(), &clock);
+    read_from(&engine, root.path());
     for db in ["soon", "late"] {
         engine
             .write_lines(db, body().as_bytes(), Precision::Nanoseconds)

@@ -334,6 +334,10 @@ fn start_lake(
     }
     options.tier_after = lake.tier_after;
     options.tier_interval = lake.tier_interval;
+    // Reads of partitions released to the lake take their rows from it.
+    let reader = strata_lake::LakeReader::new(options.url.clone(), options.storage_options.clone())
+        .map_err(|e| ServerError::Config(e.to_string()))?;
+    engine.set_cold_source(Arc::new(reader));
     tracing::info!(
         "copying partitions to the lake at {} once they ended {} ago (a round every {})",
         options.url,

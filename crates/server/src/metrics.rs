@@ -513,6 +513,11 @@ pub fn render_lake(out: &mut String, lake: &strata_lake::LakeStats) {
             lake.files_vacuumed.load(Relaxed),
         ),
         (
+            "strata_lake_parts_released_total",
+            "Local parts deleted or rewritten since start because the lake holds their rows (reads take them from the lake).",
+            lake.parts_released.load(Relaxed),
+        ),
+        (
             "strata_lake_commits_total",
             "Delta versions committed since start.",
             lake.commits.load(Relaxed),

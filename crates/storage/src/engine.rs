@@ -164,6 +164,8 @@ struct Inner {
     quarantined: parking_lot::Mutex<Vec<QuarantinedPart>>,
     /// The per-database series limit, when set (`series/limit.rs`).
     series_limit: Option<Arc<SeriesLimit>>,
+    /// Where rows released to the lake are read from (`cold.rs`), shared with the shards.
+    cold: Arc<crate::cold::ColdSlot>,
 }
 
 /// The storage engine.
@@ -441,6 +443,7 @@ impl Engine {
             .max_series_per_database
             .map(|max| Arc::new(SeriesLimit::new(max)));
         let data_dirs: Arc<Vec<PathBuf>> = Arc::new(options.data_dirs.clone());
+        let cold = Arc::new(crate::cold::ColdSlot::default());
         let partition_ns = i64::try_from(options.partition_duration.as_nanos()).unwrap_or(i64::MAX);
         let configs: Vec<ShardConfig> = (0..shard_count)
             .map(|id| ShardConfig {
@@ -457,6 +460,7 @@ impl Engine {
                 tombstones: Arc::clone(catalog.tombstones()),
                 series_limit: series_limit.clone(),
                 wal_skip_damaged: options.wal_skip_damaged,
+                cold: Arc::clone(&cold),
             })
             .collect();
         let mut shards = Vec::with_capacity(shard_count);
@@ -489,6 +493,7 @@ impl Engine {
             downsample: downsample::DownsampleState::new(),
             quarantined: parking_lot::Mutex::new(report.quarantined.clone()),
             series_limit,
+            cold,
         });
         let mut threads = Vec::new();
         if inner.options.background {

@@ -26,6 +26,7 @@
 pub mod arrow;
 pub mod catalog;
 mod checked_json;
+pub mod cold;
 pub mod column;
 mod dir_lock;
 mod engine;

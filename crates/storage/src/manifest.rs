@@ -11,12 +11,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::checked_json;
 use crate::error::StorageError;
-use crate::model::Timestamp;
+use crate::model::{TableId, Timestamp};
 
 /// Kind and version written in the manifest's header.
 const MANIFEST_KIND: &str = "manifest";
-const MANIFEST_VERSION: u32 = 2;
-/// Oldest version still read (1 lacks `tombstones_applied`).
+const MANIFEST_VERSION: u32 = 3;
+/// Oldest version still read (1 lacks `tombstones_applied`, 2 lacks `tiered`).
 const MANIFEST_OLDEST_VERSION: u32 = 1;
 
 /// One live part.
@@ -55,6 +55,24 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// Version 3: one table's rows of one partition that the lake holds instead of local parts
+/// (`crates/lake`). Recorded once the lake's commit of the copy was acknowledged, before
+/// the local parts holding those rows are released; reads then take the partition's rows
+/// of the table from the lake, under the shard's remaining parts (late writes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TieredCopy {
+    /// The partition.
+    pub partition: i64,
+    /// The table.
+    pub table: TableId,
+    /// The highest part order the copy holds: parts of the partition up to it are in the
+    /// copy; later ones (late writes) are read over it.
+    pub order: u64,
+    /// The highest tombstone id the copy was written without: tombstones up to it never
+    /// apply to the copy's rows.
+    pub tombstone: u64,
+}
+
 /// The manifest of one shard.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Manifest {
@@ -64,6 +82,10 @@ pub struct Manifest {
     pub next_order: u64,
     /// Live parts, in no particular order.
     pub parts: Vec<PartEntry>,
+    /// Version 3: the copies in the lake that reads take rows from, by partition then
+    /// table.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tiered: Vec<TieredCopy>,
 }
 
 impl Manifest {

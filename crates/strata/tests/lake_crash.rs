@@ -1,9 +1,11 @@
 //! Tiering under SIGKILL: a server copying twenty days of two tables into a `file://` lake
-//! is killed at seeded random moments, over and over, while late rows change partitions it
-//! has copied. Once it has been let finish, the Delta log of each table, replayed from
-//! disk, names every row Strata holds exactly once: the live files' row counts equal
-//! Strata's, and each shard partition is one copy (one origin in its file names), never
-//! an old and a new one side by side. `STRATA_LAKE_CRASH_SEED` picks another sequence.
+//! (and releasing its local parts once a copy is committed) is killed at seeded random
+//! moments, over and over, while late rows change partitions it has copied and released.
+//! Once it has been let finish, the Delta log of each table, replayed from disk, names
+//! every row Strata holds exactly once: the live files' row counts equal Strata's answers
+//! (which read the lake), each shard partition is one copy (one origin in its file names),
+//! never an old and a new one side by side, and no local part is left.
+//! `STRATA_LAKE_CRASH_SEED` picks another sequence.
 
 #![allow(clippy::unwrap_used)]
 
@@ -211,5 +213,8 @@ fn sigkill_during_tiering_leaves_every_row_in_the_lake_once() {
         count(&server, "SELECT count(usage) FROM cpu"),
         (DAYS * 144 * 4) as u64 + late_rows
     );
+    // Every row is in the lake: no local part is left (kills between a commit and the
+    // release of the parts it holds included), and the queries above read the lake.
+    assert_eq!(metric(&server.metrics(), "strata_parts"), 0.0);
     assert!(server.stop().success());
 }

@@ -2,8 +2,8 @@
 //! 4.48, installed by `.ci/run` and the README's test command) with an access key and
 //! secret, and `strata serve --lake s3://…`. Cold partitions land as Delta tables in the
 //! bucket; the store is stopped, a late row changes a copied partition and every round
-//! fails (reported on `/health` and `/metrics`, nothing lost, writes and queries go on);
-//! the store comes back and the next rounds converge. The Delta log read back from the
+//! fails (reported on `/health` and `/metrics`, nothing lost; writes and queries of local
+//! days go on, a query of days the lake holds answers 503); the store comes back and the next rounds converge. The Delta log read back from the
 //! store (its live files' row counts) then holds every row exactly once.
 //!
 //! Never skipped: without `weed` the test fails, saying how to install it.
@@ -268,8 +268,37 @@ fn an_s3_lake_survives_its_store_going_away() {
     let health = server.request("GET", "/health", &[], b"").json();
     assert_eq!(health["status"], "warn", "{health}");
     assert_eq!(health["checks"][0]["name"], "lake", "{health}");
-    // Writes and queries go on meanwhile.
-    assert_eq!(strata_rows(&server), count as u64 + 1);
+    // Writes go on meanwhile, and queries of days still local; a query of the days the
+    // lake holds says it cannot reach it (503, retry later).
+    assert_eq!(
+        server
+            .post(
+                "/write?db=db",
+                &format!("cpu,host=a usage=1 {}\n", now_ns())
+            )
+            .status,
+        204
+    );
+    let recent = server.request(
+        "GET",
+        "/query?db=db&q=SELECT%20count(usage)%20FROM%20cpu%20WHERE%20time%20%3E%20now()%20-%201h",
+        &[],
+        b"",
+    );
+    assert_eq!(
+        recent.json()["results"][0]["series"][0]["values"][0][1],
+        1,
+        "{}",
+        recent.text()
+    );
+    let all = server.request(
+        "GET",
+        "/sql?db=db&q=SELECT%20count(*)%20FROM%20cpu",
+        &[],
+        b"",
+    );
+    assert_eq!(all.status, 503, "{}", all.text());
+    assert!(all.text().contains("from the lake"), "{}", all.text());
 
     // Back again: the next rounds copy the changed partition, and health recovers.
     store.start();
@@ -287,6 +316,7 @@ fn an_s3_lake_survives_its_store_going_away() {
         count as u64 + 1,
         "every row exactly once: {live:?}"
     );
-    assert_eq!(strata_rows(&server), count as u64 + 1);
+    // (And the row written during the outage, still local.)
+    assert_eq!(strata_rows(&server), count as u64 + 2);
     assert!(server.stop().success());
 }

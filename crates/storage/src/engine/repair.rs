@@ -142,7 +142,9 @@ fn repair_manifest(
                 .map_err(|e| StorageError::io("cannot create shard directory", &home, e))?;
             manifest.store(&path)?;
             report.rebuilt.push(format!(
-                "{}: {} parts holding {} rows, from the part files ({why})",
+                "{}: {} parts holding {} rows, from the part files ({why}); partitions \
+                 released to a lake (only the manifest records them) stay in the lake but \
+                 reads no longer see them",
                 path.display(),
                 manifest.parts.len(),
                 manifest.parts.iter().map(|p| p.rows).sum::<u64>()
@@ -265,6 +267,8 @@ fn rebuild_manifest(found: Vec<FoundPart>) -> (Manifest, Vec<FoundPart>, usize) 
         next_part_id: highest_id.map_or(0, |id| id + 1 + PART_ID_MARGIN),
         next_order: parts.iter().map(|p| p.order + 1).max().unwrap_or(0),
         parts,
+        // Not recoverable from the part files: see the report's note.
+        tiered: Vec::new(),
     };
     (manifest, live, legacy)
 }

@@ -9,9 +9,12 @@
 //! expired days leave the lake by date (reads here start at the horizon as every read).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::{Engine, Inner};
+use crate::cold::ColdSource;
 use crate::error::StorageError;
+use crate::manifest::TieredCopy;
 use crate::model::{SeriesId, TableId, Timestamp};
 use crate::shard::{SeriesRows, ShardReadRequest};
 
@@ -53,7 +56,12 @@ impl Engine {
         let mut out = Vec::new();
         for (shard_index, shard) in self.inner.shards.iter().enumerate() {
             let parts = shard.parts();
-            let mut partitions: Vec<i64> = parts.iter().map(|p| p.entry.partition).collect();
+            let tiered = shard.tiered();
+            let mut partitions: Vec<i64> = parts
+                .iter()
+                .map(|p| p.entry.partition)
+                .chain(tiered.iter().map(|c| c.partition))
+                .collect();
             partitions.sort_unstable();
             partitions.dedup();
             for partition in partitions {
@@ -61,8 +69,13 @@ impl Engine {
                 if end > ended_by {
                     continue;
                 }
-                // Each table's highest part order.
-                let mut tables: BTreeMap<TableId, u64> = BTreeMap::new();
+                // Each table's highest part order, the copies' in the lake included (rows
+                // released from parts are there).
+                let mut tables: BTreeMap<TableId, u64> = tiered
+                    .iter()
+                    .filter(|c| c.partition == partition)
+                    .map(|c| (c.table, c.order))
+                    .collect();
                 for part in parts.iter().filter(|p| p.entry.partition == partition) {
                     // The part's tables, from its per-table byte counts (kept since it
                     // was opened): no walk over its series.
@@ -133,6 +146,47 @@ impl Engine {
 }
 
 impl Engine {
+    /// Sets where reads take the rows of partitions released to the lake from (see
+    /// [`crate::cold`]). Until it is set, a read that meets such a partition fails with an
+    /// error saying so.
+    pub fn set_cold_source(&self, source: Arc<dyn ColdSource>) {
+        self.inner.cold.set(source);
+    }
+
+    /// Records that the lake committed its copy of `cold`'s rows of `table` (the
+    /// signature the copy was made at) and releases the local parts that copy holds: from
+    /// then on reads take those rows from the [cold source](Engine::set_cold_source).
+    /// Parts written after the copy was read stay. Returns how many parts were released.
+    /// Idempotent: call it again after a crash.
+    pub fn release_tiered(
+        &self,
+        cold: &ColdPartition,
+        table: &ColdTable,
+    ) -> Result<usize, StorageError> {
+        let shard = self
+            .inner
+            .shards
+            .get(cold.shard)
+            .ok_or_else(|| StorageError::Invalid(format!("no shard {}", cold.shard)))?;
+        shard.release_tiered(TieredCopy {
+            partition: cold.partition,
+            table: table.table,
+            order: table.order,
+            tombstone: table.tombstone,
+        })
+    }
+
+    /// Records that the lake holds no copy of `table`'s rows of `cold`'s partition (none
+    /// is left: deleted): reads stop looking for one. Local parts are left to the purge.
+    pub fn forget_tiered(&self, cold: &ColdPartition, table: TableId) -> Result<(), StorageError> {
+        let shard = self
+            .inner
+            .shards
+            .get(cold.shard)
+            .ok_or_else(|| StorageError::Invalid(format!("no shard {}", cold.shard)))?;
+        shard.forget_copy(cold.partition, table)
+    }
+
     /// The time range of `partition`: inclusive start, exclusive end.
     pub fn partition_range(&self, partition: i64) -> (Timestamp, Timestamp) {
         self.inner.partition_range(partition)

@@ -48,16 +48,31 @@ pub(super) fn deleted_ranges(
     entry: &PartEntry,
     series: SeriesId,
 ) -> Vec<(Timestamp, Timestamp)> {
+    deleted_ranges_at(
+        marks,
+        shard,
+        (entry.order, entry.tombstones_applied),
+        (entry.min_time, entry.max_time),
+        series,
+    )
+}
+
+/// [`deleted_ranges`] for rows of precedence `order` written without the tombstones up to
+/// `applied`, with times in `min..=max` (a part, or a copy in the lake).
+pub(super) fn deleted_ranges_at(
+    marks: &[DeleteMark],
+    shard: usize,
+    (order, applied): (u64, u64),
+    (min, max): (Timestamp, Timestamp),
+    series: SeriesId,
+) -> Vec<(Timestamp, Timestamp)> {
+    if marks.is_empty() {
+        return Vec::new();
+    }
     let mut ranges: Vec<(Timestamp, Timestamp)> = marks
         .iter()
         .filter(|m| {
-            m.tombstone.applies_to(
-                shard,
-                entry.order,
-                entry.tombstones_applied,
-                entry.min_time,
-                entry.max_time,
-            ) && m.series.contains(series)
+            m.tombstone.applies_to(shard, order, applied, min, max) && m.series.contains(series)
         })
         .map(|m| (m.tombstone.start, m.tombstone.end))
         .collect();
@@ -144,11 +159,25 @@ impl Shard {
 
     /// Whether some live part of this shard may still hold rows `tombstone` deletes: a
     /// part it applies to holding a series its predicate matches (the purge rewrites
-    /// exactly those).
+    /// exactly those), or a copy in the lake of the table it applies to.
     pub fn subject_to(&self, tombstone: &Tombstone) -> bool {
-        let marks = marks_locked(&self.state.lock(), std::slice::from_ref(tombstone));
+        let (marks, tiered) = {
+            let state = self.state.lock();
+            let marks = marks_locked(&state, std::slice::from_ref(tombstone));
+            (marks, std::sync::Arc::clone(&state.tiered))
+        };
         if marks.is_empty() {
             return false;
+        }
+        // A copy in the lake written before the delete keeps the rows until the lake
+        // copies the partition again (with the tombstone) and the copy is recorded anew.
+        let partition_ns = self.config.partition_ns;
+        if tiered.iter().any(|c| {
+            let (start, end) = super::cold::partition_range(c.partition, partition_ns);
+            c.table == tombstone.table
+                && tombstone.applies_to(self.config.id, c.order, c.tombstone, start, end - 1)
+        }) {
+            return true;
         }
         self.parts().iter().any(|part| {
             part.reader.series_ids().any(|(series, _)| {

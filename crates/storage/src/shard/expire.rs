@@ -43,6 +43,11 @@ impl Shard {
         let partition_end = |partition: i64| (partition + 1).saturating_mul(partition_ns);
         let mut report = ExpiryReport::default();
         let mut manifest = self.manifest.lock();
+        // Expired copies in the lake: reads start at the horizon, and the lake removes them.
+        self.forget_tiered(&mut manifest, &mut |c| {
+            let end = partition_end(c.partition);
+            end > latest_horizon || horizon_of(c.table) < end
+        })?;
         let parts = self.parts();
         let mut whole = Vec::new();
         for part in parts.iter() {

@@ -120,7 +120,8 @@ impl Shard {
         shard: usize,
         visit: &mut dyn FnMut(LatestView<'_>),
     ) -> Result<(), StorageError> {
-        if self.config.dropped.contains(request.table) {
+        // The cache knows only local rows: a read that meets copies in the lake scans.
+        if self.config.dropped.contains(request.table) || self.meets_copies(request) {
             return self.latest_each_uncached(request, shard, visit);
         }
         self.build_latest()?;

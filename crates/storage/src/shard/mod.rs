@@ -15,6 +15,7 @@
 //! leave the index), this file (open, replay, write).
 
 mod changes;
+mod cold;
 mod delete;
 mod expire;
 mod flush;
@@ -75,6 +76,8 @@ pub(crate) struct ShardConfig {
     pub series_limit: Option<Arc<SeriesLimit>>,
     /// Step over damage in the middle of the WAL at open (see `WalOptions::skip_damaged`).
     pub wal_skip_damaged: bool,
+    /// Where rows of partitions released to the lake are read from (`cold.rs`).
+    pub cold: Arc<crate::cold::ColdSlot>,
 }
 
 impl ShardConfig {
@@ -129,6 +132,8 @@ pub(crate) struct ShardState {
     pub parts: Arc<Vec<LivePart>>,
     /// Each series' latest row, for `latest` (see `latest.rs`).
     pub latest: latest::LatestCache,
+    /// The copies in the lake reads take rows from (the manifest's, published with it).
+    pub tiered: Arc<Vec<crate::manifest::TieredCopy>>,
 }
 
 /// Counters for metrics.
@@ -307,6 +312,7 @@ impl Shard {
                 frozen: Vec::new(),
                 parts: Arc::new(parts),
                 latest: latest::LatestCache::default(),
+                tiered: Arc::new(manifest.tiered.clone()),
             }),
             flushed: Condvar::new(),
             work_requested: Mutex::new(false),

@@ -28,6 +28,8 @@ impl Shard {
         let dropped = self.config.dropped.snapshot();
         let mut rewritten = 0;
         if !dropped.is_empty() {
+            // Their copies in the lake are read no more (the lake's table stays: docs/lake.md).
+            self.forget_tiered(&mut manifest, &mut |c| !dropped.contains(c.table))?;
             let parts = self.parts();
             for part in parts.iter() {
                 if part

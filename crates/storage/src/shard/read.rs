@@ -9,11 +9,13 @@
 
 use std::sync::Arc;
 
+use super::cold::{copies_in, partition_range};
 use super::delete::{DeleteMark, deleted_ranges, overlaps, without_ranges};
 use super::latest::tags_of;
 use super::{Frozen, LivePart, Shard, ShardState};
 use crate::column::SeriesData;
 use crate::error::StorageError;
+use crate::manifest::TieredCopy;
 use crate::model::{FieldId, SeriesId, TableId, Timestamp};
 use crate::series::TagPredicate;
 
@@ -53,7 +55,11 @@ pub(super) struct Snapshot {
     parts: Arc<Vec<LivePart>>,
     frozen: Vec<Arc<Frozen>>,
     /// Deletes in force over these parts (empty when there are none).
-    marks: Vec<DeleteMark>,
+    pub(super) marks: Vec<DeleteMark>,
+    /// The table's copies in the lake that meet the range (`cold.rs`); when there are
+    /// some, `series` is sorted by canonical tags, and `cold_tags` holds them.
+    pub(super) cold: Vec<TieredCopy>,
+    pub(super) cold_tags: Vec<Vec<(String, String)>>,
 }
 
 /// The parts whose time range meets the request's, in precedence order (oldest first).
@@ -91,7 +97,8 @@ impl Shard {
     /// A time no row of `request`'s range in this shard is older than: the oldest part or
     /// memtable overlapping the range (every table's rows, so a bound, not the first row of
     /// `request.table`), never before `request.start`; `None` when nothing overlaps. Reads
-    /// only the part list and the memtables' time ranges, under the lock, decoding nothing.
+    /// only the part list, the memtables' time ranges and the table's copies in the lake
+    /// (their partitions' ranges), under the lock, decoding nothing.
     pub(crate) fn earliest_time(&self, request: &ShardReadRequest<'_>) -> Option<Timestamp> {
         let state = self.state.lock();
         let overlaps = |(lo, hi): (Timestamp, Timestamp)| hi >= request.start && lo < request.end;
@@ -104,8 +111,13 @@ impl Shard {
             .iter()
             .filter_map(|f| f.memtable.time_range())
             .chain(state.active.time_range());
+        let copies = copies_in(&state, request, self.config.partition_ns)
+            .into_iter()
+            .map(|c| partition_range(c.partition, self.config.partition_ns))
+            .map(|(start, end)| (start, end - 1));
         parts
             .chain(memtables)
+            .chain(copies)
             .filter(|range| overlaps(*range))
             .map(|(lo, _)| lo.max(request.start))
             .min()
@@ -120,7 +132,7 @@ impl Shard {
         request: &ShardReadRequest<'_>,
         tags: TagCopy<'_>,
     ) -> Snapshot {
-        let series = ids
+        let series: Vec<SnapshotSeries> = ids
             .map(|id| {
                 let tags = match tags {
                     TagCopy::Nothing => Vec::new(),
@@ -143,8 +155,23 @@ impl Shard {
                 (id, tags, active)
             })
             .collect();
+        let cold = copies_in(state, request, self.config.partition_ns);
+        let (series, cold_tags) = if cold.is_empty() {
+            (series, Vec::new())
+        } else {
+            // The lake's files are sorted by tags: so are the series read from them.
+            let mut sorted: Vec<(Vec<(String, String)>, SnapshotSeries)> = series
+                .into_iter()
+                .map(|s| (tags_of(state, s.0), s))
+                .collect();
+            sorted.sort_by(|a, b| a.0.cmp(&b.0));
+            let (tags, series) = sorted.into_iter().unzip();
+            (series, tags)
+        };
         Snapshot {
             series,
+            cold,
+            cold_tags,
             parts: Arc::clone(&state.parts),
             frozen: if request.parts_only {
                 Vec::new()
@@ -207,8 +234,9 @@ impl Shard {
         visit: &mut dyn FnMut(SeriesRows) -> Result<bool, StorageError>,
     ) -> Result<(), StorageError> {
         let parts = parts_in_range(&snapshot.parts, request);
-        for (series, tags, active) in snapshot.series {
-            let mut runs: Vec<SeriesData> = Vec::new();
+        let mut cold = self.open_cold(&snapshot, request)?;
+        for (position, (series, tags, active)) in snapshot.series.into_iter().enumerate() {
+            let mut runs: Vec<SeriesData> = cold.take(position, series, &snapshot.marks)?;
             for part in &parts {
                 if let Some(data) =
                     part.reader
@@ -254,9 +282,17 @@ impl Shard {
         request: &ShardReadRequest<'_>,
     ) -> Result<Vec<SeriesRows>, StorageError> {
         let parts = parts_in_range(&snapshot.parts, request);
+        let mut cold = self.open_cold(&snapshot, request)?;
         let mut out = Vec::new();
-        for (series, tags, active) in snapshot.series {
-            let mut runs: Vec<SeriesData> = Vec::new();
+        for (position, (series, tags, active)) in snapshot.series.into_iter().enumerate() {
+            let mut runs: Vec<SeriesData> = cold
+                .take(position, series, &snapshot.marks)?
+                .into_iter()
+                .map(|data| {
+                    let rows = data.rows();
+                    data.slice_rows(rows - 1, rows)
+                })
+                .collect();
             for part in &parts {
                 let deleted = deleted_ranges(&snapshot.marks, self.config.id, &part.entry, series);
                 if !deleted.is_empty() {
@@ -365,8 +401,11 @@ impl Shard {
         let tags = tag_keys.map_or(TagCopy::All, TagCopy::Keys);
         let snapshot = self.snapshot(request, tags);
         let parts = parts_in_range(&snapshot.parts, request);
-        for (series, tags, active) in snapshot.series {
+        let mut cold = self.open_cold(&snapshot, request)?;
+        for (position, (series, tags, active)) in snapshot.series.into_iter().enumerate() {
             let memtable_runs = memtable_runs(&snapshot.frozen, series, request, active);
+            // The lake's rows: no pre-aggregates, and under every part.
+            let cold_runs = cold.take(position, series, &snapshot.marks)?;
             // Every chunk of the series in range, with its part's precedence.
             let mut chunks: Vec<(usize, crate::part::ChunkMeta)> = Vec::new();
             let deleted: Vec<Vec<(Timestamp, Timestamp)>> = parts
@@ -391,10 +430,11 @@ impl Shard {
             intervals.extend(
                 memtable_runs
                     .iter()
+                    .chain(&cold_runs)
                     .filter_map(|r| Some((*r.times.first()?, *r.times.last()?))),
             );
             let mut clean = Vec::new();
-            let mut runs: Vec<SeriesData> = Vec::new();
+            let mut runs: Vec<SeriesData> = cold_runs;
             for (index, (part_index, chunk)) in chunks.into_iter().enumerate() {
                 let inside = chunk.min_time >= request.start && chunk.max_time < request.end;
                 let alone = intervals.iter().enumerate().all(|(other, (lo, hi))| {

@@ -59,6 +59,21 @@ impl Shard {
         }
         let mut empty = state.index.live_series();
         empty -= &held;
+        if !state.tiered.is_empty() {
+            // Series of tables the lake holds copies of keep their ids: reads of the
+            // copies find their rows by the index's tags (`cold.rs`).
+            let tiered: RoaringBitmap = state.tiered.iter().map(|c| c.table).collect();
+            let keep: RoaringBitmap = empty
+                .iter()
+                .filter(|id| {
+                    state
+                        .index
+                        .table_of(*id)
+                        .is_some_and(|t| tiered.contains(t))
+                })
+                .collect();
+            empty -= keep;
+        }
         if empty.is_empty() {
             return Ok(0);
         }
