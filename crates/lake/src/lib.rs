@@ -115,6 +115,8 @@ pub struct Lake {
     /// copy (this server is the lake's only writer, so none appears meanwhile), which
     /// spares an object store listing per table and round.
     absent: tokio::sync::Mutex<std::collections::HashSet<TableId>>,
+    /// Dropped tables whose lake tables were looked at (and cleared) in this process.
+    cleared: tokio::sync::Mutex<std::collections::HashSet<TableId>>,
 }
 
 impl Lake {
@@ -125,6 +127,7 @@ impl Lake {
             options,
             tables: tokio::sync::Mutex::new(HashMap::new()),
             absent: tokio::sync::Mutex::new(std::collections::HashSet::new()),
+            cleared: tokio::sync::Mutex::new(std::collections::HashSet::new()),
         }
     }
 

@@ -11,11 +11,18 @@ use deltalake_core::{DeltaTable, ObjectStore};
 use serde_json::Value;
 use std::sync::Arc;
 use strata_storage::catalog::TableSchema;
+use strata_storage::model::TableId;
 use url::Url;
 
 use crate::error::LakeError;
 use crate::file::FileOrigin;
 use crate::schema::{DAY_COLUMN, LakeSchema};
+
+/// The Delta table property naming the Strata table (its id) whose rows the Delta table
+/// holds. A table dropped and created again under the same name gets a new id: the lake
+/// table's files of the dropped one are removed before the new one's are added, so that
+/// other engines never read both.
+pub const TABLE_ID_PROPERTY: &str = "strata.tableId";
 
 /// A live file of the table that Strata wrote.
 #[derive(Debug, Clone)]
@@ -71,6 +78,8 @@ impl LakeTable {
                 ))
                 .with_columns(schema.delta_fields()?)
                 .with_partition_columns([DAY_COLUMN])
+                .with_configuration([(TABLE_ID_PROPERTY, Some(table.id.to_string()))])
+                .with_raise_if_key_not_exists(false)
                 .await?;
             Self {
                 table: created,
@@ -86,6 +95,63 @@ impl LakeTable {
         };
         this.add_missing_columns(schema).await?;
         Ok(Some(this))
+    }
+
+    /// Opens the Delta table at `url` as it is (no column added); `None` when there is
+    /// none. `name` (`database.table`) is for messages.
+    pub async fn open_existing(
+        url: Url,
+        storage_options: &HashMap<String, String>,
+        name: String,
+    ) -> Result<Option<Self>, LakeError> {
+        if let Ok(path) = url.to_file_path()
+            && !path.exists()
+        {
+            return Ok(None);
+        }
+        let delta =
+            DeltaTable::try_from_url_with_storage_options(url, storage_options.clone()).await?;
+        if delta.version().is_none() {
+            return Ok(None);
+        }
+        Ok(Some(Self {
+            table: delta,
+            name,
+            last_vacuum: None,
+        }))
+    }
+
+    /// The id of the Strata table whose rows the Delta table holds ([`TABLE_ID_PROPERTY`]);
+    /// `None` for a table written before Strata recorded it.
+    pub fn strata_table_id(&self) -> Result<Option<TableId>, LakeError> {
+        let snapshot = self.table.snapshot()?;
+        Ok(snapshot
+            .metadata()
+            .configuration()
+            .get(TABLE_ID_PROPERTY)
+            .and_then(|id| id.parse().ok()))
+    }
+
+    /// Records that the Delta table holds the rows of Strata table `id` (one commit).
+    pub async fn set_strata_table_id(&mut self, id: TableId) -> Result<(), LakeError> {
+        let table = std::mem::replace(&mut self.table, DeltaTable::new_in_memory());
+        let properties = HashMap::from([(TABLE_ID_PROPERTY.to_string(), id.to_string())]);
+        match table
+            .clone()
+            .set_tbl_properties()
+            .with_properties(properties)
+            .with_raise_if_not_exists(false)
+            .await
+        {
+            Ok(updated) => {
+                self.table = updated;
+                Ok(())
+            }
+            Err(error) => {
+                self.table = table;
+                Err(error.into())
+            }
+        }
     }
 
     /// Adds the columns of `schema` the Delta table lacks; a column whose type differs

@@ -90,9 +90,10 @@ impl Lake {
             }
         }
         let mut report = TierReport::default();
+        self.clear_dropped(engine, &mut report).await;
         for (table, mut partitions) in work {
             let Some(schema) = catalog.table(table) else {
-                // Dropped: its lake table is left as it is (docs/lake.md).
+                // Dropped: `clear_dropped` emptied its lake table.
                 self.tables.lock().await.remove(&table);
                 continue;
             };
@@ -146,7 +147,8 @@ impl Lake {
                 )
                 .await?
                 {
-                    Some(opened) => {
+                    Some(mut opened) => {
+                        claim(&mut opened, schema.id, report).await?;
                         self.absent.lock().await.remove(&schema.id);
                         entry.insert(opened)
                     }
@@ -346,6 +348,91 @@ async fn release(
     .await
     .map_err(|e| LakeError::Invalid(format!("the release stopped: {e}")))??;
     report.parts_released += released as u64;
+    Ok(())
+}
+
+impl Lake {
+    /// Removes the files of dropped tables from their lake tables (once per dropped table
+    /// and process): other engines stop reading them at once, and vacuums delete them.
+    /// A lake table that a table created since under the same name has claimed is left to
+    /// it ([`claim`]).
+    async fn clear_dropped(&self, engine: &Arc<Engine>, report: &mut TierReport) {
+        let catalog = engine.catalog();
+        for (id, database, name) in catalog.dropped_names() {
+            if self.cleared.lock().await.contains(&id) {
+                continue;
+            }
+            let result = async {
+                let url = self.table_url(&database, &name, false)?;
+                let label = format!("{database}.{name}");
+                let Some(mut table) =
+                    LakeTable::open_existing(url, &self.options.storage_options, label).await?
+                else {
+                    return Ok(());
+                };
+                let owner = table.strata_table_id()?;
+                // Written before the id was recorded: the dropped table's, unless a live
+                // table has the name now.
+                let dropped_one = owner == Some(id)
+                    || (owner.is_none() && catalog.table_id(&database, &name).is_none());
+                if dropped_one {
+                    remove_all(&mut table, "table dropped", report).await?;
+                }
+                Ok::<(), LakeError>(())
+            }
+            .await;
+            match result {
+                Ok(()) => {
+                    self.cleared.lock().await.insert(id);
+                }
+                Err(error) => report
+                    .failures
+                    .push(format!("{database}.{name} (dropped): {error}")),
+            }
+        }
+    }
+}
+
+/// Makes sure the lake table `table` holds Strata table `id`'s rows: one that still holds
+/// the rows of a dropped table of the same name loses them (one commit) before it is
+/// marked as `id`'s; one written before tables were marked is taken as `id`'s.
+async fn claim(
+    table: &mut LakeTable,
+    id: TableId,
+    report: &mut TierReport,
+) -> Result<(), LakeError> {
+    match table.strata_table_id()? {
+        Some(owner) if owner == id => return Ok(()),
+        Some(_) => remove_all(table, "table dropped and created again", report).await?,
+        None => {}
+    }
+    table.set_strata_table_id(id).await
+}
+
+/// Commits the removal of every file Strata wrote into `table`, with `why` recorded.
+async fn remove_all(
+    table: &mut LakeTable,
+    why: &str,
+    report: &mut TierReport,
+) -> Result<(), LakeError> {
+    let files = table.files()?;
+    if files.is_empty() {
+        return Ok(());
+    }
+    let removed = files.len() as u64;
+    let info = HashMap::from([(
+        "strata".to_string(),
+        json!({ "operation": "remove", "why": why }),
+    )]);
+    table
+        .commit(
+            Vec::new(),
+            files.into_iter().map(|f| f.remove).collect(),
+            info,
+        )
+        .await?;
+    report.commits += 1;
+    report.files_removed += removed;
     Ok(())
 }
 

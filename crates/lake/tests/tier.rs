@@ -377,3 +377,59 @@ fn lake_urls_are_checked() {
     assert!(err.contains("unknown lake scheme"), "{err}");
     assert!(parse_url("relative/path").is_err());
 }
+
+#[test]
+fn a_dropped_table_leaves_the_lake_and_one_created_again_starts_empty() {
+    let data = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(START_NS + DAYS * DAY_NS));
+    let engine = open(data.path(), &clock);
+    read_from(&engine, root.path());
+    engine
+        .write_lines("db", body().as_bytes(), Precision::Nanoseconds)
+        .unwrap();
+    engine.flush().unwrap();
+    let runtime = runtime();
+    let lake = lake(root.path());
+    tier(&runtime, &lake, &engine);
+    let cpu_dir = root.path().join("db").join("cpu");
+    assert!(!runtime.block_on(lake_rows(&cpu_dir)).0.is_empty());
+
+    // Dropped: the next round removes its files (mem stays); a restarted lake, too, finds
+    // nothing more to do.
+    engine.drop_table("db", "cpu").unwrap();
+    let dropped = tier(&runtime, &lake, &engine);
+    assert!(dropped.files_removed > 0, "{dropped:?}");
+    assert!(runtime.block_on(lake_rows(&cpu_dir)).0.is_empty());
+    assert!(
+        !runtime
+            .block_on(lake_rows(&root.path().join("db").join("mem")))
+            .0
+            .is_empty()
+    );
+    let again = tier(&runtime, &self::lake(root.path()), &engine);
+    assert_eq!(again.commits, 0, "{again:?}");
+
+    // Created again under the name, with other rows in the same old days: the lake table
+    // holds those and only those.
+    let time = START_NS + DAY_NS + 42;
+    engine
+        .write_lines(
+            "db",
+            format!("cpu,host=new usage=1.5 {time}\n").as_bytes(),
+            Precision::Nanoseconds,
+        )
+        .unwrap();
+    engine.flush().unwrap();
+    tier(&runtime, &self::lake(root.path()), &engine);
+    let (rows, _) = runtime.block_on(lake_rows(&cpu_dir));
+    assert_eq!(
+        rows.keys().cloned().collect::<Vec<_>>(),
+        vec![(vec![("host".to_string(), "new".to_string())], time)]
+    );
+    assert_same(
+        &engine_rows(&engine, "db", "cpu", START_NS, START_NS + DAYS * DAY_NS),
+        &rows,
+        "cpu created again",
+    );
+}

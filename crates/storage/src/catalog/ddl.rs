@@ -200,6 +200,21 @@ impl Catalog {
 }
 
 impl Catalog {
+    /// The dropped tables, by id: (id, database, name) as they were when dropped.
+    pub fn dropped_names(&self) -> Vec<(TableId, String, String)> {
+        let state = self.state.read();
+        state
+            .dropped
+            .iter()
+            .filter_map(|id| {
+                let table = state.tables.get(id as usize)?;
+                Some((id, table.database.clone(), table.name.clone()))
+            })
+            .collect()
+    }
+}
+
+impl Catalog {
     /// `CREATE DATABASE`: records `database` durably so it exists before it holds a table.
     /// Creating one that exists is not an error (InfluxDB's behaviour). Returns whether it
     /// was new.
