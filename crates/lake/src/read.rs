@@ -46,6 +46,8 @@ use crate::file::{FileOrigin, day_of};
 use crate::schema::{NANOS_COLUMN, TIME_COLUMN};
 use crate::table::{LakeFile, live_files};
 
+/// Nanoseconds in a UTC day (a file holds one).
+const DAY_NS: i64 = 86_400_000_000_000;
 /// Rows decoded per batch.
 const BATCH_ROWS: usize = 8192;
 /// Footers kept (each a file's Parquet metadata and series directory).
@@ -178,12 +180,20 @@ impl LakeReader {
         file: &LakeFile,
         footer: &Arc<Footer>,
     ) -> Result<Option<FileCursor>, LakeError> {
-        // The series asked for that the file has, with their rows, in row order.
+        // The series asked for that the file has, with their rows, in row order. For the
+        // latest rows, a file of a day that ends by the read's end: each series' last row
+        // (a day's rows are sorted by time within a series).
+        let last_only = read.last_only
+            && file_day(&file.path).is_some_and(|day| (day + 1).saturating_mul(DAY_NS) <= read.end);
         let mut ranges: Vec<(usize, u64, u64)> = Vec::new();
         for (position, tags) in read.series.iter().enumerate() {
             if let Some(&entry) = footer.by_tags.get(tags) {
                 let entry = &footer.directory.entries[entry];
-                ranges.push((position, entry.first_row, entry.rows));
+                if last_only && entry.rows > 0 {
+                    ranges.push((position, entry.first_row + entry.rows - 1, 1));
+                } else {
+                    ranges.push((position, entry.first_row, entry.rows));
+                }
             }
         }
         if ranges.is_empty() {

@@ -56,7 +56,8 @@ impl Rng {
 }
 
 /// Rows over `DAYS` days: 12 hosts of `cpu` in 3 racks (some rows lack `idle`, host h11
-/// lacks the rack tag), every 5 min + 7 ns.
+/// lacks the rack tag), every 5 min + 7 ns, and host `gone` on all days but the last; `mem`
+/// for host h11 (the tags of a cpu series) every 25 min.
 fn body() -> String {
     let mut body = String::new();
     let step = 5 * 60_000_000_000 + 7;
@@ -78,6 +79,15 @@ fn body() -> String {
                     i - host
                 ));
             }
+        }
+        // Another table with a series of the same tags as cpu's h11, less often.
+        if i % 5 == 0 {
+            body.push_str(&format!("mem,host=h11 free={i}i {time}\n"));
+        }
+        // A host that stopped reporting before the last day: once tiered, all its rows
+        // are in the lake.
+        if time < START_NS + (DAYS - 1) * DAY_NS {
+            body.push_str(&format!("cpu,host=gone usage={}.75 {time}\n", i % 40));
         }
         i += 1;
     }
@@ -184,6 +194,10 @@ fn assert_same_reads(tiered: &Engine, local: &Engine, seed: u64, reads: usize) {
         let what = format!("latest {n} (seed {seed}): {request:?}");
         assert_same(&latest(tiered, &request), &latest(local, &request), &what);
     }
+    // `mem` (its series has the tags of one of cpu's): its latest rows and all its rows.
+    let mem = ReadRequest::all(local.table("db", "mem").unwrap().id);
+    assert_same(&latest(tiered, &mem), &latest(local, &mem), "mem latest");
+    assert_same(&rows(tiered, &mem), &rows(local, &mem), "mem rows");
     // The whole table, and the earliest time of an unbounded read.
     let all = ReadRequest::all(local.table("db", "cpu").unwrap().id);
     assert_same(&rows(tiered, &all), &rows(local, &all), "all rows");
@@ -236,12 +250,18 @@ fn released_partitions_read_the_same_as_local_ones() {
     let again = tier(&runtime, root.path(), &tiered);
     assert_eq!((again.commits, again.parts_released), (0, 0), "{again:?}");
 
-    // A late write into a released day (an overwrite and a new series), and a delete over
-    // another: reads merge them over the lake's rows before the next round...
+    // A late write into a released day (an overwrite, a new series, and a row of `gone`
+    // older than its rows in the lake: its only local row, so the latest-row cache holds
+    // it, and must not answer with it), and a delete over another day: reads merge them
+    // over the lake's rows before the next round...
     let late = START_NS + DAY_NS + 5 * 60_000_000_000 + 7;
     write(
         &[&tiered, &local],
-        &format!("cpu,host=h1,rack=r1 usage=-1.5 {late}\ncpu,host=new usage=7.5 {late}\n"),
+        &format!(
+            "cpu,host=h1,rack=r1 usage=-1.5 {late}\ncpu,host=new usage=7.5 {late}\n\
+             cpu,host=gone usage=-2.25 {}\n",
+            START_NS + 3
+        ),
     );
     for engine in [&tiered, &local] {
         engine
@@ -256,6 +276,23 @@ fn released_partitions_read_the_same_as_local_ones() {
             })
             .unwrap();
     }
+    // `gone`'s latest row over the days it reported is its last one in the lake.
+    let gone = ReadRequest {
+        predicate: Some(TagPredicate::Eq {
+            key: "host".into(),
+            value: "gone".into(),
+        }),
+        start: START_NS,
+        end: START_NS + (DAYS - 1) * DAY_NS,
+        ..ReadRequest::all(local.table("db", "cpu").unwrap().id)
+    };
+    let answer = tiered.latest(&gone).unwrap();
+    assert_eq!(answer.len(), 1);
+    assert!(
+        answer[0].data.times[0] > START_NS + 2 * DAY_NS,
+        "{answer:?}"
+    );
+    assert_same(&latest(&tiered, &gone), &latest(&local, &gone), "gone");
     assert_same_reads(&tiered, &local, seed + 1, 40);
     // ... and after it, which copies those partitions again and releases the late part.
     let third = tier(&runtime, root.path(), &tiered);

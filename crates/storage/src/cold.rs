@@ -37,6 +37,9 @@ pub struct ColdRead<'a> {
     pub fields: Option<&'a [FieldId]>,
     /// The series wanted, by canonical tags (sorted by key), in increasing order.
     pub series: &'a [Vec<(String, String)>],
+    /// Only each series' latest row in the range is wanted (more rows may come: the
+    /// reader merges and keeps the latest).
+    pub last_only: bool,
 }
 
 /// The rows of one copy, series by series.

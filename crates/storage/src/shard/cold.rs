@@ -64,6 +64,7 @@ impl Shard {
         &self,
         snapshot: &Snapshot,
         request: &ShardReadRequest<'_>,
+        last_only: bool,
     ) -> Result<ColdRuns, StorageError> {
         let mut runs = ColdRuns {
             shard: self.config.id,
@@ -86,6 +87,7 @@ impl Shard {
                 end: request.end,
                 fields: request.fields,
                 series: &snapshot.cold_tags,
+                last_only,
             };
             for mut cursor in source.open(&read)? {
                 let next = cursor.next_series()?;
@@ -145,10 +147,20 @@ impl ColdRuns {
 }
 
 impl Shard {
-    /// Whether the request meets a copy in the lake.
-    pub(super) fn meets_copies(&self, request: &ShardReadRequest<'_>) -> bool {
-        let state = self.state.lock();
-        !state.tiered.is_empty() && !copies_in(&state, request, self.config.partition_ns).is_empty()
+    /// The end of the latest partition of a copy in the lake that the request meets
+    /// (`None`: it meets none): no row of a copy is that late.
+    pub(super) fn copies_end(
+        &self,
+        state: &ShardState,
+        request: &ShardReadRequest<'_>,
+    ) -> Option<Timestamp> {
+        if state.tiered.is_empty() {
+            return None;
+        }
+        copies_in(state, request, self.config.partition_ns)
+            .iter()
+            .map(|c| partition_range(c.partition, self.config.partition_ns).1)
+            .max()
     }
 
     /// This shard's copies in the lake.

@@ -180,7 +180,12 @@ impl Shard {
                 })
                 .collect();
             state.latest.pending = Some(Vec::new());
-            let snapshot = self.snapshot_locked(&state, ids.into_iter(), &all, TagCopy::Nothing);
+            // Local rows only: the series of every table are read at once here, and a
+            // copy in the lake belongs to one table (`latest_each` decides per request
+            // whether a cached row can answer).
+            let snapshot = self
+                .snapshot_locked(&state, ids.into_iter(), &all, TagCopy::Nothing)
+                .without_cold();
             (state.latest.epoch, snapshot)
         };
         let computed = self.latest_from_snapshot(snapshot, &all);

@@ -120,8 +120,7 @@ impl Shard {
         shard: usize,
         visit: &mut dyn FnMut(LatestView<'_>),
     ) -> Result<(), StorageError> {
-        // The cache knows only local rows: a read that meets copies in the lake scans.
-        if self.config.dropped.contains(request.table) || self.meets_copies(request) {
+        if self.config.dropped.contains(request.table) {
             return self.latest_each_uncached(request, shard, visit);
         }
         self.build_latest()?;
@@ -132,10 +131,17 @@ impl Shard {
                 drop(state);
                 return self.latest_each_uncached(request, shard, visit);
             };
+            // The cache knows only local rows: where the request meets copies in the lake,
+            // a cached row answers only if it is later than any row of those copies.
+            let copies_end = self.copies_end(&state, request);
             let ids = series_of(&state, request);
             let mut fallback = Vec::new();
             for id in &ids {
-                let Some(row) = rows.get(id as usize).and_then(Option::as_ref) else {
+                let row = rows.get(id as usize).and_then(Option::as_ref);
+                let Some(row) = row.filter(|r| copies_end.is_none_or(|end| r.time >= end)) else {
+                    if copies_end.is_some() {
+                        fallback.push(id);
+                    }
                     continue;
                 };
                 if row.time < request.start {

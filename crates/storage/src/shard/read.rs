@@ -62,6 +62,15 @@ pub(super) struct Snapshot {
     pub(super) cold_tags: Vec<Vec<(String, String)>>,
 }
 
+impl Snapshot {
+    /// The snapshot without the copies in the lake: reads of it see local rows only.
+    pub(super) fn without_cold(mut self) -> Self {
+        self.cold.clear();
+        self.cold_tags.clear();
+        self
+    }
+}
+
 /// The parts whose time range meets the request's, in precedence order (oldest first).
 fn parts_in_range<'p>(parts: &'p [LivePart], request: &ShardReadRequest<'_>) -> Vec<&'p LivePart> {
     let mut parts: Vec<&LivePart> = parts
@@ -234,7 +243,7 @@ impl Shard {
         visit: &mut dyn FnMut(SeriesRows) -> Result<bool, StorageError>,
     ) -> Result<(), StorageError> {
         let parts = parts_in_range(&snapshot.parts, request);
-        let mut cold = self.open_cold(&snapshot, request)?;
+        let mut cold = self.open_cold(&snapshot, request, false)?;
         for (position, (series, tags, active)) in snapshot.series.into_iter().enumerate() {
             let mut runs: Vec<SeriesData> = cold.take(position, series, &snapshot.marks)?;
             for part in &parts {
@@ -282,7 +291,7 @@ impl Shard {
         request: &ShardReadRequest<'_>,
     ) -> Result<Vec<SeriesRows>, StorageError> {
         let parts = parts_in_range(&snapshot.parts, request);
-        let mut cold = self.open_cold(&snapshot, request)?;
+        let mut cold = self.open_cold(&snapshot, request, true)?;
         let mut out = Vec::new();
         for (position, (series, tags, active)) in snapshot.series.into_iter().enumerate() {
             let mut runs: Vec<SeriesData> = cold
@@ -401,7 +410,7 @@ impl Shard {
         let tags = tag_keys.map_or(TagCopy::All, TagCopy::Keys);
         let snapshot = self.snapshot(request, tags);
         let parts = parts_in_range(&snapshot.parts, request);
-        let mut cold = self.open_cold(&snapshot, request)?;
+        let mut cold = self.open_cold(&snapshot, request, false)?;
         for (position, (series, tags, active)) in snapshot.series.into_iter().enumerate() {
             let memtable_runs = memtable_runs(&snapshot.frozen, series, request, active);
             // The lake's rows: no pre-aggregates, and under every part.
