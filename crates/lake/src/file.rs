@@ -216,8 +216,12 @@ impl FileWriter {
         times: &[i64],
         series: &[(Arc<SeriesRows>, usize)],
     ) -> Result<(), LakeError> {
+        let day_start = self.day.saturating_mul(86_400_000_000_000);
+        let mut at = 0;
         for (rows, count) in series {
-            self.directory.push(&rows.tags, *count as u64);
+            let end = (at + count).min(times.len());
+            self.directory.push(&rows.tags, &times[at..end], day_start);
+            at = end;
         }
         if self.directory.rows() != self.rows + batch.num_rows() as u64 {
             return Err(LakeError::Invalid(format!(

@@ -183,17 +183,23 @@ impl LakeReader {
         // The series asked for that the file has, with their rows, in row order. For the
         // latest rows, a file of a day that ends by the read's end: each series' last row
         // (a day's rows are sorted by time within a series).
-        let last_only = read.last_only
-            && file_day(&file.path).is_some_and(|day| (day + 1).saturating_mul(DAY_NS) <= read.end);
+        // Otherwise only the hours the range meets (hour marks in the directory).
+        let day = file_day(&file.path);
+        let last_only =
+            read.last_only && day.is_some_and(|day| (day + 1).saturating_mul(DAY_NS) <= read.end);
         let mut ranges: Vec<(usize, u64, u64)> = Vec::new();
         for (position, tags) in read.series.iter().enumerate() {
-            if let Some(&entry) = footer.by_tags.get(tags) {
-                let entry = &footer.directory.entries[entry];
-                if last_only && entry.rows > 0 {
-                    ranges.push((position, entry.first_row + entry.rows - 1, 1));
-                } else {
-                    ranges.push((position, entry.first_row, entry.rows));
-                }
+            let Some(&entry) = footer.by_tags.get(tags) else {
+                continue;
+            };
+            let entry = &footer.directory.entries[entry];
+            let (from, to) = match day {
+                _ if last_only => (entry.rows.saturating_sub(1), entry.rows),
+                Some(day) => entry.rows_between(day.saturating_mul(DAY_NS), read.start, read.end),
+                None => (0, entry.rows),
+            };
+            if to > from {
+                ranges.push((position, entry.first_row + from, to - from));
             }
         }
         if ranges.is_empty() {
@@ -225,7 +231,9 @@ impl LakeReader {
                 .with_row_selection(RowSelection::from(selectors))
                 .with_batch_size(BATCH_ROWS)
                 .build()?;
-        let (sender, receiver) = mpsc::channel(2);
+        // A few series ahead, so that decoding and the reader's folding overlap without a
+        // wake-up per series.
+        let (sender, receiver) = mpsc::channel(8);
         let path = file.path.clone();
         let task = self.handle.spawn(async move {
             if let Err(error) = split_series(stream, &ranges, &wanted, &sender).await {
@@ -408,7 +416,7 @@ async fn split_series(
     let mut current = series
         .next()
         .map(|(position, _, rows)| (*position, *rows as usize));
-    let mut data = SeriesBuilder::new(wanted);
+    let mut data = SeriesBuilder::new(wanted, current.map_or(0, |(_, rows)| rows));
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         let mut offset = 0;
@@ -422,14 +430,15 @@ async fn split_series(
             data.append(&batch.slice(offset, take), wanted)?;
             offset += take;
             if data.rows == rows {
-                let built = std::mem::replace(&mut data, SeriesBuilder::new(wanted)).finish(wanted);
+                current = series
+                    .next()
+                    .map(|(position, _, rows)| (*position, *rows as usize));
+                let next = SeriesBuilder::new(wanted, current.map_or(0, |(_, rows)| rows));
+                let built = std::mem::replace(&mut data, next).finish(wanted);
                 if built.rows() > 0 && sender.send(Ok((position, built))).await.is_err() {
                     // The read stopped.
                     return Ok(());
                 }
-                current = series
-                    .next()
-                    .map(|(position, _, rows)| (*position, *rows as usize));
             }
         }
     }
@@ -449,14 +458,20 @@ struct SeriesBuilder {
 }
 
 impl SeriesBuilder {
-    fn new(wanted: &Wanted) -> Self {
+    /// A series of `rows` rows to come.
+    fn new(wanted: &Wanted, rows: usize) -> Self {
         Self {
             rows: 0,
-            times: Vec::new(),
+            times: Vec::with_capacity(rows),
             columns: wanted
                 .fields
                 .iter()
-                .map(|(_, field_type, _)| (Values::new(*field_type), Vec::new()))
+                .map(|(_, field_type, _)| {
+                    (
+                        Values::with_capacity(*field_type, rows),
+                        Vec::with_capacity(rows),
+                    )
+                })
                 .collect(),
         }
     }
@@ -472,13 +487,14 @@ impl SeriesBuilder {
             .column(1)
             .as_primitive_opt::<Int16Type>()
             .ok_or_else(|| bad(NANOS_COLUMN))?;
-        for row in 0..batch.num_rows() {
-            let time = micros
-                .value(row)
-                .saturating_mul(1000)
-                .saturating_add(i64::from(nanos.value(row)));
-            self.times.push(time);
-        }
+        // Both columns are written without nulls.
+        self.times.extend(
+            micros
+                .values()
+                .iter()
+                .zip(nanos.values().iter())
+                .map(|(us, ns)| us.saturating_mul(1000).saturating_add(i64::from(*ns))),
+        );
         for (index, ((values, present), (_, field_type, _))) in
             self.columns.iter_mut().zip(&wanted.fields).enumerate()
         {
@@ -526,16 +542,27 @@ fn push_values(
     array: &dyn Array,
     field_type: FieldType,
 ) -> Option<()> {
-    present.extend((0..array.len()).map(|row| array.is_valid(row)));
-    let valid = |row: &usize| array.is_valid(*row);
+    // Most columns have no null in a batch: their values are copied whole.
+    let nulls = array.logical_nulls();
+    match &nulls {
+        None => present.extend(std::iter::repeat_n(true, array.len())),
+        Some(nulls) => present.extend(nulls.iter()),
+    }
+    let valid = |row: &usize| nulls.as_ref().is_none_or(|n| n.is_valid(*row));
     match (values, field_type) {
         (Values::Float(out), FieldType::Float) => {
             let a = array.as_primitive_opt::<Float64Type>()?;
-            out.extend((0..a.len()).filter(valid).map(|r| a.value(r)));
+            match &nulls {
+                None => out.extend_from_slice(a.values()),
+                Some(_) => out.extend((0..a.len()).filter(valid).map(|r| a.value(r))),
+            }
         }
         (Values::Integer(out), FieldType::Integer) => {
             let a = array.as_primitive_opt::<Int64Type>()?;
-            out.extend((0..a.len()).filter(valid).map(|r| a.value(r)));
+            match &nulls {
+                None => out.extend_from_slice(a.values()),
+                Some(_) => out.extend((0..a.len()).filter(valid).map(|r| a.value(r))),
+            }
         }
         (Values::Unsigned(out), FieldType::Unsigned) => {
             let a = array.as_primitive_opt::<Decimal128Type>()?;
