@@ -2,7 +2,8 @@
 # Tiering rate and lake bytes per point (docs/benchmarks.md, "The lake"): TSBS cpu-only,
 # HOSTS hosts x DURATION, loaded into a release server over HTTP and flushed (a clean
 # stop); then the server restarts with --lake file://… --tier-after 1h and the time until
-# every row is in the lake is measured from the server's own metrics.
+# every row is in the lake (and its local parts released) is measured from the server's
+# own metrics.
 #
 # Usage: docs/measure/lake.sh [HOSTS] [DURATION]     (default 4000 1day)
 # Needs a release build (cargo build --release -p strata). Uses ./target/lake-measure.
@@ -23,6 +24,10 @@ pid=$(serve); wait_up
 "$bin" bench write --workload cpu-only --hosts "$hosts" --duration "$duration" \
   --http "http://127.0.0.1:$port" > "$work/load.txt"
 stop "$pid"
+# The local parts' size, before the lake releases them.
+pid=$(serve); wait_up
+part_bytes=$(metric strata_part_bytes)
+stop "$pid"
 
 start=$(date +%s.%N)
 pid=$(serve --lake "file://$PWD/$work/lake" --tier-after 1h --tier-interval 1s); wait_up
@@ -38,7 +43,6 @@ while :; do
   fi
 done
 end=$(date +%s.%N)
-part_bytes=$(metric strata_part_bytes)
 lake_bytes=$(metric strata_lake_bytes_tiered_total)
 cpu_ticks=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
 stop "$pid"
