@@ -7,36 +7,27 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
-use std::collections::HashMap;
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use strata_lake::{Lake, LakeOptions, LakeReader, TierReport, parse_url};
+use strata_lake::{Lake, LakeOptions, TierReport, parse_url};
 use strata_lineproto::Precision;
 use strata_storage::series::TagPredicate;
-use strata_storage::{DeleteRequest, Engine, EngineOptions, ManualClock, ReadRequest, WalSync};
+use strata_storage::{DeleteRequest, Engine, ManualClock, ReadRequest};
 
 const DAY_NS: i64 = 86_400_000_000_000;
 const START_NS: i64 = 1_700_000_000_000_000_000 / DAY_NS * DAY_NS;
 const DAYS: i64 = 4;
 
 fn open(dir: &Path, clock: &Arc<ManualClock>, lake: Option<&Path>) -> Arc<Engine> {
-    let (engine, _) = Engine::open(EngineOptions {
-        data_dirs: vec![dir.to_path_buf()],
-        shards: 2,
-        wal_sync: WalSync::None,
-        partition_duration: Duration::from_secs(86_400),
-        background: false,
-        clock: Arc::clone(clock) as _,
-        ..EngineOptions::default()
-    })
-    .unwrap();
+    let engine = common::open(dir, clock);
     if let Some(root) = lake {
-        let url = parse_url(root.to_str().unwrap()).unwrap();
-        engine.set_cold_source(Arc::new(LakeReader::new(url, HashMap::new()).unwrap()));
+        common::read_from(&engine, root);
     }
-    Arc::new(engine)
+    engine
 }
 
 /// A tiny seeded generator (xorshift), so that a failure replays.
@@ -143,25 +134,21 @@ fn request(engine: &Engine, rng: &mut Rng) -> ReadRequest {
     }
 }
 
-/// Every series' rows (sorted by tags, so that shard and series order do not matter).
 /// A series' tags and its rows, printed.
 type Series = (Vec<(String, String)>, String);
 
+/// Every series' rows (sorted by tags, so that shard and series order do not matter).
 fn rows(engine: &Engine, request: &ReadRequest) -> Vec<Series> {
-    let mut out: Vec<_> = engine
-        .read(request)
-        .unwrap()
-        .into_iter()
-        .map(|s| (s.tags, format!("{:?}", s.data)))
-        .collect();
-    out.sort();
-    out
+    printed(engine.read(request).unwrap())
 }
 
+/// Every series' latest row in the range, as [`rows`].
 fn latest(engine: &Engine, request: &ReadRequest) -> Vec<Series> {
-    let mut out: Vec<_> = engine
-        .latest(request)
-        .unwrap()
+    printed(engine.latest(request).unwrap())
+}
+
+fn printed(series: Vec<strata_storage::SeriesRows>) -> Vec<Series> {
+    let mut out: Vec<Series> = series
         .into_iter()
         .map(|s| (s.tags, format!("{:?}", s.data)))
         .collect();

@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -14,14 +16,13 @@ use std::time::Duration;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Decimal128Type, Float64Type, Int16Type, Int64Type};
 use arrow_array::{Array, RecordBatch};
+use common::{open, read_from};
 use deltalake_core::DeltaTable;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use strata_lake::{Lake, LakeOptions, LakeReader, TierReport, parse_url};
+use strata_lake::{Lake, LakeOptions, TierReport, parse_url};
 use strata_lineproto::Precision;
 use strata_storage::model::Value;
-use strata_storage::{
-    DeleteRequest, Engine, EngineOptions, ManualClock, ReadRequest, Retention, WalSync,
-};
+use strata_storage::{DeleteRequest, Engine, ManualClock, ReadRequest, Retention};
 
 const DAY_NS: i64 = 86_400_000_000_000;
 /// Midnight UTC, so partitions (one day) start on whole days.
@@ -30,28 +31,6 @@ const DAYS: i64 = 5;
 
 /// (tags, time) → field → value.
 type Rows = BTreeMap<(Vec<(String, String)>, i64), BTreeMap<String, Value>>;
-
-fn open(dir: &Path, clock: &Arc<ManualClock>) -> Arc<Engine> {
-    let (engine, _) = Engine::open(EngineOptions {
-        data_dirs: vec![dir.to_path_buf()],
-        shards: 2,
-        wal_sync: WalSync::None,
-        partition_duration: Duration::from_secs(86_400),
-        background: false,
-        clock: Arc::clone(clock) as _,
-        ..EngineOptions::default()
-    })
-    .unwrap();
-    Arc::new(engine)
-}
-
-/// Reads of the partitions a round released take their rows from the lake at `root`.
-fn read_from(engine: &Engine, root: &Path) {
-    let url = parse_url(root.to_str().unwrap()).unwrap();
-    engine.set_cold_source(Arc::new(
-        LakeReader::new(url, std::collections::HashMap::new()).unwrap(),
-    ));
-}
 
 /// Rows every 7 minutes and 13 ns apart over `DAYS` days: three hosts of `cpu` (a float
 /// and an integer, `idle` only on even rows), one of `mem` (unsigned, boolean, string).

@@ -13,36 +13,17 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use common::lake::delta_live_files;
+use common::lake::{Rng, delta_live_files, now_ns};
 use common::{Server, data_dir, metric};
 
 const DAY_NS: i64 = 86_400_000_000_000;
 const DAYS: i64 = 20;
 const KILLS: usize = 12;
 
-/// xorshift64*: a seeded sequence, so that a failure can be replayed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 fn first_day() -> i64 {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as i64;
+    let now = now_ns();
     (now / DAY_NS - DAYS - 1) * DAY_NS
 }
 

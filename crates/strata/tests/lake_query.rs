@@ -10,38 +10,15 @@
 mod common;
 mod sql_common;
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use common::lake::wait_for_metrics;
+use common::lake::{Rng, now_ns, wait_for_metrics};
 use common::{Server, data_dir, metric};
 
 const DAY_NS: i64 = 86_400_000_000_000;
 const HOUR_NS: i64 = 3_600_000_000_000;
 const DAYS: i64 = 4;
 const QUERIES: usize = 40;
-
-/// xorshift64*, seeded, so that a failure replays.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn now_ns() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as i64
-}
 
 /// Rows of 8 hosts in 2 racks every 10 minutes from `start` to `end` (`idle` on two rows
 /// in three).

@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use common::lake::{delta_live_files, load_then_serve, wait_for_metrics};
+use common::lake::{delta_live_files, load_then_serve, now_ns, wait_for_metrics};
 use common::{Server, data_dir, free_port, metric};
 use serde_json::Value;
 
@@ -177,13 +177,6 @@ impl Drop for SeaweedFs {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-fn now_ns() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as i64
 }
 
 /// Two days of `cpu` for three hosts, every 5 minutes, ending at yesterday's midnight.

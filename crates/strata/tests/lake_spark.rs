@@ -14,9 +14,9 @@ mod common;
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use common::lake::{load_then_serve, wait_for_metrics};
+use common::lake::{load_then_serve, now_ns, wait_for_metrics};
 use common::{Server, data_dir, metric};
 use serde_json::Value;
 
@@ -26,10 +26,7 @@ const PINNED: &str = "pyspark==3.5.5";
 /// Two days of rows, ending at yesterday's midnight (UTC), every 10 minutes and 13 ns:
 /// `cpu` for hosts a and b (`idle` on even rows only), `mem` for host a.
 fn rows() -> (String, usize) {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as i64;
+    let now = now_ns();
     let start = (now / DAY_NS - 3) * DAY_NS;
     let mut body = String::new();
     let mut count = 0;

@@ -7,19 +7,16 @@
 
 mod common;
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use common::lake::{load_then_serve, wait_for_metrics};
+use common::lake::{load_then_serve, now_ns, wait_for_metrics};
 use common::{data_dir, metric, strata};
 
 const DAY_NS: i64 = 86_400_000_000_000;
 
 /// Lines of two hosts, one row every 10 minutes from 3 days ago to 2 days ago.
 fn old_rows() -> (String, usize) {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as i64;
+    let now = now_ns();
     let start = now - 3 * DAY_NS;
     let mut body = String::new();
     let mut rows = 0;

@@ -68,3 +68,27 @@ pub fn delta_live_files(commits: impl IntoIterator<Item = String>) -> BTreeMap<S
     }
     live
 }
+
+/// xorshift64*: a seeded sequence, so that a failure can be replayed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// The wall clock in nanoseconds since the epoch (servers in these tests use it).
+pub fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64
+}
