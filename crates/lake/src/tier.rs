@@ -416,24 +416,8 @@ async fn remove_all(
     report: &mut TierReport,
 ) -> Result<(), LakeError> {
     let files = table.files()?;
-    if files.is_empty() {
-        return Ok(());
-    }
-    let removed = files.len() as u64;
-    let info = HashMap::from([(
-        "strata".to_string(),
-        json!({ "operation": "remove", "why": why }),
-    )]);
-    table
-        .commit(
-            Vec::new(),
-            files.into_iter().map(|f| f.remove).collect(),
-            info,
-        )
-        .await?;
-    report.commits += 1;
-    report.files_removed += removed;
-    Ok(())
+    let info = json!({ "operation": "remove", "why": why });
+    commit_removal(table, files, info, report).await
 }
 
 /// Commits the removal of `old` (one shard partition's files) with `why` recorded.
@@ -444,19 +428,28 @@ async fn remove_only(
     why: &str,
     report: &mut TierReport,
 ) -> Result<(), LakeError> {
-    if old.is_empty() {
+    let info = json!({ "operation": "remove", "shard": shard, "partition": partition, "why": why });
+    commit_removal(table, old, info, report).await
+}
+
+/// Commits the removal of `files` (nothing when there are none), with `info` as the
+/// commit's `strata` object.
+async fn commit_removal(
+    table: &mut LakeTable,
+    files: Vec<LakeFile>,
+    info: serde_json::Value,
+    report: &mut TierReport,
+) -> Result<(), LakeError> {
+    if files.is_empty() {
         return Ok(());
     }
-    let removed = old.len() as u64;
-    let info = HashMap::from([(
-        "strata".to_string(),
-        json!({ "operation": "remove", "shard": shard, "partition": partition, "why": why }),
-    )]);
+    let removed = files.len() as u64;
+    let removes = files.into_iter().map(|f| f.remove).collect();
     table
         .commit(
             Vec::new(),
-            old.into_iter().map(|f| f.remove).collect(),
-            info,
+            removes,
+            HashMap::from([("strata".to_string(), info)]),
         )
         .await?;
     report.commits += 1;
