@@ -176,15 +176,26 @@ impl Lake {
             let old = files.remove(&key).unwrap_or_default();
             match cold.get(&key) {
                 Some((partition, cold_table)) => {
-                    let current = !old.is_empty()
-                        && old.iter().all(|f| {
-                            f.origin.order >= cold_table.order
-                                && f.origin.tombstone >= cold_table.tombstone
-                        });
-                    if current && partition.end > horizon {
+                    // The copy the lake holds: one origin for all its files (a copy
+                    // replaces every file of the one before in its commit).
+                    let held = old.first().map(|f| f.origin).filter(|origin| {
+                        old.iter().all(|f| f.origin == *origin)
+                            && origin.order >= cold_table.order
+                            && origin.tombstone >= cold_table.tombstone
+                    });
+                    if let Some(held) = held
+                        && partition.end > horizon
+                    {
                         // Released already, or committed just before a crash or a failed
-                        // release: (again) idempotent.
-                        release(engine, partition, cold_table, true, report).await?;
+                        // release: (again) idempotent. The copy is recorded as the lake
+                        // holds it (its delete may have retired since), so that reads find
+                        // its files.
+                        let copy = ColdTable {
+                            order: held.order,
+                            tombstone: held.tombstone,
+                            ..*cold_table
+                        };
+                        release(engine, partition, &copy, true, report).await?;
                         continue;
                     }
                     let copied = self

@@ -285,9 +285,15 @@ fn released_partitions_read_the_same_as_local_ones() {
     let third = tier(&runtime, root.path(), &tiered);
     assert!(third.commits >= 2 && third.parts_released >= 1, "{third:?}");
     assert_same_reads(&tiered, &local, seed + 2, 40);
-    // The delete is in the copy now: purges and maintenance retire its tombstone.
+    // The delete is in the copy now: a purge retires its tombstone, and the rounds after
+    // find the copies current (their files still name the retired delete, and reads must
+    // keep finding those files, not the copies they replaced).
     tiered.compact().unwrap();
+    assert!(tiered.catalog().tombstones().snapshot().is_empty());
     assert_same_reads(&tiered, &local, seed + 3, 20);
+    let fourth = tier(&runtime, root.path(), &tiered);
+    assert_eq!(fourth.commits, 0, "{fourth:?}");
+    assert_same_reads(&tiered, &local, seed + 5, 20);
 
     // A restart reads the released partitions from the manifest's record alone.
     drop(tiered);
