@@ -24,6 +24,7 @@ pub mod store;
 pub mod table;
 mod tier;
 mod tierer;
+mod yield_to_ingest;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -58,6 +59,11 @@ pub struct LakeOptions {
     /// How old an unreferenced file must be before a vacuum deletes it; `None` (the
     /// default): the table's own setting, Delta's 7 days.
     pub vacuum_retention: Option<Duration>,
+    /// Before each copy a round waits while the server takes more rows a second than this
+    /// (0: never waits). Default 100,000.
+    pub yield_above_rows_per_second: u64,
+    /// The most a round waits for ingest in all. Default 10 minutes.
+    pub max_yield_per_round: Duration,
 }
 
 impl LakeOptions {
@@ -72,6 +78,8 @@ impl LakeOptions {
             file: FileOptions::default(),
             vacuum_interval: Duration::from_secs(3600),
             vacuum_retention: None,
+            yield_above_rows_per_second: 100_000,
+            max_yield_per_round: Duration::from_secs(600),
         }
     }
 }
@@ -117,6 +125,8 @@ pub struct Lake {
     absent: tokio::sync::Mutex<std::collections::HashSet<TableId>>,
     /// Dropped tables whose lake tables were looked at (and cleared) in this process.
     cleared: tokio::sync::Mutex<std::collections::HashSet<TableId>>,
+    /// The engine's write rate, for giving way to heavy ingest (`yield_to_ingest.rs`).
+    ingest: tokio::sync::Mutex<yield_to_ingest::IngestGauge>,
 }
 
 impl Lake {
@@ -128,6 +138,7 @@ impl Lake {
             tables: tokio::sync::Mutex::new(HashMap::new()),
             absent: tokio::sync::Mutex::new(std::collections::HashSet::new()),
             cleared: tokio::sync::Mutex::new(std::collections::HashSet::new()),
+            ingest: tokio::sync::Mutex::new(yield_to_ingest::IngestGauge::default()),
         }
     }
 

@@ -43,6 +43,8 @@ pub struct TierReport {
     pub files_removed: u64,
     /// Files deleted from the store by vacuums.
     pub files_vacuumed: u64,
+    /// How long the round waited for heavy ingest to ease (`yield_to_ingest.rs`).
+    pub yielded: std::time::Duration,
     /// Delta versions committed.
     pub commits: u64,
     /// Local parts deleted or rewritten because the lake holds their rows.
@@ -198,6 +200,16 @@ impl Lake {
                         release(engine, partition, &copy, true, report).await?;
                         continue;
                     }
+                    let remaining = self
+                        .options
+                        .max_yield_per_round
+                        .saturating_sub(report.yielded);
+                    report.yielded += self
+                        .ingest
+                        .lock()
+                        .await
+                        .wait_for_quiet(engine, self.options.yield_above_rows_per_second, remaining)
+                        .await;
                     let copied = self
                         .copy(
                             engine,

@@ -34,6 +34,8 @@ pub struct LakeStats {
     pub files_vacuumed: AtomicU64,
     /// Local parts deleted or rewritten because the lake holds their rows.
     pub parts_released: AtomicU64,
+    /// Nanoseconds rounds waited for heavy ingest to ease.
+    pub yielded_ns: AtomicU64,
     /// Delta versions committed.
     pub commits: AtomicU64,
     /// Table failures over all rounds.
@@ -62,6 +64,10 @@ impl LakeStats {
             .fetch_add(report.files_vacuumed, Ordering::Relaxed);
         self.parts_released
             .fetch_add(report.parts_released, Ordering::Relaxed);
+        self.yielded_ns.fetch_add(
+            u64::try_from(report.yielded.as_nanos()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
         self.commits.fetch_add(report.commits, Ordering::Relaxed);
         self.failures
             .fetch_add(report.failures.len() as u64, Ordering::Relaxed);

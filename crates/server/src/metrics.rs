@@ -547,6 +547,18 @@ pub fn render_lake(out: &mut String, lake: &strata_lake::LakeStats) {
         help(out, name, text, "gauge");
         let _ = writeln!(out, "{name} {:.3}", ns as f64 / 1e9);
     }
+    let name = "strata_lake_yield_seconds_total";
+    help(
+        out,
+        name,
+        "Time tiering rounds waited, before copies, for heavy ingest to ease, since start.",
+        "counter",
+    );
+    let _ = writeln!(
+        out,
+        "{name} {:.3}",
+        lake.yielded_ns.load(Relaxed) as f64 / 1e9
+    );
 }
 
 /// A label value as the text format writes it: `\`, `"` and newline escaped.
