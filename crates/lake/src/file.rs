@@ -70,9 +70,25 @@ impl FileOrigin {
     }
 }
 
+/// Nanoseconds in a UTC day (a file holds one).
+const DAY_NS: i64 = 86_400_000_000_000;
+
 /// Days are UTC dates: `day` of a time in nanoseconds.
 pub fn day_of(time_ns: i64) -> i64 {
-    time_ns.div_euclid(86_400_000_000_000)
+    time_ns.div_euclid(DAY_NS)
+}
+
+/// The first nanosecond of `day`.
+pub fn day_start(day: i64) -> i64 {
+    day.saturating_mul(DAY_NS)
+}
+
+/// The day a lake file's path names (`…/day=YYYY-MM-DD/…`); `None` when it names none.
+pub fn path_day(path: &str) -> Option<i64> {
+    let text = path.split('/').find_map(|p| p.strip_prefix("day="))?;
+    let date = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()?;
+    let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1)?;
+    Some((date - epoch).num_days())
 }
 
 /// The `YYYY-MM-DD` of a day number (days since 1970-01-01).
@@ -216,11 +232,11 @@ impl FileWriter {
         times: &[i64],
         series: &[(Arc<SeriesRows>, usize)],
     ) -> Result<(), LakeError> {
-        let day_start = self.day.saturating_mul(86_400_000_000_000);
         let mut at = 0;
         for (rows, count) in series {
             let end = (at + count).min(times.len());
-            self.directory.push(&rows.tags, &times[at..end], day_start);
+            self.directory
+                .push(&rows.tags, &times[at..end], day_start(self.day));
             at = end;
         }
         if self.directory.rows() != self.rows + batch.num_rows() as u64 {
@@ -333,6 +349,12 @@ mod tests {
         assert_eq!(day_text(11_016), "2000-02-29");
         assert_eq!(day_of(-1), -1);
         assert_eq!(day_of(86_400_000_000_000), 1);
+        assert_eq!(day_start(1), 86_400_000_000_000);
+        for day in [-1, 0, 20_419] {
+            let path = format!("day={}/s0_p1_o2_t3_n.parquet", day_text(day));
+            assert_eq!(path_day(&path), Some(day), "{path}");
+        }
+        assert_eq!(path_day("s0_p1_o2_t3_n.parquet"), None);
     }
 
     #[test]

@@ -42,12 +42,10 @@ use url::Url;
 
 use crate::directory::{DIRECTORY_KEY, SeriesDirectory};
 use crate::error::LakeError;
-use crate::file::{FileOrigin, day_of};
+use crate::file::{FileOrigin, day_of, day_start, path_day};
 use crate::schema::{NANOS_COLUMN, TIME_COLUMN};
 use crate::table::{LakeFile, live_files};
 
-/// Nanoseconds in a UTC day (a file holds one).
-const DAY_NS: i64 = 86_400_000_000_000;
 /// Rows decoded per batch.
 const BATCH_ROWS: usize = 8192;
 /// Footers kept (each a file's Parquet metadata and series directory).
@@ -157,7 +155,8 @@ impl LakeReader {
         let wanted_days = day_of(read.start)..=day_of(read.end.saturating_sub(1));
         let mut cursors: Vec<Box<dyn ColdCursor>> = Vec::new();
         for file in files {
-            if file_day(&file.path).is_some_and(|day| !wanted_days.contains(&day)) {
+            let day = path_day(&file.path);
+            if day.is_some_and(|day| !wanted_days.contains(&day)) {
                 continue;
             }
             let footer = {
@@ -165,28 +164,28 @@ impl LakeReader {
                     (Arc::clone(&self.shared), Arc::clone(&store), file.clone());
                 self.run(async move { shared.footer(&store, &file).await })?
             };
-            if let Some(cursor) = self.open_file(read, &store, &file, &footer)? {
+            if let Some(cursor) = self.open_file(read, &store, &file, day, &footer)? {
                 cursors.push(Box::new(cursor));
             }
         }
         Ok(cursors)
     }
 
-    /// A cursor over the series of `read` that `file` holds; `None` when it holds none.
+    /// A cursor over the series of `read` that `file` (of the UTC day `day`) holds; `None`
+    /// when it holds none.
     fn open_file(
         &self,
         read: &ColdRead<'_>,
         store: &Arc<dyn ObjectStore>,
         file: &LakeFile,
+        day: Option<i64>,
         footer: &Arc<Footer>,
     ) -> Result<Option<FileCursor>, LakeError> {
         // The series asked for that the file has, with their rows, in row order. For the
         // latest rows, a file of a day that ends by the read's end: each series' last row
         // (a day's rows are sorted by time within a series).
         // Otherwise only the hours the range meets (hour marks in the directory).
-        let day = file_day(&file.path);
-        let last_only =
-            read.last_only && day.is_some_and(|day| (day + 1).saturating_mul(DAY_NS) <= read.end);
+        let last_only = read.last_only && day.is_some_and(|day| day_start(day + 1) <= read.end);
         let mut ranges: Vec<(usize, u64, u64)> = Vec::new();
         for (position, tags) in read.series.iter().enumerate() {
             let Some(&entry) = footer.by_tags.get(tags) else {
@@ -195,7 +194,7 @@ impl LakeReader {
             let entry = &footer.directory.entries[entry];
             let (from, to) = match day {
                 _ if last_only => (entry.rows.saturating_sub(1), entry.rows),
-                Some(day) => entry.rows_between(day.saturating_mul(DAY_NS), read.start, read.end),
+                Some(day) => entry.rows_between(day_start(day), read.start, read.end),
                 None => (0, entry.rows),
             };
             if to > from {
@@ -356,14 +355,6 @@ impl ColdSource for LakeReader {
             ))
         })
     }
-}
-
-/// The UTC day a file's path (`day=YYYY-MM-DD/…`) names.
-fn file_day(path: &str) -> Option<i64> {
-    let text = path.split('/').find_map(|p| p.strip_prefix("day="))?;
-    let date = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()?;
-    let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1)?;
-    Some((date - epoch).num_days())
 }
 
 /// What a file task decodes.

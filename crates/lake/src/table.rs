@@ -59,16 +59,14 @@ impl LakeTable {
         create: bool,
     ) -> Result<Option<Self>, LakeError> {
         let name = format!("{}.{}", table.database, table.name);
-        let delta = match url.to_file_path() {
-            // No directory, no table (and nothing to make one from).
-            Ok(path) if !create && !path.exists() => return Ok(None),
-            _ => {
-                DeltaTable::try_from_url_with_storage_options(url, storage_options.clone()).await?
+        let delta = if create {
+            DeltaTable::try_from_url_with_storage_options(url, storage_options.clone()).await?
+        } else {
+            match load_existing(url, storage_options).await? {
+                Some(delta) => delta,
+                None => return Ok(None),
             }
         };
-        if delta.version().is_none() && !create {
-            return Ok(None);
-        }
         let mut this = if delta.version().is_none() {
             let created = delta
                 .create()
@@ -104,21 +102,13 @@ impl LakeTable {
         storage_options: &HashMap<String, String>,
         name: String,
     ) -> Result<Option<Self>, LakeError> {
-        if let Ok(path) = url.to_file_path()
-            && !path.exists()
-        {
-            return Ok(None);
-        }
-        let delta =
-            DeltaTable::try_from_url_with_storage_options(url, storage_options.clone()).await?;
-        if delta.version().is_none() {
-            return Ok(None);
-        }
-        Ok(Some(Self {
-            table: delta,
-            name,
-            last_vacuum: None,
-        }))
+        Ok(load_existing(url, storage_options)
+            .await?
+            .map(|delta| Self {
+                table: delta,
+                name,
+                last_vacuum: None,
+            }))
     }
 
     /// The id of the Strata table whose rows the Delta table holds ([`TABLE_ID_PROPERTY`]);
@@ -260,6 +250,21 @@ impl LakeTable {
             }
         }
     }
+}
+
+/// The Delta table at `url`, loaded; `None` when there is none (a local directory that
+/// does not exist, or no Delta log).
+async fn load_existing(
+    url: Url,
+    storage_options: &HashMap<String, String>,
+) -> Result<Option<DeltaTable>, LakeError> {
+    if let Ok(path) = url.to_file_path()
+        && !path.exists()
+    {
+        return Ok(None);
+    }
+    let delta = DeltaTable::try_from_url_with_storage_options(url, storage_options.clone()).await?;
+    Ok(delta.version().is_some().then_some(delta))
 }
 
 /// The live files of the Delta table `table` (as loaded) that Strata wrote.

@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 
 use crate::Lake;
 use crate::error::LakeError;
-use crate::file::{FileOrigin, FileWriter, day_of};
+use crate::file::{FileOrigin, FileWriter, day_of, day_start};
 use crate::schema::LakeSchema;
 use crate::table::{LakeFile, LakeTable};
 
@@ -200,16 +200,7 @@ impl Lake {
                         release(engine, partition, &copy, true, report).await?;
                         continue;
                     }
-                    let remaining = self
-                        .options
-                        .max_yield_per_round
-                        .saturating_sub(report.yielded);
-                    report.yielded += self
-                        .ingest
-                        .lock()
-                        .await
-                        .wait_for_quiet(engine, self.options.yield_above_rows_per_second, remaining)
-                        .await;
+                    self.give_way_to_ingest(engine, report).await;
                     let copied = self
                         .copy(
                             engine,
@@ -375,6 +366,21 @@ async fn release(
 }
 
 impl Lake {
+    /// Waits while the server takes heavy ingest, within what is left of the round's
+    /// allowance (`yield_to_ingest.rs`).
+    async fn give_way_to_ingest(&self, engine: &Engine, report: &mut TierReport) {
+        let remaining = self
+            .options
+            .max_yield_per_round
+            .saturating_sub(report.yielded);
+        report.yielded += self
+            .ingest
+            .lock()
+            .await
+            .wait_for_quiet(engine, self.options.yield_above_rows_per_second, remaining)
+            .await;
+    }
+
     /// Removes the files of dropped tables from their lake tables (once per dropped table
     /// and process): other engines stop reading them at once, and vacuums delete them.
     /// A lake table that a table created since under the same name has claimed is left to
@@ -534,7 +540,7 @@ fn read_days(
         let mut from = 0;
         while from < times.len() {
             let day = day_of(times[from]);
-            let next_day_start = (day + 1).saturating_mul(86_400_000_000_000);
+            let next_day_start = day_start(day + 1);
             let to = from + times[from..].partition_point(|t| *t < next_day_start);
             let entry = pending.entry(day).or_default();
             entry.0.push((Arc::clone(&rows), from, to));

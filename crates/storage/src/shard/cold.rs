@@ -176,11 +176,7 @@ impl Shard {
     /// read) stay. Returns how many parts were deleted or rewritten. Idempotent.
     pub(crate) fn release_tiered(&self, copy: TieredCopy) -> Result<usize, StorageError> {
         let mut manifest = self.manifest.lock();
-        let recorded = manifest
-            .tiered
-            .iter()
-            .any(|c| c.partition == copy.partition && c.table == copy.table && *c == copy);
-        if !recorded {
+        if !manifest.tiered.contains(&copy) {
             let mut next = manifest.clone();
             next.tiered
                 .retain(|c| !(c.partition == copy.partition && c.table == copy.table));
