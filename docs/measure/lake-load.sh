@@ -20,9 +20,8 @@ work=target/lake-load
 port=18687
 today=$(date -u +%Y-%m-%dT00:00:00Z)
 rm -rf "$work" && mkdir -p "$work"
-serve() { "$bin" serve --data-dir "$1" --http "127.0.0.1:$port" --pg off "${@:2}" >>"$work/server.log" 2>&1 & echo $!; }
-stop() { kill -TERM "$1"; while kill -0 "$1" 2>/dev/null; do sleep 0.1; done; }
-wait_up() { for _ in $(seq 600); do curl -fsS "http://127.0.0.1:$port/ping" >/dev/null 2>&1 && return; sleep 0.1; done; exit 1; }
+. docs/measure/lake-common.sh
+serve() { serve_in "$@"; }
 
 pid=$(serve "$work/base"); wait_up
 "$bin" bench write --workload cpu-only --hosts "$hosts" --duration "$duration" \

@@ -19,10 +19,8 @@ bin=target/release/strata
 work=target/lake-query
 port=18688
 rm -rf "$work" && mkdir -p "$work"
-metric() { curl -fsS "http://127.0.0.1:$port/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
-serve() { "$bin" serve --data-dir "$work/data" --http "127.0.0.1:$port" --pg off "$@" >>"$work/server.log" 2>&1 & echo $!; }
-stop() { kill -TERM "$1"; while kill -0 "$1" 2>/dev/null; do sleep 0.1; done; }
-wait_up() { for _ in $(seq 600); do curl -fsS "http://127.0.0.1:$port/ping" >/dev/null 2>&1 && return; sleep 0.1; done; exit 1; }
+. docs/measure/lake-common.sh
+serve() { serve_in "$work/data" "$@"; }
 query() {
   for run in $(seq "$runs"); do
     "$bin" bench query --http "http://127.0.0.1:$port" --hosts "$hosts" --duration "$duration" \

@@ -11,10 +11,8 @@ cd "$(dirname "$0")/../.."
 bin=target/release/strata; work=target/lake-lastpoint; port=18689
 start=$(date -u -d "yesterday" +%Y-%m-%dT00:00:00Z)
 rm -rf $work && mkdir -p $work
-metric() { curl -fsS "http://127.0.0.1:$port/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
-serve() { "$bin" serve --data-dir "$work/data" --http "127.0.0.1:$port" --pg off "$@" >>"$work/server.log" 2>&1 & echo $!; }
-stop() { kill -TERM "$1"; while kill -0 "$1" 2>/dev/null; do sleep 0.1; done; }
-wait_up() { for _ in $(seq 600); do curl -fsS "http://127.0.0.1:$port/ping" >/dev/null 2>&1 && return; sleep 0.1; done; exit 1; }
+. docs/measure/lake-common.sh
+serve() { serve_in "$work/data" "$@"; }
 q() { for run in 1 2 3; do "$bin" bench query --http "http://127.0.0.1:$port" --hosts 4000 --start "$start" --duration 30h --clients 1 --queries 20 --max-seconds 20 --types lastpoint,double-groupby-1,single-groupby-1-1-1 --json "$work/$1-$run.json" >/dev/null; done; }
 pid=$(serve); wait_up
 "$bin" bench write --workload cpu-only --hosts 4000 --start "$start" --duration 30h --http "http://127.0.0.1:$port" > $work/load.txt
