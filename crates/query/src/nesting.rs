@@ -25,7 +25,7 @@ pub const MAX_EXPRESSION_DEPTH: usize = 1000;
 
 /// The stack a thread that plans statements needs for the deepest one [`check`] lets
 /// through: DataFusion's passes recurse through the tree, and not all of them grow their
-/// stack on demand. A debug build needed 8 MiB for 1,000 levels (`tests/sql.rs`); a
+/// stack on demand. A debug build needed 8 MiB for 1,000 levels (`tests/suite/sql.rs`); a
 /// release build far less. Only touched pages cost memory.
 pub const PLANNING_STACK_BYTES: usize = 16 << 20;
 

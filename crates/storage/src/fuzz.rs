@@ -3,7 +3,7 @@
 //! of that file in a small valid data directory, opens the engine on it and reads every
 //! table, then runs `strata check` and `strata repair` on it. Whatever the bytes, these must
 //! return (an error is fine); a panic, a hang or an allocation beyond the limits is the bug. Used by the cargo-fuzz targets in
-//! `fuzz/` and, with seeded mutations, by `tests/fuzz_files.rs` in stable CI.
+//! `fuzz/` and, with seeded mutations, by `tests/suite/fuzz_files.rs` in stable CI.
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
-mod common;
+use crate::common;
 
 use common::{START_NS, open_engine};
 use datafusion::arrow::array::RecordBatch;

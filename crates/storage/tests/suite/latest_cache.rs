@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -491,7 +491,8 @@ fn sigkill_keeps_every_acknowledged_delete_and_write() {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "sigkill_keeps_every_acknowledged_delete_and_write",
+                // The child runs this test alone; its name as libtest lists it.
+                "delete::sigkill_keeps_every_acknowledged_delete_and_write",
                 "--nocapture",
             ])
             .env("STRATA_DELETE_CRASH_CHILD", dir.path())

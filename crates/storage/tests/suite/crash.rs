@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;
@@ -145,7 +145,8 @@ fn sigkill_loses_no_acknowledged_row() {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "sigkill_loses_no_acknowledged_row",
+                // The child runs this test alone; its name as libtest lists it.
+                "crash::sigkill_loses_no_acknowledged_row",
                 "--nocapture",
                 "--test-threads=1",
             ])

@@ -9,7 +9,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use common::Rng;
 use strata_storage::fuzz::{FileKind, Template};

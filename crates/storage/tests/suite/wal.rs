@@ -527,7 +527,7 @@ fn wal_is_send_and_sync_and_options_default_to_one_second_interval() {
 
 /// Throughput of `append` by durability mode and thread count, printed, not asserted
 /// (numbers depend on the disk). Run with
-/// `cargo test --release -p strata-storage --test wal -- --ignored --nocapture`.
+/// `cargo test --release -p strata-storage --test suite wal:: -- --ignored --nocapture`.
 #[test]
 #[ignore = "measurement: run by hand with --release"]
 fn wal_append_throughput_report() {

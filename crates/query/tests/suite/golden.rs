@@ -13,11 +13,11 @@
 //! statements are separated by a blank line.
 //!
 //! A mismatch fails with a line diff of every file that differs. `STRATA_BLESS=1 cargo
-//! test -p strata-query --test golden` rewrites the `.out` files instead (review the diff).
+//! test -p strata-query --test suite golden::` rewrites the `.out` files instead (review the diff).
 
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
