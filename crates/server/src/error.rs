@@ -83,6 +83,8 @@ impl ApiError {
             ApiError::Storage(e) => match e {
                 StorageError::Schema(_) | StorageError::Invalid(_) => StatusCode::BAD_REQUEST,
                 StorageError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+                // A read-only query server on the lake: the request is never allowed here.
+                StorageError::ReadOnly(_) => StatusCode::FORBIDDEN,
                 StorageError::Io { .. }
                 | StorageError::InUse { .. }
                 | StorageError::Corrupt { .. }

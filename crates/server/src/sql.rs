@@ -48,7 +48,7 @@ impl From<QueryError> for SqlError {
 
 /// The HTTP status of a statement's failure: the client's fault (bad SQL, unknown names,
 /// unsupported statements, data that does not fit the schema, expressions nested too
-/// deeply) is 400, a timeout 504, too
+/// deeply) is 400, a change sent to a read-only server 403, a timeout 504, too
 /// many queries 503, everything else 500.
 pub(crate) fn query_status(err: &QueryError) -> StatusCode {
     match err {
@@ -62,6 +62,7 @@ pub(crate) fn query_status(err: &QueryError) -> StatusCode {
             StatusCode::BAD_REQUEST
         }
         QueryError::Storage(StorageError::Unavailable(_)) => StatusCode::SERVICE_UNAVAILABLE,
+        QueryError::Storage(StorageError::ReadOnly(_)) => StatusCode::FORBIDDEN,
         QueryError::Storage(e) if e.is_out_of_space() => StatusCode::INSUFFICIENT_STORAGE,
         QueryError::Storage(_)
         | QueryError::Execution { .. }

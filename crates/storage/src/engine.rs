@@ -45,6 +45,7 @@ mod delete;
 mod disk;
 mod downsample;
 mod downsample_fold;
+mod mirror;
 mod repair;
 mod repair_catalog;
 mod repair_series;
@@ -439,6 +440,9 @@ impl Engine {
         };
         refuse_lost_catalog(&options.data_dirs, shard_count)?;
         let catalog = Arc::new(Catalog::open(&first)?);
+        if options.read_only {
+            catalog.set_read_only();
+        }
         let series_limit = options
             .max_series_per_database
             .map(|max| Arc::new(SeriesLimit::new(max)));
@@ -554,6 +558,7 @@ impl Engine {
         body: &[u8],
         precision: Precision,
     ) -> Result<WriteReport, StorageError> {
+        self.inner.catalog.check_writable()?;
         self.inner.write_lines(database, body, precision)
     }
 
@@ -567,6 +572,7 @@ impl Engine {
         database: &str,
         series: &[SeriesWrite<'_>],
     ) -> Result<WriteReport, StorageError> {
+        self.inner.catalog.check_writable()?;
         self.inner.write_series(database, series)
     }
 
@@ -905,6 +911,7 @@ impl Engine {
         definition: &TableDefinition,
         if_not_exists: bool,
     ) -> Result<CreateOutcome, StorageError> {
+        self.inner.catalog.check_writable()?;
         if database.is_empty() || table.is_empty() {
             return Err(StorageError::Invalid(
                 "a database and a table name are needed".into(),

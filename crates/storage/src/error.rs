@@ -58,6 +58,9 @@ pub enum StorageError {
     /// The engine is closed or a background task failed.
     #[error("engine unavailable: {0}")]
     Unavailable(String),
+    /// The engine refuses changes: it serves reads only (a query server on the lake).
+    #[error("{0}")]
+    ReadOnly(String),
 }
 
 impl StorageError {

@@ -101,6 +101,11 @@ pub struct EngineOptions {
     /// would create one more is refused with an error naming the database and the limit.
     /// `None` (the default): no limit.
     pub max_series_per_database: Option<u64>,
+    /// Serve reads only: writes, deletes and schema changes are refused
+    /// ([`crate::StorageError::ReadOnly`]). The tables, series and lake copies a read-only
+    /// engine reads come from its lake mirror ([`crate::Engine::mirror_table`] and the
+    /// methods beside it), which only such an engine accepts. Default false.
+    pub read_only: bool,
     /// Time source for rows without a timestamp, retention and flush age.
     pub clock: Arc<dyn Clock>,
 }
@@ -120,6 +125,7 @@ impl Default for EngineOptions {
             background: true,
             wal_skip_damaged: false,
             max_series_per_database: None,
+            read_only: false,
             clock: Arc::new(SystemClock),
         }
     }

@@ -64,6 +64,8 @@ pub(crate) fn query_error(error: &QueryError, origin: Option<(&str, usize)>) -> 
         // `statement_too_complex`.
         QueryError::TooComplex { .. } => "54001",
         QueryError::ResourcesExhausted { .. } => "53200",
+        // `read_only_sql_transaction`: a read-only query server on the lake.
+        QueryError::Storage(strata_storage::StorageError::ReadOnly(_)) => "25006",
         QueryError::Storage(_) => "58000",
         QueryError::Execution { message } if message.contains("Divide by zero") => "22012",
         QueryError::Execution { .. } => INTERNAL_ERROR,

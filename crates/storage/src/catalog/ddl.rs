@@ -170,6 +170,17 @@ impl Catalog {
     /// which discard its rows as they flush, merge and purge. Returns the dropped id, or
     /// `None` if there is no such table.
     pub fn drop_table(&self, database: &str, name: &str) -> Result<Option<TableId>, StorageError> {
+        self.check_writable()?;
+        self.drop_table_unchecked(database, name)
+    }
+
+    /// [`Catalog::drop_table`] in a read-only catalog too: the lake mirror drops the tables
+    /// the lake no longer holds.
+    pub(crate) fn drop_table_unchecked(
+        &self,
+        database: &str,
+        name: &str,
+    ) -> Result<Option<TableId>, StorageError> {
         // The file lock first, then the state lock: the order `persist` takes them in. The
         // state stays locked while the file is written so that a failed write can be undone
         // exactly (a drop is rare; writers wait one fsync).
@@ -219,6 +230,7 @@ impl Catalog {
     /// Creating one that exists is not an error (InfluxDB's behaviour). Returns whether it
     /// was new.
     pub fn create_database(&self, database: &str) -> Result<bool, StorageError> {
+        self.check_writable()?;
         if database.is_empty() {
             return Err(StorageError::Invalid("a database name is needed".into()));
         }
@@ -239,6 +251,7 @@ impl Catalog {
     /// `DROP DATABASE`: forgets `database`'s explicit entry; the caller drops its tables
     /// ([`Catalog::drop_table`]) first. Returns whether there was an entry.
     pub fn forget_database(&self, database: &str) -> Result<bool, StorageError> {
+        self.check_writable()?;
         let mut persisted = self.persisted_version.lock();
         let mut state = self.state.write();
         if !state.databases.remove(database) {

@@ -154,6 +154,7 @@ impl Catalog {
         mut downsample: Downsample,
         target_retention: Retention,
     ) -> Result<Downsample, StorageError> {
+        self.check_writable()?;
         self.change_downsamples(|state| {
             if state
                 .downsamples
@@ -182,6 +183,7 @@ impl Catalog {
         database: &str,
         name: &str,
     ) -> Result<Option<Downsample>, StorageError> {
+        self.check_writable()?;
         self.change_downsamples(|state| {
             let found = state
                 .downsamples

@@ -167,7 +167,14 @@ pub struct Catalog {
     dropped: Arc<DroppedTables>,
     /// Tombstones in force, shared with the shards.
     tombstones: Arc<Tombstones>,
+    /// Every change is refused (see [`Catalog::set_read_only`]).
+    read_only: std::sync::atomic::AtomicBool,
 }
+
+/// What a change to a read-only engine is answered.
+const READ_ONLY: &str = "this server only answers queries (a read-only query server on the \
+     lake, --lake-read-only): send writes, deletes and schema changes to the server that \
+     tiers into the lake";
 
 impl Catalog {
     /// Opens the catalog in `dir`, loading `catalog.json` if it exists.
@@ -182,7 +189,24 @@ impl Catalog {
             persisted_version: Mutex::new(0),
             dropped,
             tombstones,
+            read_only: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Refuses every change from now on: DDL, retention and tier settings, deletes (the
+    /// engine refuses writes). A read-only engine's catalog is filled by its lake mirror
+    /// only (`crate::engine::mirror`), through the methods writes use.
+    pub fn set_read_only(&self) {
+        self.read_only
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// `Err(StorageError::ReadOnly)` once [`Catalog::set_read_only`] was called.
+    pub fn check_writable(&self) -> Result<(), StorageError> {
+        if self.read_only.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(StorageError::ReadOnly(READ_ONLY.into()));
+        }
+        Ok(())
     }
 
     /// The id of `database.table`, if it exists.

@@ -141,6 +141,7 @@ impl Catalog {
     /// The database must exist; setting one also makes it an explicit database, so it
     /// outlives its last table as `CREATE DATABASE` does.
     pub fn set_retention(&self, database: &str, retention: Retention) -> Result<(), StorageError> {
+        self.check_writable()?;
         self.set_database_value(
             database,
             |state| &mut state.retention,

@@ -191,6 +191,7 @@ impl Catalog {
         database: &str,
         precision: Precision,
     ) -> Result<(), StorageError> {
+        self.check_writable()?;
         if database.is_empty() {
             return Err(StorageError::Invalid("a database name is needed".into()));
         }
@@ -248,6 +249,7 @@ impl Catalog {
         super_table: SuperTable,
         if_not_exists: bool,
     ) -> Result<CreateOutcome, StorageError> {
+        self.check_writable()?;
         let mut persisted = self.persisted_version.lock();
         let mut state = self.state.write();
         if let Some(&id) = state.by_name.get(&(database.to_string(), name.to_string())) {
@@ -289,6 +291,7 @@ impl Catalog {
         database: &str,
         subtables: &[Subtable],
     ) -> Result<usize, StorageError> {
+        self.check_writable()?;
         let mut persisted = self.persisted_version.lock();
         let mut state = self.state.write();
         let mut added: Vec<(TableId, String)> = Vec::new();

@@ -36,6 +36,7 @@ impl Catalog {
         database: &str,
         tier_after: Option<Duration>,
     ) -> Result<(), StorageError> {
+        self.check_writable()?;
         if tier_after.is_some_and(|d| d.is_zero()) {
             return Err(StorageError::Invalid(
                 "a tier after must be positive".to_string(),

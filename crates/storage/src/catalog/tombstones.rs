@@ -122,6 +122,7 @@ impl Catalog {
         before_order: Vec<u64>,
         created_ns: i64,
     ) -> Result<Tombstone, StorageError> {
+        self.check_writable()?;
         let mut persisted = self.persisted_version.lock();
         let mut state = self.state.write();
         let tombstone = Tombstone {

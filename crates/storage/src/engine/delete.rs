@@ -35,6 +35,7 @@ impl Engine {
     /// Where downsamples read the table, the buckets the delete touches are computed again
     /// before this returns (see `engine/downsample.rs`).
     pub fn delete(&self, request: &DeleteRequest) -> Result<(), StorageError> {
+        self.inner.catalog.check_writable()?;
         if request.start >= request.end || self.inner.catalog.table(request.table).is_none() {
             return Ok(());
         }

@@ -129,6 +129,8 @@ impl Engine {
         if_not_exists: bool,
     ) -> Result<bool, StorageError> {
         let catalog = &self.inner.catalog;
+        // Before the target table is made.
+        catalog.check_writable()?;
         if catalog
             .downsamples()
             .iter()

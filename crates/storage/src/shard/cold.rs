@@ -242,7 +242,11 @@ impl Shard {
     }
 
     /// Stores `next` as the manifest and publishes its copies to reads.
-    fn store_manifest(&self, manifest: &mut Manifest, next: Manifest) -> Result<(), StorageError> {
+    pub(super) fn store_manifest(
+        &self,
+        manifest: &mut Manifest,
+        next: Manifest,
+    ) -> Result<(), StorageError> {
         next.store(&self.config.home().join(crate::layout::MANIFEST_FILE))?;
         let mut state = self.state.lock();
         state.tiered = std::sync::Arc::new(next.tiered.clone());

@@ -22,6 +22,7 @@ mod flush;
 mod latest;
 mod latest_view;
 mod merge;
+mod mirror;
 mod purge;
 mod quarantine;
 mod read;

@@ -1,0 +1,151 @@
+//! A read-only engine (`EngineOptions::read_only`, a query server on the lake) refuses
+//! every change — writes of both kinds, deletes, DDL, retention, tier and precision
+//! settings, downsamples, super tables — with `StorageError::ReadOnly`, and none of them
+//! leaves a trace: no database, no table, no row. Only the lake mirror's calls change it.
+
+#![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use strata_lineproto::Precision;
+use strata_storage::catalog::TableDefinition;
+use strata_storage::model::{FieldType, Value};
+use strata_storage::{
+    Aggregate, DeleteRequest, DownsampleSpec, Engine, EngineOptions, ManualClock, ReadRequest,
+    Retention, SeriesWrite, StorageError,
+};
+
+fn open(dir: &std::path::Path, read_only: bool) -> Engine {
+    Engine::open(EngineOptions {
+        data_dirs: vec![dir.to_path_buf()],
+        shards: 2,
+        background: false,
+        read_only,
+        clock: Arc::new(ManualClock::new(1_700_000_000_000_000_000)),
+        ..EngineOptions::default()
+    })
+    .unwrap()
+    .0
+}
+
+fn refused<T: std::fmt::Debug>(result: Result<T, StorageError>, what: &str) {
+    match result {
+        Err(StorageError::ReadOnly(message)) => {
+            assert!(
+                message.contains("only answers queries"),
+                "{what}: {message}"
+            )
+        }
+        other => panic!("{what}: {other:?}"),
+    }
+}
+
+#[test]
+fn a_read_only_engine_refuses_every_change_and_keeps_none() {
+    let dir = tempfile::tempdir().unwrap();
+    // A table written before, by the same directory opened writable.
+    {
+        let engine = open(dir.path(), false);
+        engine
+            .write_lines(
+                "db",
+                b"cpu,host=a usage=1 1700000000000000000",
+                Precision::Nanoseconds,
+            )
+            .unwrap();
+        engine.close().unwrap();
+    }
+    let engine = open(dir.path(), true);
+    let cpu = engine.table("db", "cpu").unwrap().id;
+    refused(
+        engine.write_lines("db", b"cpu,host=b usage=2 1", Precision::Nanoseconds),
+        "write_lines",
+    );
+    refused(
+        engine.write_series(
+            "db",
+            &[SeriesWrite {
+                table: Cow::Borrowed("up"),
+                tags: vec![],
+                field: Cow::Borrowed("value"),
+                samples: vec![(1, Value::Float(1.0))],
+            }],
+        ),
+        "write_series",
+    );
+    refused(
+        engine.delete(&DeleteRequest {
+            table: cpu,
+            start: 0,
+            end: i64::MAX,
+            predicate: None,
+        }),
+        "delete",
+    );
+    let definition = TableDefinition {
+        tags: vec!["host".into()],
+        fields: vec![("usage".into(), FieldType::Float)],
+        time_unit: None,
+    };
+    refused(
+        engine.create_table("db", "new", &definition, false),
+        "create table",
+    );
+    refused(engine.drop_table("db", "cpu"), "drop table");
+    refused(engine.create_database("other"), "create database");
+    refused(engine.drop_database("db"), "drop database");
+    refused(
+        engine.set_retention("db", Retention::Keep(Duration::from_secs(3600))),
+        "set retention",
+    );
+    refused(
+        engine.create_database_with_retention("other", Retention::ServerDefault),
+        "create database with retention",
+    );
+    refused(
+        engine.create_downsample(
+            "db",
+            "cpu_1h",
+            "cpu",
+            &DownsampleSpec {
+                interval: Duration::from_secs(3600),
+                aggregates: vec![Aggregate::Avg],
+                retention: Retention::ServerDefault,
+            },
+            false,
+        ),
+        "create downsample",
+    );
+    refused(engine.drop_downsample("db", "cpu_1h"), "drop downsample");
+    refused(
+        engine
+            .catalog()
+            .set_tier_after("db", Some(Duration::from_secs(60))),
+        "set tier after",
+    );
+    refused(
+        engine
+            .catalog()
+            .set_database_precision("db", Precision::Milliseconds),
+        "set precision",
+    );
+    // Nothing changed: one database, one table, one row.
+    assert_eq!(engine.catalog().databases(), vec!["db".to_string()]);
+    let names: Vec<String> = engine
+        .catalog()
+        .tables("db")
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    assert_eq!(names, vec!["cpu".to_string()]);
+    assert_eq!(engine.retention_setting("db"), Retention::ServerDefault);
+    let rows: usize = engine
+        .read(&ReadRequest::all(cpu))
+        .unwrap()
+        .iter()
+        .map(|s| s.data.rows())
+        .sum();
+    assert_eq!(rows, 1);
+}
