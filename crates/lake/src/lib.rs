@@ -18,6 +18,7 @@
 pub mod directory;
 pub mod error;
 pub mod file;
+mod mirror;
 mod read;
 pub mod schema;
 pub mod store;
@@ -34,6 +35,7 @@ use url::Url;
 
 pub use error::LakeError;
 pub use file::FileOptions;
+pub use mirror::{LakeMirror, MirrorReport};
 pub use read::LakeReader;
 pub use store::S3Options;
 pub use tier::TierReport;

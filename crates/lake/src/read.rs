@@ -52,9 +52,9 @@ const BATCH_ROWS: usize = 8192;
 const FOOTERS_KEPT: usize = 4096;
 
 /// One file's footer: its Parquet metadata and its series directory, indexed by tags.
-struct Footer {
+pub(crate) struct Footer {
     metadata: ArrowReaderMetadata,
-    directory: SeriesDirectory,
+    pub(crate) directory: SeriesDirectory,
     by_tags: HashMap<Vec<(String, String)>, usize>,
 }
 
@@ -88,17 +88,29 @@ impl ReadTable {
     }
 }
 
+/// A lake table as its latest version has it (for the mirror).
+pub(crate) struct TableView {
+    /// The store rooted at the table.
+    pub store: Arc<dyn ObjectStore>,
+    /// Its columns and their Delta types, in schema order.
+    pub columns: Vec<(String, deltalake_core::kernel::DataType)>,
+    /// Its table properties.
+    pub properties: HashMap<String, String>,
+    /// Its live files that Strata wrote.
+    pub files: Vec<LakeFile>,
+}
+
 /// What the reader's tasks share.
-struct Shared {
-    root: Url,
-    storage_options: HashMap<String, String>,
+pub(crate) struct Shared {
+    pub(crate) root: Url,
+    pub(crate) storage_options: HashMap<String, String>,
     tables: tokio::sync::Mutex<HashMap<(String, String), ReadTable>>,
     footers: parking_lot::Mutex<HashMap<String, Arc<Footer>>>,
 }
 
 /// Reads copies from the lake at a root URL.
 pub struct LakeReader {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     /// Taken only when the reader is dropped.
     runtime: Option<tokio::runtime::Runtime>,
     handle: tokio::runtime::Handle,
@@ -138,7 +150,7 @@ impl LakeReader {
 
     /// Runs `future` on the reader's runtime and waits for it, from any thread (a
     /// runtime's worker included: it only blocks that thread).
-    fn run<T: Send + 'static>(
+    pub(crate) fn run<T: Send + 'static>(
         &self,
         future: impl Future<Output = Result<T, LakeError>> + Send + 'static,
     ) -> Result<T, LakeError> {
@@ -293,8 +305,47 @@ impl Shared {
         Ok((read.delta.object_store(), files))
     }
 
+    /// `database.table` of the lake at its latest version (loaded, or brought up to
+    /// date); `None` when the lake has no such Delta table.
+    pub(crate) async fn view(
+        &self,
+        database: &str,
+        table: &str,
+    ) -> Result<Option<TableView>, LakeError> {
+        let key = (database.to_string(), table.to_string());
+        let mut tables = self.tables.lock().await;
+        let read = match tables.entry(key) {
+            std::collections::hash_map::Entry::Occupied(entry) => {
+                let read = entry.into_mut();
+                read.delta.update_state().await?;
+                read.add_live_files()?;
+                read
+            }
+            std::collections::hash_map::Entry::Vacant(entry) => {
+                let url = crate::table_url(&self.root, database, table)?;
+                match crate::table::load_existing(url, &self.storage_options).await? {
+                    Some(delta) => entry.insert(ReadTable::index(delta)?),
+                    None => return Ok(None),
+                }
+            }
+        };
+        let snapshot = read.delta.snapshot()?;
+        let columns = snapshot
+            .schema()
+            .fields()
+            .map(|f| (f.name().to_string(), f.data_type().clone()))
+            .collect();
+        let properties = snapshot.metadata().configuration().clone();
+        Ok(Some(TableView {
+            store: read.delta.object_store(),
+            columns,
+            properties,
+            files: live_files(&read.delta)?,
+        }))
+    }
+
     /// `file`'s footer, from the cache or the store.
-    async fn footer(
+    pub(crate) async fn footer(
         &self,
         store: &Arc<dyn ObjectStore>,
         file: &LakeFile,

@@ -149,6 +149,17 @@ impl LakeSchema {
         })
     }
 
+    /// The tags, in column order.
+    pub fn tags(&self) -> Vec<&str> {
+        self.columns
+            .iter()
+            .filter_map(|c| match c {
+                LakeColumn::Tag(name) => Some(name.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The Delta table's columns: the file columns, then `day`.
     pub fn delta_fields(&self) -> Result<Vec<StructField>, LakeError> {
         let mut fields = Vec::with_capacity(self.columns.len() + 1);

@@ -24,6 +24,11 @@ use crate::schema::{DAY_COLUMN, LakeSchema};
 /// other engines never read both.
 pub const TABLE_ID_PROPERTY: &str = "strata.tableId";
 
+/// The Delta table property listing the Strata table's tags, a JSON array of column names:
+/// tags and string fields are both Delta strings, and a reader of the lake alone (a
+/// read-only query server, `mirror.rs`) tells them apart by it.
+pub const TAGS_PROPERTY: &str = "strata.tags";
+
 /// A live file of the table that Strata wrote.
 #[derive(Debug, Clone)]
 pub struct LakeFile {
@@ -49,8 +54,9 @@ pub struct LakeTable {
 }
 
 impl LakeTable {
-    /// Opens the Delta table at `url`, adding the columns the catalog has gained since;
-    /// when there is none, creates it with `schema`'s columns if `create`, else `None`.
+    /// Opens the Delta table at `url`; when there is none, creates it with `schema`'s
+    /// columns if `create`, else `None`. Its columns are brought in step with `schema`
+    /// by [`LakeTable::keep_in_step`].
     pub async fn open(
         url: Url,
         storage_options: &HashMap<String, String>,
@@ -76,7 +82,16 @@ impl LakeTable {
                 ))
                 .with_columns(schema.delta_fields()?)
                 .with_partition_columns([DAY_COLUMN])
-                .with_configuration([(TABLE_ID_PROPERTY, Some(table.id.to_string()))])
+                .with_configuration([
+                    (TABLE_ID_PROPERTY, Some(table.id.to_string())),
+                    (
+                        TAGS_PROPERTY,
+                        Some(
+                            serde_json::to_string(&schema.tags())
+                                .map_err(|e| LakeError::Invalid(format!("tags of {name}: {e}")))?,
+                        ),
+                    ),
+                ])
                 .with_raise_if_key_not_exists(false)
                 .await?;
             Self {
@@ -91,7 +106,7 @@ impl LakeTable {
                 last_vacuum: None,
             }
         };
-        this.add_missing_columns(schema).await?;
+        this.keep_in_step(schema).await?;
         Ok(Some(this))
     }
 
@@ -124,8 +139,41 @@ impl LakeTable {
 
     /// Records that the Delta table holds the rows of Strata table `id` (one commit).
     pub async fn set_strata_table_id(&mut self, id: TableId) -> Result<(), LakeError> {
+        self.set_properties(HashMap::from([(
+            TABLE_ID_PROPERTY.to_string(),
+            id.to_string(),
+        )]))
+        .await
+    }
+
+    /// Adds the columns the Strata table has gained since the Delta table was written
+    /// (each a commit only when something is missing), and records its tags
+    /// ([`TAGS_PROPERTY`]) when they changed. Called before every copy, so that a field or
+    /// tag added while the server runs is in the Delta schema before a file holds it.
+    pub async fn keep_in_step(&mut self, schema: &LakeSchema) -> Result<(), LakeError> {
+        self.add_missing_columns(schema).await?;
+        let tags = serde_json::to_string(&schema.tags())
+            .map_err(|e| LakeError::Invalid(format!("tags of {}: {e}", self.name)))?;
+        let recorded = self
+            .table
+            .snapshot()?
+            .metadata()
+            .configuration()
+            .get(TAGS_PROPERTY)
+            .cloned();
+        if recorded.as_deref() != Some(tags.as_str()) {
+            self.set_properties(HashMap::from([(TAGS_PROPERTY.to_string(), tags)]))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Sets table properties (one commit).
+    async fn set_properties(
+        &mut self,
+        properties: HashMap<String, String>,
+    ) -> Result<(), LakeError> {
         let table = std::mem::replace(&mut self.table, DeltaTable::new_in_memory());
-        let properties = HashMap::from([(TABLE_ID_PROPERTY.to_string(), id.to_string())]);
         match table
             .clone()
             .set_tbl_properties()
@@ -254,7 +302,7 @@ impl LakeTable {
 
 /// The Delta table at `url`, loaded; `None` when there is none (a local directory that
 /// does not exist, or no Delta log).
-async fn load_existing(
+pub(crate) async fn load_existing(
     url: Url,
     storage_options: &HashMap<String, String>,
 ) -> Result<Option<DeltaTable>, LakeError> {

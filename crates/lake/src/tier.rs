@@ -132,7 +132,14 @@ impl Lake {
         let lake_schema = LakeSchema::of(schema)?;
         let mut tables = self.tables.lock().await;
         let table = match tables.entry(schema.id) {
-            std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
+            std::collections::hash_map::Entry::Occupied(entry) => {
+                let table = entry.into_mut();
+                if !partitions.is_empty() {
+                    // Fields and tags added since the table was opened.
+                    table.keep_in_step(&lake_schema).await?;
+                }
+                table
+            }
             std::collections::hash_map::Entry::Vacant(entry) => {
                 // A table with nothing to copy is opened only if the lake has it already.
                 let create = !partitions.is_empty();

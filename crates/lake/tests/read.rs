@@ -11,16 +11,12 @@ mod common;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
-use strata_lake::{Lake, LakeOptions, TierReport, parse_url};
-use strata_lineproto::Precision;
+use common::reads::{
+    DAY_NS, DAYS, Rng, START_NS, assert_same, body, latest, request, rows, tier, write,
+};
 use strata_storage::series::TagPredicate;
 use strata_storage::{DeleteRequest, Engine, ManualClock, ReadRequest};
-
-const DAY_NS: i64 = 86_400_000_000_000;
-const START_NS: i64 = 1_700_000_000_000_000_000 / DAY_NS * DAY_NS;
-const DAYS: i64 = 4;
 
 fn open(dir: &Path, clock: &Arc<ManualClock>, lake: Option<&Path>) -> Arc<Engine> {
     let engine = common::open(dir, clock);
@@ -28,147 +24,6 @@ fn open(dir: &Path, clock: &Arc<ManualClock>, lake: Option<&Path>) -> Arc<Engine
         common::read_from(&engine, root);
     }
     engine
-}
-
-/// A tiny seeded generator (xorshift), so that a failure replays.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-/// Rows over `DAYS` days: 12 hosts of `cpu` in 3 racks (some rows lack `idle`, host h11
-/// lacks the rack tag), every 5 min + 7 ns, and host `gone` on all days but the last; `mem`
-/// for host h11 (the tags of a cpu series) every 25 min.
-fn body() -> String {
-    let mut body = String::new();
-    let step = 5 * 60_000_000_000 + 7;
-    let mut i = 0i64;
-    while START_NS + i * step < START_NS + DAYS * DAY_NS {
-        let time = START_NS + i * step;
-        for host in 0..12 {
-            let tags = if host == 11 {
-                format!("host=h{host}")
-            } else {
-                format!("host=h{host},rack=r{}", host % 3)
-            };
-            if (i + host) % 4 == 0 {
-                body.push_str(&format!("cpu,{tags} usage={}.5 {time}\n", i + host));
-            } else {
-                body.push_str(&format!(
-                    "cpu,{tags} usage={}.25,idle={}i {time}\n",
-                    i * host,
-                    i - host
-                ));
-            }
-        }
-        // Another table with a series of the same tags as cpu's h11, less often.
-        if i % 5 == 0 {
-            body.push_str(&format!("mem,host=h11 free={i}i {time}\n"));
-        }
-        // A host that stopped reporting before the last day: once tiered, all its rows
-        // are in the lake.
-        if time < START_NS + (DAYS - 1) * DAY_NS {
-            body.push_str(&format!("cpu,host=gone usage={}.75 {time}\n", i % 40));
-        }
-        i += 1;
-    }
-    body
-}
-
-fn write(engines: &[&Arc<Engine>], lines: &str) {
-    for engine in engines {
-        let report = engine
-            .write_lines("db", lines.as_bytes(), Precision::Nanoseconds)
-            .unwrap();
-        assert!(report.errors.is_empty(), "{:?}", report.errors.first());
-        engine.flush().unwrap();
-    }
-}
-
-/// A random read of `cpu`.
-fn request(engine: &Engine, rng: &mut Rng) -> ReadRequest {
-    let table = engine.table("db", "cpu").unwrap().id;
-    let span = DAYS * DAY_NS;
-    let a = START_NS - DAY_NS / 2 + (rng.next() % (span as u64 + DAY_NS as u64)) as i64;
-    let b = a + (rng.next() % (2 * DAY_NS as u64)) as i64 + 1;
-    let predicate = match rng.below(5) {
-        0 => None,
-        1 => Some(TagPredicate::Eq {
-            key: "host".into(),
-            value: format!("h{}", rng.below(13)),
-        }),
-        2 => Some(TagPredicate::NotEq {
-            key: "rack".into(),
-            value: format!("r{}", rng.below(3)),
-        }),
-        3 => Some(TagPredicate::In {
-            key: "host".into(),
-            values: vec![format!("h{}", rng.below(12)), "h11".into()],
-        }),
-        _ => Some(TagPredicate::Eq {
-            key: "rack".into(),
-            value: "r1".into(),
-        }),
-    };
-    let fields = match rng.below(3) {
-        0 => None,
-        1 => Some(vec![0]),
-        _ => Some(vec![1]),
-    };
-    ReadRequest {
-        table,
-        predicate,
-        start: a,
-        end: b,
-        fields,
-    }
-}
-
-/// A series' tags and its rows, printed.
-type Series = (Vec<(String, String)>, String);
-
-/// Every series' rows (sorted by tags, so that shard and series order do not matter).
-fn rows(engine: &Engine, request: &ReadRequest) -> Vec<Series> {
-    printed(engine.read(request).unwrap())
-}
-
-/// Every series' latest row in the range, as [`rows`].
-fn latest(engine: &Engine, request: &ReadRequest) -> Vec<Series> {
-    printed(engine.latest(request).unwrap())
-}
-
-fn printed(series: Vec<strata_storage::SeriesRows>) -> Vec<Series> {
-    let mut out: Vec<Series> = series
-        .into_iter()
-        .map(|s| (s.tags, format!("{:?}", s.data)))
-        .collect();
-    out.sort();
-    out
-}
-
-/// Fails naming the first series that differs (whole answers are too long to print).
-fn assert_same(found: &[Series], expected: &[Series], what: &str) {
-    for (f, e) in found.iter().zip(expected) {
-        assert_eq!(f.0, e.0, "{what}: series");
-        assert!(
-            f.1 == e.1,
-            "{what}: {:?}: {} vs {}",
-            f.0,
-            f.1.len(),
-            e.1.len()
-        );
-    }
-    assert_eq!(found.len(), expected.len(), "{what}: series count");
 }
 
 /// The same answers from both engines to `reads` seeded reads.
@@ -189,14 +44,6 @@ fn assert_same_reads(tiered: &Engine, local: &Engine, seed: u64, reads: usize) {
     let all = ReadRequest::all(local.table("db", "cpu").unwrap().id);
     assert_same(&rows(tiered, &all), &rows(local, &all), "all rows");
     assert_eq!(tiered.earliest_time(&all), local.earliest_time(&all));
-}
-
-fn tier(runtime: &tokio::runtime::Runtime, root: &Path, engine: &Arc<Engine>) -> TierReport {
-    let mut options = LakeOptions::new(parse_url(root.to_str().unwrap()).unwrap());
-    options.tier_after = Duration::from_secs(86_400);
-    let report = runtime.block_on(Lake::new(options).tier(engine));
-    assert!(report.failures.is_empty(), "{:?}", report.failures);
-    report
 }
 
 #[test]

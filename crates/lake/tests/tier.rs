@@ -128,7 +128,7 @@ fn add_batch(out: &mut Rows, batch: &RecordBatch) {
             if name == "time" || name == "time_nanos" || column.is_null(row) {
                 continue;
             }
-            if ["host", "rack"].contains(&name) {
+            if ["host", "rack", "zone"].contains(&name) {
                 tags.push((
                     name.to_string(),
                     column.as_string::<i32>().value(row).into(),
@@ -410,5 +410,73 @@ fn a_dropped_table_leaves_the_lake_and_one_created_again_starts_empty() {
         &engine_rows(&engine, "db", "cpu", START_NS, START_NS + DAYS * DAY_NS),
         &rows,
         "cpu created again",
+    );
+}
+
+/// The Delta table at `dir`: its columns and its recorded tags.
+fn delta_columns(runtime: &tokio::runtime::Runtime, dir: &Path) -> (Vec<String>, String) {
+    let url = url::Url::from_directory_path(dir).unwrap();
+    let table = runtime.block_on(DeltaTable::try_from_url(url)).unwrap();
+    let snapshot = table.snapshot().unwrap();
+    let columns = snapshot
+        .schema()
+        .fields()
+        .map(|f| f.name().to_string())
+        .collect();
+    let tags = snapshot.metadata().configuration()[strata_lake::table::TAGS_PROPERTY].clone();
+    (columns, tags)
+}
+
+#[test]
+fn columns_added_while_the_server_runs_reach_the_delta_schema() {
+    let data = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(START_NS + DAYS * DAY_NS));
+    let engine = open(data.path(), &clock);
+    read_from(&engine, root.path());
+    engine
+        .write_lines("db", body().as_bytes(), Precision::Nanoseconds)
+        .unwrap();
+    engine.flush().unwrap();
+    let runtime = runtime();
+    // One lake for the whole test: its tables stay open between rounds, as in a server.
+    let lake = lake(root.path());
+    tier(&runtime, &lake, &engine);
+    let cpu_dir = root.path().join("db").join("cpu");
+    let (columns, tags) = delta_columns(&runtime, &cpu_dir);
+    assert!(!columns.contains(&"zone".to_string()), "{columns:?}");
+    assert_eq!(tags, r#"["host","rack"]"#);
+
+    // A late write into a copied day brings a new tag and a new field.
+    let time = START_NS + DAY_NS + 42;
+    engine
+        .write_lines(
+            "db",
+            format!("cpu,host=h0,zone=z1 usage=1.5,load=3i {time}\n").as_bytes(),
+            Precision::Nanoseconds,
+        )
+        .unwrap();
+    engine.flush().unwrap();
+    tier(&runtime, &lake, &engine);
+    let (columns, tags) = delta_columns(&runtime, &cpu_dir);
+    for column in ["zone", "load"] {
+        assert!(
+            columns.contains(&column.to_string()),
+            "{column}: {columns:?}"
+        );
+    }
+    assert_eq!(tags, r#"["host","rack","zone"]"#);
+    let (rows, _) = runtime.block_on(lake_rows(&cpu_dir));
+    // The lake holds the days that ended a day ago.
+    assert_same(
+        &engine_rows(
+            &engine,
+            "db",
+            "cpu",
+            START_NS,
+            START_NS + (DAYS - 1) * DAY_NS,
+        ),
+        &rows,
+        "cpu with a new tag and field",
     );
 }

@@ -8,6 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub mod reads;
+
 use strata_lake::{LakeReader, parse_url};
 use strata_storage::{Engine, EngineOptions, ManualClock, WalSync};
 
