@@ -5,7 +5,8 @@
 # client while every row is in local parts; then the server restarts with --lake file://…
 # --tier-after 1h, copies every day and releases its parts, and the same queries (same
 # seed) run again, now reading the lake. Then once more after a restart (footers read
-# afresh on first use). RUNS runs of each, alternating nothing (the data moves once).
+# afresh on first use), and from a read-only query server on the lake (--lake-read-only,
+# an empty data directory). RUNS runs of each, alternating nothing (the data moves once).
 #
 # Usage: docs/measure/lake-query.sh [HOSTS] [DURATION] [QUERIES] [RUNS]
 #        (default 4000 1day 30 3). Needs a release build. Uses ./target/lake-query.
@@ -48,6 +49,11 @@ stop "$pid"
 pid=$(serve --lake "file://$PWD/$work/lake" --tier-after 1h --tier-interval 1s); wait_up
 query restarted
 stop "$pid"
+
+pid=$(serve_in "$work/read-only" --lake "file://$PWD/$work/lake" --lake-read-only); wait_up
+echo "read-only: $(metric strata_lake_mirror_tables) tables, $(metric strata_lake_mirror_files) files, $(metric strata_lake_mirror_series_total) series mirrored"
+query read-only
+stop "$pid"
 python3 - "$work" "$runs" <<'PY'
 import json, statistics, sys
 work, runs = sys.argv[1], int(sys.argv[2])
@@ -59,9 +65,11 @@ def medians(name):
             rows[r["type"]] = r["rows_per_query"]
     return {t: statistics.median(v) for t, v in per_type.items()}, rows
 (local, local_rows), (lake, lake_rows), (again, _) = medians("local"), medians("lake"), medians("restarted")
-print("| query type | local parts: median ms | lake: median ms | lake / local | lake after a restart: median ms |")
-print("|---|---|---|---|---|")
+read_only, read_only_rows = medians("read-only")
+print("| query type | local parts: median ms | lake: median ms | lake / local | lake after a restart: median ms | read-only server: median ms |")
+print("|---|---|---|---|---|---|")
 for t in local:
-    same = "" if lake_rows.get(t) == local_rows[t] else f" (rows/query {local_rows[t]} vs {lake_rows.get(t)})"
-    print(f"| {t} | {local[t]:.2f} | {lake[t]:.2f} | {lake[t] / local[t]:.1f}x | {again[t]:.2f} |{same}")
+    same = "" if lake_rows.get(t) == local_rows[t] == read_only_rows.get(t) else \
+        f" (rows/query {local_rows[t]} vs {lake_rows.get(t)} vs {read_only_rows.get(t)})"
+    print(f"| {t} | {local[t]:.2f} | {lake[t]:.2f} | {lake[t] / local[t]:.1f}x | {again[t]:.2f} | {read_only[t]:.2f} |{same}")
 PY

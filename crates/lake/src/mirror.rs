@@ -83,6 +83,11 @@ impl LakeMirror {
         }
     }
 
+    /// The reader the mirror reads through: the read-only engine's cold source.
+    pub fn reader(&self) -> Arc<LakeReader> {
+        Arc::clone(&self.reader)
+    }
+
     /// How many shards wrote the lake's live files (the highest shard plus one); `None`
     /// when the lake holds none. A read-only engine needs at least as many.
     pub fn lake_shards(&self) -> Result<Option<usize>, LakeError> {

@@ -1,4 +1,4 @@
-//! The tiering thread: a round every `tier interval` on a runtime of its own, so that
+//! The lake threads. Tiering: a round every `tier interval` on a runtime of its own, so that
 //! tiering never runs on (or blocks) the threads that serve writes and queries. Its
 //! threads run at the lowest CPU priority (nice 19): on a busy machine writes and queries
 //! go first and tiering takes the idle time (without it, a concurrent TSBS load on two
@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 use parking_lot::{Condvar, Mutex};
 use strata_storage::Engine;
 
-use crate::{Lake, LakeOptions, TierReport};
+use crate::{Lake, LakeMirror, LakeOptions, MirrorReport, TierReport};
 
 /// Counters of the lake for `/metrics` and `/health`.
 #[derive(Debug, Default)]
@@ -47,9 +47,48 @@ pub struct LakeStats {
     pub lag_ns: AtomicI64,
     /// The failures of the last round (empty when it went well).
     pub last_failures: Mutex<Vec<String>>,
+    /// These are a read-only server's: its rounds refresh the mirror, and only the
+    /// `mirrored` counters, `rounds` and the failures count.
+    pub mirror: bool,
+    /// Lake tables mirrored at the last refresh.
+    pub mirrored_tables: AtomicU64,
+    /// Their live files.
+    pub mirrored_files: AtomicU64,
+    /// Series registered by refreshes.
+    pub mirrored_series: AtomicU64,
+    /// Engine time of the last refresh without a failure (0: none yet).
+    pub last_refresh_ns: AtomicI64,
 }
 
 impl LakeStats {
+    /// The counters of a read-only server's mirror.
+    pub fn for_mirror() -> Self {
+        Self {
+            mirror: true,
+            ..Self::default()
+        }
+    }
+
+    /// Counts a mirror refresh that ended at engine time `now`.
+    pub fn record_mirror(&self, report: &MirrorReport, now: i64) {
+        self.rounds.fetch_add(1, Ordering::Relaxed);
+        self.failures
+            .fetch_add(report.failures.len() as u64, Ordering::Relaxed);
+        self.mirrored_tables
+            .store(report.tables as u64, Ordering::Relaxed);
+        self.mirrored_files
+            .store(report.files as u64, Ordering::Relaxed);
+        self.mirrored_series
+            .fetch_add(report.series_added as u64, Ordering::Relaxed);
+        if report.failures.is_empty() {
+            self.last_refresh_ns.store(now, Ordering::Relaxed);
+        }
+        for failure in &report.failures {
+            tracing::warn!(target: "strata::lake", "mirroring the lake failed: {failure}");
+        }
+        *self.last_failures.lock() = report.failures.clone();
+    }
+
     fn record(&self, report: &TierReport, now: i64, ended_by: i64) {
         self.rounds.fetch_add(1, Ordering::Relaxed);
         self.partitions_copied
@@ -82,7 +121,8 @@ impl LakeStats {
     }
 }
 
-/// The running tiering thread; stops when dropped.
+/// A running lake thread — tiering, or a read-only server's mirror refreshes; stops when
+/// dropped.
 pub struct Tierer {
     stats: Arc<LakeStats>,
     stop: Arc<(Mutex<bool>, Condvar)>,
@@ -93,35 +133,72 @@ impl Tierer {
     /// Starts tiering `engine` into the lake of `options`.
     pub fn start(engine: Arc<Engine>, options: LakeOptions) -> std::io::Result<Self> {
         let stats = Arc::new(LakeStats::default());
-        let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .on_thread_start(lower_priority)
             .build()?;
-        let thread = {
+        let interval = options.tier_interval;
+        let lake = Lake::new(options);
+        let round = {
             let stats = Arc::clone(&stats);
+            move || {
+                lower_priority();
+                let report = runtime.block_on(lake.tier(&engine));
+                let now = engine.now_ns();
+                let tier_after =
+                    i64::try_from(lake.options().tier_after.as_nanos()).unwrap_or(i64::MAX);
+                stats.record(&report, now, now.saturating_sub(tier_after));
+                for failure in &report.failures {
+                    tracing::warn!(target: "strata::lake", "tiering failed: {failure}");
+                }
+                report.failures.is_empty()
+            }
+        };
+        Self::spawn_rounds("strata-lake", interval, stats, round, false)
+    }
+
+    /// Starts refreshing the read-only `engine` from the lake through `mirror` every
+    /// `interval` (the first refresh is the caller's, before it serves).
+    pub fn start_mirror(
+        engine: Arc<Engine>,
+        mirror: LakeMirror,
+        interval: std::time::Duration,
+        stats: Arc<LakeStats>,
+    ) -> std::io::Result<Self> {
+        let round = {
+            let stats = Arc::clone(&stats);
+            move || {
+                let report = mirror.refresh(&engine);
+                stats.record_mirror(&report, engine.now_ns());
+                report.failures.is_empty()
+            }
+        };
+        Self::spawn_rounds("strata-lake-mirror", interval, stats, round, true)
+    }
+
+    /// Runs `round` on a thread of its own every `interval` (first at once, or after an
+    /// interval when `wait_first`); after a round with failures the next waits twice as
+    /// long (up to 32 intervals), and the first clean one resets the wait.
+    fn spawn_rounds(
+        name: &str,
+        interval: std::time::Duration,
+        stats: Arc<LakeStats>,
+        mut round: impl FnMut() -> bool + Send + 'static,
+        wait_first: bool,
+    ) -> std::io::Result<Self> {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let thread = {
             let stop = Arc::clone(&stop);
             std::thread::Builder::new()
-                .name("strata-lake".into())
+                .name(name.into())
                 .spawn(move || {
-                    lower_priority();
-                    let interval = options.tier_interval;
-                    let lake = Lake::new(options);
                     let mut backoff = 1u32;
+                    let mut skip = wait_first;
                     loop {
-                        let report = runtime.block_on(lake.tier(&engine));
-                        let now = engine.now_ns();
-                        let tier_after =
-                            i64::try_from(lake.options().tier_after.as_nanos()).unwrap_or(i64::MAX);
-                        stats.record(&report, now, now.saturating_sub(tier_after));
-                        for failure in &report.failures {
-                            tracing::warn!(target: "strata::lake", "tiering failed: {failure}");
+                        if !skip {
+                            backoff = if round() { 1 } else { (backoff * 2).min(32) };
                         }
-                        backoff = if report.failures.is_empty() {
-                            1
-                        } else {
-                            (backoff * 2).min(32)
-                        };
+                        skip = false;
                         let (lock, wake) = &*stop;
                         let mut stopped = lock.lock();
                         if !*stopped {

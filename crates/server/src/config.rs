@@ -155,6 +155,9 @@ pub struct LakeConfig {
     pub tier_interval: Duration,
     /// For `s3://` lakes: endpoint, region and credentials.
     pub s3: S3Options,
+    /// A read-only query server on the lake (`--lake-read-only`): no tiering; the engine
+    /// mirrors the lake's tables every `tier_interval` and refuses changes.
+    pub read_only: bool,
 }
 
 pub use strata_lake::S3Options;
@@ -243,6 +246,7 @@ impl Default for ServerConfig {
 /// lake_secret_access_key = "…"
 /// tier_after = "1d"           # once a partition ended this long ago
 /// tier_interval = "1m"        # how often to look
+/// lake_read_only = false      # true: a query server on the lake, writes refused
 /// log = "info"
 /// ```
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -312,6 +316,8 @@ pub struct FileConfig {
     pub tier_after: Option<String>,
     /// How often the lake looks for partitions to copy (a duration).
     pub tier_interval: Option<String>,
+    /// A read-only query server on the lake.
+    pub lake_read_only: Option<bool>,
     /// Log filter (`RUST_LOG` syntax).
     pub log: Option<String>,
 }

@@ -159,10 +159,12 @@ async fn health(State(state): State<Shared>) -> Response {
         .as_ref()
         .map(|lake| lake.last_failures.lock().clone())
         .unwrap_or_default();
+    let read_only = state.lake.as_ref().is_some_and(|lake| lake.mirror);
     let mut notes = Vec::new();
     if !lake_failures.is_empty() {
         notes.push(format!(
-            "copying to the lake failed for {} table(s), retried with backoff (see the checks)",
+            "{} the lake failed for {} table(s), retried with backoff (see the checks)",
+            if read_only { "reading" } else { "copying to" },
             lake_failures.len()
         ));
     }
@@ -179,13 +181,15 @@ async fn health(State(state): State<Shared>) -> Response {
             quarantined.len()
         ));
     }
+    let ready = if read_only {
+        "ready for queries (a read-only query server on the lake: writes are refused)"
+    } else {
+        "ready for queries and writes"
+    };
     let (status, message) = if notes.is_empty() {
-        ("pass", "ready for queries and writes".to_string())
+        ("pass", ready.to_string())
     } else if write_problems.is_empty() {
-        (
-            "warn",
-            format!("ready for queries and writes; {}", notes.join("; ")),
-        )
+        ("warn", format!("{ready}; {}", notes.join("; ")))
     } else {
         ("warn", format!("ready for queries; {}", notes.join("; ")))
     };

@@ -122,7 +122,8 @@ pub async fn serve(
     config: ServerConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
-    let options = EngineOptions {
+    let read_only_lake = config.lake.clone().filter(|lake| lake.read_only);
+    let mut options = EngineOptions {
         data_dirs: config.data_dirs.clone(),
         shards: config.shards,
         wal_sync: config.wal_sync,
@@ -130,6 +131,17 @@ pub async fn serve(
         max_series_per_database: config.max_series,
         wal_skip_damaged: config.wal_skip_damaged,
         ..EngineOptions::default()
+    };
+    let mirror = match read_only_lake {
+        Some(lake) => {
+            let (mirror, shards) = blocking(move || open_mirror(&lake)).await??;
+            options.read_only = true;
+            if let Some(shards) = shards {
+                options.shards = shards;
+            }
+            Some(mirror)
+        }
+        None => None,
     };
     let started = Instant::now();
     let (engine, report) = tokio::task::spawn_blocking(move || Engine::open(options))
@@ -157,7 +169,10 @@ pub async fn serve(
         tracing::warn!("{note}");
     }
     let engine = Arc::new(engine);
-    let tierer = start_lake(&engine, config.lake.as_ref())?;
+    let tierer = match mirror {
+        Some(mirror) => Some(start_mirror(&engine, mirror, &config).await?),
+        None => start_lake(&engine, config.lake.as_ref())?,
+    };
     let query = QueryEngine::with_options(Arc::clone(&engine), config.query.clone())
         .map_err(|e| ServerError::Config(format!("cannot start the query engine: {e}")))?;
     let query = Arc::new(query);
@@ -317,6 +332,70 @@ pub async fn serve(
             .map_err(|e| ServerError::Runtime(std::io::Error::other(e)))?;
     }
     close_engine(engine).await
+}
+
+/// Runs `work` on a blocking thread.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ServerError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ServerError::Runtime(std::io::Error::other(e)))
+}
+
+/// A read-only server's lake mirror and reader, and the shard count the lake's files need
+/// (`None`: the lake holds none yet). An unreachable lake fails the start.
+fn open_mirror(
+    lake: &config::LakeConfig,
+) -> Result<(strata_lake::LakeMirror, Option<usize>), ServerError> {
+    let url = strata_lake::parse_url(&lake.url).map_err(|e| ServerError::Config(e.to_string()))?;
+    let storage_options = if url.scheme() == "file" {
+        Default::default()
+    } else {
+        lake.s3.storage_options()
+    };
+    let reader = strata_lake::LakeReader::new(url.clone(), storage_options)
+        .map_err(|e| ServerError::Config(e.to_string()))?;
+    let mirror = strata_lake::LakeMirror::new(Arc::new(reader));
+    let shards = mirror
+        .lake_shards()
+        .map_err(|e| ServerError::Config(format!("cannot read the lake at {url}: {e}")))?;
+    Ok((mirror, shards))
+}
+
+/// Mirrors the lake into the read-only `engine` once (before the server answers), then
+/// every `--tier-interval`.
+async fn start_mirror(
+    engine: &Arc<Engine>,
+    mirror: strata_lake::LakeMirror,
+    config: &ServerConfig,
+) -> Result<strata_lake::Tierer, ServerError> {
+    let interval = config
+        .lake
+        .as_ref()
+        .map_or(config::DEFAULT_TIER_INTERVAL, |lake| lake.tier_interval);
+    engine.set_cold_source(mirror.reader());
+    let stats = Arc::new(strata_lake::LakeStats::for_mirror());
+    let (mirror, report) = {
+        let (engine, stats) = (Arc::clone(engine), Arc::clone(&stats));
+        blocking(move || {
+            let report = mirror.refresh(&engine);
+            stats.record_mirror(&report, engine.now_ns());
+            (mirror, report)
+        })
+        .await?
+    };
+    tracing::info!(
+        "read-only query server on the lake at {}: {} table(s), {} file(s), {} series \
+         mirrored (refreshed every {}); writes are refused",
+        config.lake.as_ref().map_or("", |lake| lake.url.as_str()),
+        report.tables,
+        report.files,
+        report.series_added,
+        humantime::format_duration(interval)
+    );
+    strata_lake::Tierer::start_mirror(Arc::clone(engine), mirror, interval, stats)
+        .map_err(ServerError::Runtime)
 }
 
 /// Starts copying cold partitions to the lake, when one is configured.

@@ -473,9 +473,13 @@ pub fn render_database_bytes(out: &mut String, databases: &[(String, u64)]) {
     }
 }
 
-/// Appends the lake's counters (`strata_lake_*`).
+/// Appends the lake's counters (`strata_lake_*`; a read-only server's mirror has its own).
 pub fn render_lake(out: &mut String, lake: &strata_lake::LakeStats) {
     use std::sync::atomic::Ordering::Relaxed;
+    if lake.mirror {
+        render_lake_mirror(out, lake);
+        return;
+    }
     let counters = [
         (
             "strata_lake_rounds_total",
@@ -558,6 +562,59 @@ pub fn render_lake(out: &mut String, lake: &strata_lake::LakeStats) {
         out,
         "{name} {:.3}",
         lake.yielded_ns.load(Relaxed) as f64 / 1e9
+    );
+}
+
+/// A read-only server's mirror of the lake (`strata_lake_mirror_*`).
+fn render_lake_mirror(out: &mut String, lake: &strata_lake::LakeStats) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let counters = [
+        (
+            "strata_lake_mirror_refreshes_total",
+            "Refreshes of this read-only server's mirror of the lake since start.",
+            lake.rounds.load(Relaxed),
+        ),
+        (
+            "strata_lake_mirror_failures_total",
+            "Tables (or listings) a refresh could not mirror (retried with backoff) since start.",
+            lake.failures.load(Relaxed),
+        ),
+        (
+            "strata_lake_mirror_series_total",
+            "Series registered from the lake's files since start.",
+            lake.mirrored_series.load(Relaxed),
+        ),
+    ];
+    for (name, text, value) in counters {
+        counter(out, name, text, value);
+    }
+    let gauges = [
+        (
+            "strata_lake_mirror_tables",
+            "Lake tables mirrored at the last refresh.",
+            lake.mirrored_tables.load(Relaxed),
+        ),
+        (
+            "strata_lake_mirror_files",
+            "Live lake files of the mirrored tables at the last refresh.",
+            lake.mirrored_files.load(Relaxed),
+        ),
+    ];
+    for (name, text, value) in gauges {
+        help(out, name, text, "gauge");
+        let _ = writeln!(out, "{name} {value}");
+    }
+    let name = "strata_lake_mirror_last_refresh_timestamp_seconds";
+    help(
+        out,
+        name,
+        "Engine time of the last refresh without a failure (0: none since start).",
+        "gauge",
+    );
+    let _ = writeln!(
+        out,
+        "{name} {:.3}",
+        lake.last_refresh_ns.load(Relaxed) as f64 / 1e9
     );
 }
 

@@ -102,6 +102,10 @@ pub(crate) fn settings(c: &ServerConfig) -> Vec<(&'static str, String)> {
         ("client-timeout", duration(c.client_timeout)),
         ("lake", or_none(c.lake.as_ref(), |l| l.url.clone())),
         (
+            "lake-read-only",
+            c.lake.as_ref().is_some_and(|l| l.read_only).to_string(),
+        ),
+        (
             "tier-after",
             or_none(c.lake.as_ref(), |l| duration(l.tier_after)),
         ),

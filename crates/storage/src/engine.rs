@@ -405,6 +405,9 @@ impl Engine {
         // Before any file is read or written: a directory another engine has open is
         // refused, not shared.
         let locks = DirLocks::acquire(&options.data_dirs)?;
+        if options.read_only {
+            mirror::clear_dirs(&options.data_dirs)?;
+        }
         let first = options.data_dirs[0].clone();
         let meta_path = first.join(layout::ENGINE_FILE);
         let wanted = if options.shards == 0 {

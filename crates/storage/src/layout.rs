@@ -3,6 +3,7 @@
 //! ```text
 //! <data_dirs[d]>/LOCK                        held (flock) while an engine has the directory open
 //! <data_dirs[0]>/ENGINE                      engine meta: shard count (checked JSON)
+//! <data_dirs[d]>/LAKE-MIRROR                 marks a read-only engine's directory (emptied at open)
 //! <data_dirs[0]>/catalog.json                 tables, tags, fields (checked JSON)
 //! <data_dirs[k % n]>/shard-<k>/MANIFEST       live parts of shard k (checked JSON)
 //! <data_dirs[k % n]>/shard-<k>/wal/           WAL segments of shard k
@@ -18,6 +19,9 @@ use std::path::{Path, PathBuf};
 
 /// Lock file in every data directory (see `dir_lock`).
 pub const LOCK_FILE: &str = "LOCK";
+/// Marks the data directories of a read-only engine, a lake mirror: whatever else they
+/// hold is rebuilt from the lake, so they are emptied when it opens.
+pub const MIRROR_FILE: &str = "LAKE-MIRROR";
 /// Engine meta file in the first data directory.
 pub const ENGINE_FILE: &str = "ENGINE";
 /// Manifest file in a shard's home directory.

@@ -104,7 +104,9 @@ pub struct EngineOptions {
     /// Serve reads only: writes, deletes and schema changes are refused
     /// ([`crate::StorageError::ReadOnly`]). The tables, series and lake copies a read-only
     /// engine reads come from its lake mirror ([`crate::Engine::mirror_table`] and the
-    /// methods beside it), which only such an engine accepts. Default false.
+    /// methods beside it), which only such an engine accepts. Its data directories hold
+    /// nothing else: each must be empty or a mirror's (marked `LAKE-MIRROR`), and is
+    /// emptied at open; a directory with other data is refused. Default false.
     pub read_only: bool,
     /// Time source for rows without a timestamp, retention and flush age.
     pub clock: Arc<dyn Clock>,

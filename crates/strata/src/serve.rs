@@ -164,9 +164,16 @@ pub struct ServeArgs {
     /// Copy a partition to the lake once it ended this long ago [default: 1d]
     #[arg(long, env = "STRATA_TIER_AFTER", value_name = "DURATION")]
     tier_after: Option<String>,
-    /// How often the lake looks for partitions to copy [default: 1m]
+    /// How often the lake looks for partitions to copy (with --lake-read-only: for tables
+    /// and files it has not mirrored yet) [default: 1m]
     #[arg(long, env = "STRATA_TIER_INTERVAL", value_name = "DURATION")]
     tier_interval: Option<String>,
+    /// A stateless query server on --lake: answers every query over the lake's tables
+    /// (mirrored from the lake at start, then every --tier-interval), copies nothing,
+    /// refuses writes. Its data directory must be empty (or a read-only server's): it is
+    /// emptied at every start [default: off]
+    #[arg(long, env = "STRATA_LAKE_READ_ONLY")]
+    lake_read_only: bool,
     /// Log filter in RUST_LOG syntax, e.g. info or strata_server=debug [default: info]
     #[arg(long, env = "RUST_LOG", value_name = "FILTER")]
     log: Option<String>,
@@ -231,6 +238,7 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
         Some(text) => parse_max_series(&text)?,
         None => defaults.max_series,
     };
+    let lake_read_only = args.lake_read_only || file.lake_read_only.unwrap_or(false);
     let tier_after = args.tier_after.or(file.tier_after);
     let tier_interval = args.tier_interval.or(file.tier_interval);
     let lake = match args.lake.or(file.lake).filter(|url| !url.is_empty()) {
@@ -259,10 +267,13 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
                     "AWS_SECRET_ACCESS_KEY",
                 ),
             },
+            read_only: lake_read_only,
         }),
-        None if tier_after.is_some() || tier_interval.is_some() => {
+        None if tier_after.is_some() || tier_interval.is_some() || lake_read_only => {
             return Err(strata_server::ServerError::Config(
-                "--tier-after and --tier-interval need a lake (--lake file:///path)".into(),
+                "--tier-after, --tier-interval and --lake-read-only need a lake (--lake \
+                 file:///path)"
+                    .into(),
             ));
         }
         None => None,

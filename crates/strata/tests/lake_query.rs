@@ -2,8 +2,10 @@
 //! rows (three of them cold) answer exactly the same from a server that keeps every row in
 //! its parts, from the same server once `--lake` copied the cold days and released their
 //! parts (reads take them from the Delta tables), and after a restart of it (footers read
-//! afresh). Values are multiples of 0.25, so sums are exact whatever order rows are
-//! folded in. `STRATA_LAKE_QUERY_SEED` picks another sequence.
+//! afresh); and from a read-only query server on the lake (`--lake-read-only`) exactly as
+//! from a server holding only the lake's days. Values are multiples of 0.25, so sums are
+//! exact whatever order rows are folded in. `STRATA_LAKE_QUERY_SEED` picks another
+//! sequence.
 
 #![allow(clippy::unwrap_used)]
 
@@ -217,4 +219,43 @@ fn queries_over_the_tier_boundary_answer_the_same_from_parts_and_lake() {
         "restarted",
     );
     assert!(server.stop().success());
+
+    // A read-only query server on the lake, started on an empty directory with the writer
+    // stopped, answers as a server holding the lake's days (those that ended an hour
+    // before the rounds) and nothing else; it refuses writes and schema changes.
+    let lake_end = (end - HOUR_NS) / DAY_NS * DAY_NS;
+    let reference = Server::start(&dir.path().join("reference"), &[]);
+    assert_eq!(
+        reference
+            .post("/write?db=db", &rows(start, lake_end))
+            .status,
+        204
+    );
+    let expected = answers(&reference, &queries);
+    assert!(reference.stop().success());
+    let read_only = Server::start(
+        &dir.path().join("read-only"),
+        &["--lake", url.as_str(), "--lake-read-only"],
+    );
+    let metrics = read_only.metrics();
+    assert_eq!(metric(&metrics, "strata_lake_mirror_tables"), 1.0);
+    assert_eq!(metric(&metrics, "strata_parts"), 0.0);
+    assert_same(
+        &answers(&read_only, &queries),
+        &expected,
+        &queries,
+        "read-only",
+    );
+    let refused = read_only.post("/write?db=db", "cpu,host=x usage=1 1\n");
+    assert_eq!(refused.status, 403, "{}", refused.text());
+    assert!(refused.text().contains("read-only"), "{}", refused.text());
+    let drop = sql_common::send(read_only.http, "POST", "/sql?db=db", &[], b"DROP TABLE cpu");
+    assert_eq!(drop.status, 403, "{}", drop.text());
+    assert_same(
+        &answers(&read_only, &queries),
+        &expected,
+        &queries,
+        "read-only after refused changes",
+    );
+    assert!(read_only.stop().success());
 }

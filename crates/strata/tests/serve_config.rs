@@ -47,11 +47,13 @@ fn help_documents_every_flag_with_its_default_and_env_var() {
         ("--lake", "STRATA_LAKE", "off"),
         ("--tier-after", "STRATA_TIER_AFTER", "1d"),
         ("--tier-interval", "STRATA_TIER_INTERVAL", "1m"),
+        ("--lake-read-only", "STRATA_LAKE_READ_ONLY", "off"),
         ("--config", "STRATA_CONFIG", ""),
         ("--log", "RUST_LOG", "info"),
     ] {
         let start = help
             .find(&format!("{flag} "))
+            .or_else(|| help.find(&format!("{flag}\n"))) // a flag without a value
             .unwrap_or_else(|| panic!("{flag} missing:\n{help}"));
         let entry = &help[start..];
         let entry = &entry[..entry[2..].find("\n  -").map_or(entry.len(), |end| end + 2)];

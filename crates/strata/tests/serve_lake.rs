@@ -10,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use common::lake::{load_then_serve, now_ns, wait_for_metrics};
-use common::{data_dir, metric, strata};
+use common::{Server, data_dir, metric, strata};
 
 const DAY_NS: i64 = 86_400_000_000_000;
 
@@ -137,10 +137,11 @@ fn a_lake_it_cannot_use_is_refused_by_name() {
     let dir = data_dir();
     let data = dir.path().join("data");
     let data = data.to_str().unwrap();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (&["--lake", "s3:///prefix"], "names no bucket"),
         (&["--lake", "ftp://host/x"], "unknown lake scheme"),
         (&["--tier-after", "1d"], "need a lake"),
+        (&["--lake-read-only"], "need a lake"),
         (
             &["--lake", "file:///tmp/lake", "--tier-after", "0s"],
             "tier after \"0s\"",
@@ -155,4 +156,42 @@ fn a_lake_it_cannot_use_is_refused_by_name() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(named), "{args:?}: {stderr}");
     }
+    // A read-only query server never takes over a server's data directory.
+    let server = Server::start(std::path::Path::new(data), &[]);
+    assert_eq!(server.post("/write?db=db", "cpu v=1 1\n").status, 204);
+    assert!(server.stop().success());
+    let lake = dir.path().join("lake");
+    let url = format!("file://{}", lake.display());
+    let out = strata(&[
+        "serve",
+        "--data-dir",
+        data,
+        "--http",
+        "127.0.0.1:0",
+        "--pg",
+        "off",
+        "--lake",
+        &url,
+        "--lake-read-only",
+    ]);
+    assert!(
+        !out.status.success(),
+        "read-only on a server's data started"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("needs an empty directory"), "{stderr}");
+    let server = Server::start(std::path::Path::new(data), &[]);
+    let answer = server.request(
+        "GET",
+        "/query?db=db&q=SELECT%20count(v)%20FROM%20cpu",
+        &[],
+        b"",
+    );
+    assert_eq!(
+        answer.json()["results"][0]["series"][0]["values"][0][1],
+        1,
+        "{}",
+        answer.text()
+    );
+    assert!(server.stop().success());
 }

@@ -101,3 +101,45 @@ impl Engine {
         self.mirror_shard(shard)?.mirror_copies(table, copies)
     }
 }
+
+/// Empties the data directories of a read-only engine being opened (their locks held):
+/// what a mirror keeps there is rebuilt from the lake, and the lake's shard count may have
+/// changed since. A directory holding anything but a mirror's files is refused and left
+/// alone: a server's own data is never removed.
+pub(super) fn clear_dirs(dirs: &[std::path::PathBuf]) -> Result<(), StorageError> {
+    use crate::layout::{LOCK_FILE, MIRROR_FILE};
+    for dir in dirs {
+        let entries: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)
+            .and_then(|entries| entries.collect())
+            .map_err(|e| StorageError::io("cannot list data directory", dir, e))?;
+        let others: Vec<&std::fs::DirEntry> = entries
+            .iter()
+            .filter(|e| e.file_name() != LOCK_FILE)
+            .collect();
+        let marked = others.iter().any(|e| e.file_name() == MIRROR_FILE);
+        if !marked && !others.is_empty() {
+            return Err(StorageError::Invalid(format!(
+                "data directory \"{}\" holds data, and a read-only query server on the lake \
+                 needs an empty directory of its own (it rebuilds what it keeps there from \
+                 the lake at every start)",
+                dir.display()
+            )));
+        }
+        for entry in others {
+            let path = entry.path();
+            let removed = if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            removed.map_err(|e| StorageError::io("cannot empty mirror directory", &path, e))?;
+        }
+        let marker = dir.join(MIRROR_FILE);
+        std::fs::write(
+            &marker,
+            "A read-only Strata query server's mirror of a lake: emptied at every start.\n",
+        )
+        .map_err(|e| StorageError::io("cannot write", &marker, e))?;
+    }
+    Ok(())
+}

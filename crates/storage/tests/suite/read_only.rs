@@ -1,7 +1,8 @@
 //! A read-only engine (`EngineOptions::read_only`, a query server on the lake) refuses
 //! every change — writes of both kinds, deletes, DDL, retention, tier and precision
-//! settings, downsamples, super tables — with `StorageError::ReadOnly`, and none of them
-//! leaves a trace: no database, no table, no row. Only the lake mirror's calls change it.
+//! settings, downsamples — with `StorageError::ReadOnly`, and none of them leaves a trace.
+//! Only the lake mirror's calls change it. Its directory must be empty or a mirror's (a
+//! server's data is refused and kept), and is emptied at every open.
 
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
@@ -44,10 +45,10 @@ fn refused<T: std::fmt::Debug>(result: Result<T, StorageError>, what: &str) {
 
 #[test]
 fn a_read_only_engine_refuses_every_change_and_keeps_none() {
-    let dir = tempfile::tempdir().unwrap();
-    // A table written before, by the same directory opened writable.
+    // A server's data directory is refused, and left as it was.
+    let server = tempfile::tempdir().unwrap();
     {
-        let engine = open(dir.path(), false);
+        let engine = open(server.path(), false);
         engine
             .write_lines(
                 "db",
@@ -57,7 +58,39 @@ fn a_read_only_engine_refuses_every_change_and_keeps_none() {
             .unwrap();
         engine.close().unwrap();
     }
+    let refused_open = Engine::open(EngineOptions {
+        data_dirs: vec![server.path().to_path_buf()],
+        read_only: true,
+        background: false,
+        ..EngineOptions::default()
+    });
+    match refused_open {
+        Err(StorageError::Invalid(message)) => {
+            assert!(message.contains("needs an empty directory"), "{message}")
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    let writable = open(server.path(), false);
+    let rows: usize = writable
+        .read(&ReadRequest::all(writable.table("db", "cpu").unwrap().id))
+        .unwrap()
+        .iter()
+        .map(|s| s.data.rows())
+        .sum();
+    assert_eq!(rows, 1);
+    writable.close().unwrap();
+
+    // An empty directory becomes a mirror's; only the mirror's calls change it.
+    let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path(), true);
+    engine
+        .mirror_table(
+            "db",
+            "cpu",
+            &["host".to_string()],
+            &[("usage".to_string(), FieldType::Float)],
+        )
+        .unwrap();
     let cpu = engine.table("db", "cpu").unwrap().id;
     refused(
         engine.write_lines("db", b"cpu,host=b usage=2 1", Precision::Nanoseconds),
@@ -141,11 +174,9 @@ fn a_read_only_engine_refuses_every_change_and_keeps_none() {
         .collect();
     assert_eq!(names, vec!["cpu".to_string()]);
     assert_eq!(engine.retention_setting("db"), Retention::ServerDefault);
-    let rows: usize = engine
-        .read(&ReadRequest::all(cpu))
-        .unwrap()
-        .iter()
-        .map(|s| s.data.rows())
-        .sum();
-    assert_eq!(rows, 1);
+    engine.close().unwrap();
+    // Opened again, the mirror starts empty (it is rebuilt from the lake).
+    let engine = open(dir.path(), true);
+    assert!(engine.catalog().databases().is_empty());
+    assert!(dir.path().join("LAKE-MIRROR").exists());
 }
