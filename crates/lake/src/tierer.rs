@@ -4,7 +4,8 @@
 //! go first and tiering takes the idle time (without it, a concurrent TSBS load on two
 //! vCPUs lost 29% of its rate; see docs/benchmarks.md, "The lake"). After a round with
 //! failures the next waits twice as long (up to 32 intervals), and the first clean round
-//! resets the wait.
+//! resets the wait. A read-only query server's mirror refreshes (`mirror.rs`) run on the
+//! same loop, at normal priority: they only read the lake.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
