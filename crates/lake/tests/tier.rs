@@ -357,17 +357,24 @@ fn lake_urls_are_checked() {
     assert!(parse_url("relative/path").is_err());
 }
 
-#[test]
-fn a_dropped_table_leaves_the_lake_and_one_created_again_starts_empty() {
-    let data = tempfile::tempdir().unwrap();
-    let root = tempfile::tempdir().unwrap();
+/// An engine on `data` holding `body()`, flushed, with the clock at the end of the last
+/// day, reading released partitions from the lake at `root`.
+fn loaded_engine(data: &Path, root: &Path) -> Arc<Engine> {
     let clock = Arc::new(ManualClock::new(START_NS + DAYS * DAY_NS));
-    let engine = open(data.path(), &clock);
-    read_from(&engine, root.path());
+    let engine = open(data, &clock);
+    read_from(&engine, root);
     engine
         .write_lines("db", body().as_bytes(), Precision::Nanoseconds)
         .unwrap();
     engine.flush().unwrap();
+    engine
+}
+
+#[test]
+fn a_dropped_table_leaves_the_lake_and_one_created_again_starts_empty() {
+    let data = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let engine = loaded_engine(data.path(), root.path());
     let runtime = runtime();
     let lake = lake(root.path());
     tier(&runtime, &lake, &engine);
@@ -431,13 +438,7 @@ fn delta_columns(runtime: &tokio::runtime::Runtime, dir: &Path) -> (Vec<String>,
 fn columns_added_while_the_server_runs_reach_the_delta_schema() {
     let data = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
-    let clock = Arc::new(ManualClock::new(START_NS + DAYS * DAY_NS));
-    let engine = open(data.path(), &clock);
-    read_from(&engine, root.path());
-    engine
-        .write_lines("db", body().as_bytes(), Precision::Nanoseconds)
-        .unwrap();
-    engine.flush().unwrap();
+    let engine = loaded_engine(data.path(), root.path());
     let runtime = runtime();
     // One lake for the whole test: its tables stay open between rounds, as in a server.
     let lake = lake(root.path());
