@@ -4,7 +4,8 @@
 //! bucket; the store is stopped, a late row changes a copied partition and every round
 //! fails (reported on `/health` and `/metrics`, nothing lost; writes and queries of local
 //! days go on, a query of days the lake holds answers 503); the store comes back and the next rounds converge. The Delta log read back from the
-//! store (its live files' row counts) then holds every row exactly once.
+//! store (its live files' row counts) then holds every row exactly once, and a read-only
+//! query server on the store (`--lake-read-only`) counts them.
 //!
 //! Never skipped: without `weed` the test fails, saying how to install it.
 
@@ -312,4 +313,12 @@ fn an_s3_lake_survives_its_store_going_away() {
     // (And the row written during the outage, still local.)
     assert_eq!(strata_rows(&server), count as u64 + 2);
     assert!(server.stop().success());
+
+    // A read-only query server on the same store answers the lake's rows: every copied
+    // row once, not the one still local to the stopped writer.
+    let mut read_only_args = lake_args[..8].to_vec();
+    read_only_args.push("--lake-read-only");
+    let read_only = Server::start(&dir.path().join("read-only"), &read_only_args);
+    assert_eq!(strata_rows(&read_only), count as u64 + 1);
+    assert!(read_only.stop().success());
 }
