@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use deltalake_core::kernel::DataType;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use parking_lot::Mutex;
 use strata_storage::Engine;
@@ -33,6 +34,9 @@ use crate::error::LakeError;
 use crate::read::{Footer, Shared, TableView};
 use crate::schema::{DAY_COLUMN, NANOS_COLUMN, TIME_COLUMN};
 use crate::table::{LakeFile, TABLE_ID_PROPERTY, TAGS_PROPERTY};
+
+/// Footers a refresh fetches at once.
+const FOOTER_FETCHES: usize = 16;
 
 /// What one refresh found and registered.
 #[derive(Debug, Default, Clone)]
@@ -231,13 +235,25 @@ impl LakeMirror {
             let Some(view) = shared.view(&database, &table).await? else {
                 return Ok(None);
             };
-            let mut footers = Vec::new();
-            for file in &view.files {
-                if !registered.contains(&file.path) {
-                    let footer = shared.footer(&view.store, file).await?;
-                    footers.push((file.clone(), footer));
-                }
-            }
+            // Several at once: on an object store each is a round trip or two, and a
+            // server starting on years of files reads every one.
+            let new_files: Vec<LakeFile> = view
+                .files
+                .iter()
+                .filter(|file| !registered.contains(&file.path))
+                .cloned()
+                .collect();
+            let footers: Vec<(LakeFile, Arc<Footer>)> = futures::stream::iter(new_files)
+                .map(|file| {
+                    let (shared, store) = (Arc::clone(&shared), Arc::clone(&view.store));
+                    async move {
+                        let footer = shared.footer(&store, &file).await?;
+                        Ok::<_, LakeError>((file, footer))
+                    }
+                })
+                .buffered(FOOTER_FETCHES)
+                .try_collect()
+                .await?;
             Ok(Some(Gathered { view, footers }))
         })
     }
