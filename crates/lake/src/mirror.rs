@@ -180,7 +180,13 @@ impl LakeMirror {
                 .ok_or_else(|| LakeError::Invalid("the table left the lake".into()))?;
         }
         entry.lake_id = lake_id;
-        let columns = columns(&gathered)?;
+        // Tags mirrored before count too: a lake table written before `strata.tags` names
+        // its tags only in the directories of files registered then.
+        let mirrored_tags = engine
+            .table(&name.0, &name.1)
+            .map(|t| t.tags.clone())
+            .unwrap_or_default();
+        let columns = columns(&gathered, mirrored_tags)?;
         let table = engine.mirror_table(&name.0, &name.1, &columns.tags, &columns.fields)?;
         let shards = engine.shard_count();
         let beyond = |file: &LakeFile| file.origin.shard >= shards;
@@ -271,20 +277,26 @@ fn copy_of(file: &LakeFile, table: TableId) -> TieredCopy {
 
 /// A lake table's columns as Strata's.
 struct Columns {
-    /// The recorded tags in order, then any other key of a series directory.
+    /// The recorded tags in order, then those mirrored before, then any other key of a
+    /// series directory.
     tags: Vec<String>,
     /// The other columns with their types, in schema order.
     fields: Vec<(String, FieldType)>,
 }
 
-/// The table's tags and typed fields.
-fn columns(gathered: &Gathered) -> Result<Columns, LakeError> {
+/// The table's tags and typed fields; `mirrored_tags` are its tags mirrored so far.
+fn columns(gathered: &Gathered, mirrored_tags: Vec<String>) -> Result<Columns, LakeError> {
     let mut tags: Vec<String> = match gathered.view.properties.get(TAGS_PROPERTY) {
         Some(text) => serde_json::from_str(text).map_err(|e| {
             LakeError::Invalid(format!("its {TAGS_PROPERTY} property {text:?}: {e}"))
         })?,
         None => Vec::new(),
     };
+    for tag in mirrored_tags {
+        if !tags.contains(&tag) {
+            tags.push(tag);
+        }
+    }
     let keys: BTreeSet<&String> = gathered
         .footers
         .iter()

@@ -240,3 +240,80 @@ fn a_read_only_engine_answers_from_the_lake_alone() {
     );
     assert_same_reads(&fresh, &local, seed ^ 3, 20);
 }
+
+/// Sets the Delta table property `strata.tags` of the lake table at `dir` to `tags`.
+fn set_recorded_tags(runtime: &tokio::runtime::Runtime, dir: &Path, tags: &str) {
+    let url = url::Url::from_directory_path(dir).unwrap();
+    runtime.block_on(async {
+        let table = deltalake_core::DeltaTable::try_from_url(url).await.unwrap();
+        table
+            .set_tbl_properties()
+            .with_properties(HashMap::from([(
+                strata_lake::table::TAGS_PROPERTY.to_string(),
+                tags.to_string(),
+            )]))
+            .with_raise_if_not_exists(false)
+            .await
+            .unwrap();
+    });
+}
+
+#[test]
+fn tags_known_only_from_files_mirrored_before_stay_tags() {
+    // A lake table whose `strata.tags` does not name a tag (as one written before the
+    // property was): the tag is known from the series directories of the files mirrored
+    // then, and a later file without it must not turn it into a string field.
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let [writer_dir, mirror_dir, root] = &dirs[..] else {
+        unreachable!()
+    };
+    let clock = Arc::new(ManualClock::new(START_NS + DAYS * DAY_NS));
+    let writer = common::open(writer_dir.path(), &clock);
+    common::read_from(&writer, root.path());
+    write(
+        &[&writer],
+        &format!("cpu,host=a,rack=r1 usage=1 {}\n", START_NS + 10),
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    tier(&runtime, root.path(), &writer);
+    let cpu_dir = root.path().join("db").join("cpu");
+    set_recorded_tags(&runtime, &cpu_dir, "[]");
+    let url = parse_url(root.path().to_str().unwrap()).unwrap();
+    let reader = Arc::new(LakeReader::new(url, HashMap::new()).unwrap());
+    let lake_mirror = LakeMirror::new(Arc::clone(&reader));
+    let (engine, _) = Engine::open(EngineOptions {
+        data_dirs: vec![mirror_dir.path().to_path_buf()],
+        shards: writer.shard_count(),
+        background: false,
+        read_only: true,
+        clock: Arc::clone(&clock) as _,
+        ..EngineOptions::default()
+    })
+    .unwrap();
+    engine.set_cold_source(reader);
+    let first = lake_mirror.refresh(&engine);
+    assert!(first.failures.is_empty(), "{first:?}");
+
+    // Another day, a series without `rack`; the property again names no tag.
+    write(
+        &[&writer],
+        &format!("cpu,host=b usage=2 {}\n", START_NS + DAY_NS + 10),
+    );
+    tier(&runtime, root.path(), &writer);
+    set_recorded_tags(&runtime, &cpu_dir, "[]");
+    let second = lake_mirror.refresh(&engine);
+    assert!(second.failures.is_empty(), "{second:?}");
+    let cpu = engine.table("db", "cpu").unwrap();
+    assert_eq!(cpu.tags, vec!["host".to_string(), "rack".to_string()]);
+    assert!(cpu.fields.iter().all(|f| f.name != "rack"), "{cpu:?}");
+    let all = ReadRequest::all(cpu.id);
+    let local = writer.table("db", "cpu").unwrap().id;
+    assert_same(
+        &rows(&engine, &all),
+        &rows(&writer, &in_lake(ReadRequest::all(local))),
+        "cpu",
+    );
+}
