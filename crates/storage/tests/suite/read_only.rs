@@ -92,6 +92,14 @@ fn a_read_only_engine_refuses_every_change_and_keeps_none() {
         )
         .unwrap();
     let cpu = engine.table("db", "cpu").unwrap().id;
+    // Its series hold no rows here (the lake's copies do): maintenance keeps them, even
+    // before any copy is registered (series retire only once persisted, which a flush
+    // does, and a read-only engine never flushes).
+    let series = vec![vec![("host".to_string(), "a".to_string())]];
+    assert_eq!(engine.mirror_series(0, cpu, &series).unwrap(), 1);
+    engine.maintain().unwrap();
+    assert_eq!(engine.series_tags(cpu), series);
+    assert_eq!(engine.mirror_series(0, cpu, &series).unwrap(), 0);
     refused(
         engine.write_lines("db", b"cpu,host=b usage=2 1", Precision::Nanoseconds),
         "write_lines",
