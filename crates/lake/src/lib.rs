@@ -31,7 +31,6 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use strata_storage::model::TableId;
-use url::Url;
 
 pub use error::LakeError;
 pub use file::FileOptions;
@@ -40,6 +39,8 @@ pub use read::LakeReader;
 pub use store::S3Options;
 pub use tier::TierReport;
 pub use tierer::{LakeStats, Tierer};
+/// Lake roots and table locations are `url` crate URLs.
+pub use url::Url;
 
 /// Where the lake is and how it is kept.
 #[derive(Debug, Clone)]

@@ -162,6 +162,23 @@ pub struct LakeConfig {
 
 pub use strata_lake::S3Options;
 
+impl LakeConfig {
+    /// The lake's root URL, checked, and its object store's options (the S3 settings;
+    /// none for a `file://` lake).
+    pub fn location(
+        &self,
+    ) -> Result<(strata_lake::Url, std::collections::HashMap<String, String>), ServerError> {
+        let url =
+            strata_lake::parse_url(&self.url).map_err(|e| ServerError::Config(e.to_string()))?;
+        let options = if url.scheme() == "file" {
+            Default::default()
+        } else {
+            self.s3.storage_options()
+        };
+        Ok((url, options))
+    }
+}
+
 /// Default `tier_after`: a partition is copied a day after it ends.
 pub const DEFAULT_TIER_AFTER: Duration = Duration::from_secs(86_400);
 /// Default `tier_interval`.

@@ -348,12 +348,7 @@ async fn blocking<T: Send + 'static>(
 fn open_mirror(
     lake: &config::LakeConfig,
 ) -> Result<(strata_lake::LakeMirror, Option<usize>), ServerError> {
-    let url = strata_lake::parse_url(&lake.url).map_err(|e| ServerError::Config(e.to_string()))?;
-    let storage_options = if url.scheme() == "file" {
-        Default::default()
-    } else {
-        lake.s3.storage_options()
-    };
+    let (url, storage_options) = lake.location()?;
     let reader = strata_lake::LakeReader::new(url.clone(), storage_options)
         .map_err(|e| ServerError::Config(e.to_string()))?;
     let mirror = strata_lake::LakeMirror::new(Arc::new(reader));
@@ -406,11 +401,9 @@ fn start_lake(
     let Some(lake) = lake else {
         return Ok(None);
     };
-    let url = strata_lake::parse_url(&lake.url).map_err(|e| ServerError::Config(e.to_string()))?;
+    let (url, storage_options) = lake.location()?;
     let mut options = strata_lake::LakeOptions::new(url);
-    if options.url.scheme() != "file" {
-        options.storage_options = lake.s3.storage_options();
-    }
+    options.storage_options = storage_options;
     options.tier_after = lake.tier_after;
     options.tier_interval = lake.tier_interval;
     // Reads of partitions released to the lake take their rows from it.
