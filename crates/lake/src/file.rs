@@ -198,7 +198,7 @@ impl FileWriter {
                 LakeColumn::Nanos | LakeColumn::Tag(_) => false,
             };
             if delta {
-                let path = ColumnPath::from(column.name());
+                let path = ColumnPath::from(column.delta_name().as_ref());
                 properties = properties
                     .set_column_dictionary_enabled(path.clone(), false)
                     .set_column_encoding(path, Encoding::DELTA_BINARY_PACKED);
@@ -280,7 +280,7 @@ impl FileWriter {
         }
         let mut null_count = Map::new();
         for (column, count) in self.schema.columns.iter().zip(&self.null_counts) {
-            null_count.insert(column.name().to_string(), json!(count));
+            null_count.insert(column.delta_name().into_owned(), json!(count));
         }
         let stats = json!({
             "numRecords": self.rows,

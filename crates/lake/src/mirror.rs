@@ -32,7 +32,7 @@ use strata_storage::model::{FieldType, TableId};
 use crate::LakeReader;
 use crate::error::LakeError;
 use crate::read::{Footer, Shared, TableView};
-use crate::schema::{DAY_COLUMN, NANOS_COLUMN, TIME_COLUMN};
+use crate::schema::{DAY_COLUMN, NANOS_COLUMN, TIME_COLUMN, strata_name};
 use crate::table::{LakeFile, TABLE_ID_PROPERTY, TAGS_PROPERTY};
 
 /// Footers a refresh fetches at once.
@@ -311,8 +311,12 @@ fn columns(gathered: &Gathered, mirrored_tags: Vec<String>) -> Result<Columns, L
     let unsigned =
         DataType::decimal(20, 0).map_err(|e| LakeError::Invalid(format!("decimal(20,0): {e}")))?;
     let mut fields = Vec::new();
-    for (name, data_type) in &gathered.view.columns {
-        if [TIME_COLUMN, NANOS_COLUMN, DAY_COLUMN].contains(&name.as_str()) || tags.contains(name) {
+    for (delta_name, data_type) in &gathered.view.columns {
+        if [TIME_COLUMN, NANOS_COLUMN, DAY_COLUMN].contains(&delta_name.as_str()) {
+            continue;
+        }
+        let name = strata_name(delta_name).into_owned();
+        if tags.contains(&name) {
             continue;
         }
         let field_type = match data_type {
@@ -327,7 +331,7 @@ fn columns(gathered: &Gathered, mirrored_tags: Vec<String>) -> Result<Columns, L
                 )));
             }
         };
-        fields.push((name.clone(), field_type));
+        fields.push((name, field_type));
     }
     Ok(Columns { tags, fields })
 }

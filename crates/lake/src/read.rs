@@ -423,21 +423,30 @@ impl Wanted {
         let schema = footer.metadata.schema();
         let column = |name: &str| schema.index_of(name).ok();
         let missing = |name: &str| LakeError::Invalid(format!("{path}: no column {name:?}"));
-        let mut fields = Vec::new();
+        let time = column(TIME_COLUMN).ok_or_else(|| missing(TIME_COLUMN))?;
+        let nanos = column(NANOS_COLUMN).ok_or_else(|| missing(NANOS_COLUMN))?;
+        let mut fields: Vec<(FieldId, FieldType, usize)> = Vec::new();
         for (id, field) in read.table.fields.iter().enumerate() {
             let id = id as FieldId;
             if read.fields.is_some_and(|wanted| !wanted.contains(&id)) {
                 continue;
             }
             // A field added to the table after the file was written has no column there.
-            if let Some(index) = column(&field.name) {
+            // Each column is decoded once (the projection holds it once): one named like
+            // the lake's own, or like another field, in a file Strata did not write this
+            // way, is not this field's.
+            if let Some(index) = column(&crate::schema::delta_name(&field.name))
+                && index != time
+                && index != nanos
+                && !fields.iter().any(|(_, _, taken)| *taken == index)
+            {
                 fields.push((id, field.field_type, index));
             }
         }
         Ok(Self {
             fields,
-            time: column(TIME_COLUMN).ok_or_else(|| missing(TIME_COLUMN))?,
-            nanos: column(NANOS_COLUMN).ok_or_else(|| missing(NANOS_COLUMN))?,
+            time,
+            nanos,
             start: read.start,
             end: read.end,
         })

@@ -8,6 +8,7 @@
 //! `decimal(20,0)`, the only Delta type that holds all of them). `day`, the partition
 //! column, is the UTC date of the rows' time.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use arrow_array::{
@@ -29,8 +30,39 @@ pub const TIME_COLUMN: &str = "time";
 pub const NANOS_COLUMN: &str = "time_nanos";
 /// The partition column: the UTC date of `time`.
 pub const DAY_COLUMN: &str = "day";
-/// Characters Delta does not allow in column names without column mapping.
-const INVALID_NAME_CHARS: &[char] = &[' ', ',', ';', '{', '}', '(', ')', '\n', '\t', '='];
+/// Characters Delta does not allow in column names without column mapping, and `%`, which
+/// starts an escape of one of them (see [`delta_name`]).
+const ESCAPED_CHARS: &[char] = &[' ', ',', ';', '{', '}', '(', ')', '\n', '\t', '=', '%'];
+
+/// A Strata column's name in the lake. Delta refuses some characters in column names
+/// (without column mapping, which Spark 3.5 needs extra protocol features to read), and
+/// the lake keeps `time`, `time_nanos` and `day` for itself: each refused character and
+/// `%` is written as `%` and its UTF-8 bytes in hex, and a kept name has its first
+/// character so written (`day` → `%64ay`). Every other name is unchanged, so existing
+/// tables keep theirs. [`strata_name`] undoes it.
+pub fn delta_name(name: &str) -> Cow<'_, str> {
+    let kept = [TIME_COLUMN, NANOS_COLUMN, DAY_COLUMN].contains(&name);
+    if !kept && !name.contains(ESCAPED_CHARS) {
+        return Cow::Borrowed(name);
+    }
+    let mut out = String::with_capacity(name.len() + 8);
+    for (index, c) in name.chars().enumerate() {
+        if ESCAPED_CHARS.contains(&c) || (kept && index == 0) {
+            let mut bytes = [0u8; 4];
+            for byte in c.encode_utf8(&mut bytes).bytes() {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The Strata name of a lake column ([`delta_name`] undone).
+pub fn strata_name(delta: &str) -> Cow<'_, str> {
+    percent_encoding::percent_decode_str(delta).decode_utf8_lossy()
+}
 
 /// One column of a table's lake files, in file order.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +85,15 @@ pub enum LakeColumn {
 }
 
 impl LakeColumn {
-    /// The column's name.
+    /// The column's name in the lake's files and Delta schema ([`delta_name`]).
+    pub fn delta_name(&self) -> Cow<'_, str> {
+        match self {
+            LakeColumn::Time | LakeColumn::Nanos => Cow::Borrowed(self.name()),
+            LakeColumn::Tag(name) | LakeColumn::Field { name, .. } => delta_name(name),
+        }
+    }
+
+    /// The column's name in Strata.
     pub fn name(&self) -> &str {
         match self {
             LakeColumn::Time => TIME_COLUMN,
@@ -108,7 +148,7 @@ pub struct LakeSchema {
 }
 
 impl LakeSchema {
-    /// The lake columns of `table`; an error names a column Delta cannot hold.
+    /// The lake columns of `table`; an error names a column the lake cannot hold.
     pub fn of(table: &TableSchema) -> Result<Self, LakeError> {
         let mut columns = vec![LakeColumn::Time, LakeColumn::Nanos];
         columns.extend(table.tags.iter().cloned().map(LakeColumn::Tag));
@@ -123,24 +163,18 @@ impl LakeSchema {
         };
         for (index, column) in columns.iter().enumerate().skip(2) {
             let name = column.name();
-            if [TIME_COLUMN, NANOS_COLUMN, DAY_COLUMN].contains(&name) {
-                return Err(refuse(format!(
-                    "column {name:?} has a name the lake keeps for itself"
-                )));
+            if name.is_empty() {
+                return Err(refuse("a column has no name".into()));
             }
-            if name.contains(INVALID_NAME_CHARS) || name.is_empty() {
-                return Err(refuse(format!(
-                    "column {name:?} has a character Delta Lake does not allow in names (one of {INVALID_NAME_CHARS:?})"
-                )));
-            }
-            if columns[..index].iter().any(|c| c.name() == name) {
+            // (`time` and `time_nanos` are the lake's own: a field may be so named.)
+            if columns[2..index].iter().any(|c| c.name() == name) {
                 return Err(refuse(format!("column {name:?} is both a tag and a field")));
             }
         }
         let file_schema = Arc::new(Schema::new(
             columns
                 .iter()
-                .map(|c| Field::new(c.name(), c.arrow_type(), c.nullable()))
+                .map(|c| Field::new(c.delta_name(), c.arrow_type(), c.nullable()))
                 .collect::<Vec<_>>(),
         ));
         Ok(Self {
@@ -165,7 +199,7 @@ impl LakeSchema {
         let mut fields = Vec::with_capacity(self.columns.len() + 1);
         for column in &self.columns {
             fields.push(StructField::new(
-                column.name(),
+                column.delta_name(),
                 column.delta_type()?,
                 column.nullable(),
             ));
@@ -258,4 +292,56 @@ fn field_array(
         FieldType::Boolean => Arc::new(BooleanArray::from(collect!(Boolean, |v: &bool| *v))),
         FieldType::String => Arc::new(StringArray::from(collect!(String, |v: &String| v.clone()))),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lake_names_are_what_delta_accepts_and_give_strata_names_back() {
+        // Plain names keep theirs (the tables tiered before escaping existed).
+        for name in ["usage_user", "host", "rack", "time2", "days", "Ünïcode"] {
+            assert_eq!(delta_name(name), name);
+        }
+        assert_eq!(delta_name("day"), "%64ay");
+        assert_eq!(delta_name("time"), "%74ime");
+        assert_eq!(delta_name("time_nanos"), "%74ime_nanos");
+        assert_eq!(delta_name("usage idle"), "usage%20idle");
+        assert_eq!(delta_name("50%"), "50%25");
+        // Seeded names over an alphabet of the escaped characters, `%`, hex digits,
+        // letters and a two-byte character: every one round-trips, and no lake name holds
+        // a character Delta refuses or is one the lake keeps.
+        let alphabet: Vec<char> = " ,;{}()\n\t=%2Fdaytime_né".chars().collect();
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut names: Vec<String> = ["day", "time", "time_nanos", "%64ay"]
+            .map(String::from)
+            .to_vec();
+        for _ in 0..5000 {
+            let len = 1 + (next() % 12) as usize;
+            names.push(
+                (0..len)
+                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                    .collect(),
+            );
+        }
+        for name in &names {
+            let lake = delta_name(name);
+            assert_eq!(strata_name(&lake), name.as_str(), "{name:?} -> {lake:?}");
+            assert!(
+                !lake.contains(&ESCAPED_CHARS[..ESCAPED_CHARS.len() - 1]),
+                "{name:?} -> {lake:?}"
+            );
+            assert!(
+                ![TIME_COLUMN, NANOS_COLUMN, DAY_COLUMN].contains(&lake.as_ref()),
+                "{name:?} -> {lake:?}"
+            );
+        }
+    }
 }

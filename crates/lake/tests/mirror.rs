@@ -27,8 +27,14 @@ use strata_storage::{
 /// The end of the days a round with the clock at `START_NS + DAYS * DAY_NS` copies.
 const LAKE_END: i64 = START_NS + (DAYS - 1) * DAY_NS;
 
-/// A read-only engine on `dir` mirroring the lake at `root`, refreshed once.
-fn mirror(dir: &Path, root: &Path, clock: &Arc<ManualClock>) -> (Arc<Engine>, LakeMirror) {
+/// A read-only engine on `dir` mirroring the lake at `root` (which holds `tables`),
+/// refreshed once.
+fn mirror(
+    dir: &Path,
+    root: &Path,
+    clock: &Arc<ManualClock>,
+    tables: usize,
+) -> (Arc<Engine>, LakeMirror) {
     let url = parse_url(root.to_str().unwrap()).unwrap();
     let reader = Arc::new(LakeReader::new(url, HashMap::new()).unwrap());
     let mirror = LakeMirror::new(Arc::clone(&reader));
@@ -47,7 +53,10 @@ fn mirror(dir: &Path, root: &Path, clock: &Arc<ManualClock>) -> (Arc<Engine>, La
     let engine = Arc::new(engine);
     let report = mirror.refresh(&engine);
     assert!(report.failures.is_empty(), "{report:?}");
-    assert!(report.series_added > 0 && report.tables == 2, "{report:?}");
+    assert!(
+        report.series_added > 0 && report.tables == tables,
+        "{report:?}"
+    );
     (engine, mirror)
 }
 
@@ -141,7 +150,7 @@ fn a_read_only_engine_answers_from_the_lake_alone() {
         .unwrap();
     tier(&runtime, root.path(), &writer);
 
-    let (mirror_engine, lake_mirror) = mirror(mirror_dir.path(), root.path(), &clock);
+    let (mirror_engine, lake_mirror) = mirror(mirror_dir.path(), root.path(), &clock, 2);
     assert_eq!(mirror_engine.shard_count(), writer.shard_count());
     assert_eq!(mirror_engine.stats().parts, 0, "the mirror holds no rows");
     assert_same_schema(&mirror_engine, &writer);
@@ -315,5 +324,81 @@ fn tags_known_only_from_files_mirrored_before_stay_tags() {
         &rows(&engine, &all),
         &rows(&writer, &in_lake(ReadRequest::all(local))),
         "cpu",
+    );
+}
+
+#[test]
+fn columns_with_names_delta_refuses_tier_escaped_and_read_back_as_they_were() {
+    let dirs: Vec<_> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
+    let [writer_dir, local_dir, mirror_dir, root] = &dirs[..] else {
+        unreachable!()
+    };
+    let clock = Arc::new(ManualClock::new(START_NS + DAYS * DAY_NS));
+    let writer = common::open(writer_dir.path(), &clock);
+    common::read_from(&writer, root.path());
+    let local = common::open(local_dir.path(), &clock);
+    // A tag with a space and one named `day`; fields with a space, a comma, `=` and `%`,
+    // and one named `time_nanos`: names Delta refuses or the lake keeps for itself.
+    let mut body = String::new();
+    for i in 0..200i64 {
+        body.push_str(&format!(
+            "cpu,host=h{},my\\ tag=x{},day=d{} usage\\ idle={}.5,a\\,b={i}i,x\\=y={},pct%={i}i,time_nanos={}i {}\n",
+            i % 3,
+            i % 2,
+            i % 5,
+            i,
+            i % 2 == 0,
+            i * 7,
+            START_NS + i * 600_000_000_007,
+        ));
+    }
+    write(&[&writer, &local], &body);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let report = tier(&runtime, root.path(), &writer);
+    assert!(report.parts_released > 0, "{report:?}");
+
+    let url = url::Url::from_directory_path(root.path().join("db").join("cpu")).unwrap();
+    let columns: Vec<String> = runtime.block_on(async {
+        let table = deltalake_core::DeltaTable::try_from_url(url).await.unwrap();
+        let snapshot = table.snapshot().unwrap();
+        snapshot
+            .schema()
+            .fields()
+            .map(|f| f.name().to_string())
+            .collect()
+    });
+    for escaped in [
+        "my%20tag",
+        "%64ay",
+        "usage%20idle",
+        "a%2Cb",
+        "x%3Dy",
+        "pct%25",
+        "%74ime_nanos",
+    ] {
+        assert!(
+            columns.contains(&escaped.to_string()),
+            "{escaped}: {columns:?}"
+        );
+    }
+
+    // The writer reads the released days back from the lake as the engine that kept them.
+    let all = |engine: &Engine| in_lake(ReadRequest::all(engine.table("db", "cpu").unwrap().id));
+    assert_same(
+        &rows(&writer, &all(&writer)),
+        &rows(&local, &all(&local)),
+        "writer",
+    );
+    assert!(!rows(&local, &all(&local)).is_empty());
+    // A read-only mirror has the names as Strata wrote them, and the same rows.
+    let (mirror_engine, _) = mirror(mirror_dir.path(), root.path(), &clock, 1);
+    assert_same_schema(&mirror_engine, &writer);
+    assert_same(
+        &rows(&mirror_engine, &all(&mirror_engine)),
+        &rows(&local, &all(&local)),
+        "mirror",
     );
 }

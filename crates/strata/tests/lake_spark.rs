@@ -4,7 +4,8 @@
 //! own jars (`clients/spark_delta.py`; PyPI `pyspark` 3.5.5 and Maven Central's
 //! `delta-spark` 3.3.2, installed by `.ci/run` and the README's test command) reads them.
 //! Its counts, sums, extremes and first and last times (nanoseconds rebuilt from `time` and
-//! `time_nanos`) equal Strata's own answers to the same questions over `/query`.
+//! `time_nanos`) equal Strata's own answers to the same questions over `/query`, also for
+//! fields whose names the lake escapes (`used pct` as `used%20pct`, `day` as `%64ay`).
 //!
 //! Never skipped: without Spark, Java or the jars the test fails, saying how to install them.
 
@@ -43,8 +44,9 @@ fn rows() -> (String, usize) {
                 body.push_str(&format!("cpu,host={host} usage={i}.5 {}\n", time + 7));
             }
         }
+        // `used pct` and `day`: names Delta refuses or the lake keeps, escaped there.
         body.push_str(&format!(
-            "mem,host=a free={}u,ok={},note=\"n {i}\" {time}\n",
+            "mem,host=a free={}u,ok={},note=\"n {i}\",used\\ pct={i}.5,day={i}i {time}\n",
             u64::MAX - i as u64,
             i % 2 == 0
         ));
@@ -62,6 +64,7 @@ fn influxql(server: &Server, q: &str) -> Vec<(String, Vec<Value>)> {
         q.replace(' ', "%20")
             .replace('=', "%3D")
             .replace('\'', "%27")
+            .replace('"', "%22")
     );
     let answer = server.request("GET", &path, &[], b"").json();
     answer["results"][0]["series"]
@@ -161,6 +164,8 @@ fn spark_reads_what_strata_tiered_and_agrees_with_strata() {
     assert_eq!(cpu["days"].as_array().unwrap().len(), 2, "{cpu}");
     assert_eq!(cpu["schema"]["time"], "timestamp");
     assert_eq!(mem["schema"]["free"], "decimal(20,0)");
+    assert_eq!(mem["schema"]["used%20pct"], "double", "{mem}");
+    assert_eq!(mem["schema"]["%64ay"], "bigint", "{mem}");
 
     // Strata's answers to the same questions, host by host.
     let aggregates = influxql(
@@ -183,7 +188,7 @@ fn spark_reads_what_strata_tiered_and_agrees_with_strata() {
     }
     let mem_aggregates = influxql(
         &server,
-        "SELECT count(note), max(free) FROM mem GROUP BY host",
+        "SELECT count(note), max(free), sum(\"used pct\"), sum(\"day\") FROM mem GROUP BY host",
     );
     let ok_true = influxql(
         &server,
@@ -200,6 +205,12 @@ fn spark_reads_what_strata_tiered_and_agrees_with_strata() {
         "max(free), unsigned"
     );
     assert_eq!(s["ok_true"], ok_true[0].1[1], "ok = true");
+    assert_eq!(
+        s["sum_used_pct"].as_f64(),
+        mem_aggregates[0].1[3].as_f64(),
+        "sum(\"used pct\")"
+    );
+    assert_eq!(s["sum_day"], mem_aggregates[0].1[4], "sum(day)");
     assert_eq!(s["first_ns"], mem_first[0].1[0], "mem first time");
     assert_eq!(s["last_ns"], mem_last[0].1[0], "mem last time");
     assert!(server.stop().success());

@@ -6,7 +6,7 @@ Usage: spark_delta.py JAR,JAR TABLE_DIR [TABLE_DIR...]
 Output: {TABLE_DIR's last name: {"rows": N, "schema": {column: spark type}, "days": [...],
 "by_host": {host: {
   "rows", "sum_usage", "min_usage", "max_usage", "count_idle", "sum_idle",
-  "first_ns", "last_ns", "free_max", "ok_true", "notes"}}}
+  "first_ns", "last_ns", "free_max", "ok_true", "notes", "sum_used_pct", "sum_day"}}}
 where first_ns / last_ns rebuild nanoseconds from `time` (microseconds) and `time_nanos`.
 """
 
@@ -63,6 +63,11 @@ def read(spark, table):
         aggregates += [F.sum(F.col("ok").cast("int")).alias("ok_true")]
     if "note" in columns:
         aggregates += [F.count("note").alias("notes")]
+    # Strata's `used pct` and `day`, under the names the lake escapes them to.
+    if "used%20pct" in columns:
+        aggregates += [F.sum(F.col("`used%20pct`")).alias("sum_used_pct")]
+    if "%64ay" in columns:
+        aggregates += [F.sum(F.col("`%64ay`")).alias("sum_day")]
     by_host = {}
     for row in df.groupBy("host").agg(*aggregates).collect():
         values = row.asDict()
