@@ -18,6 +18,7 @@
 pub mod directory;
 pub mod error;
 pub mod file;
+mod footer_cache;
 mod mirror;
 mod read;
 pub mod schema;

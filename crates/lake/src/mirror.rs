@@ -64,11 +64,17 @@ struct Known {
     registered: HashSet<String>,
 }
 
-/// A lake table as one refresh gathered it: its latest version and the footers of the
-/// files not registered yet.
+/// A lake table as one refresh gathered it: its latest version, and what the footers of
+/// the files not registered yet say (each footer is dropped once read: one of a file of
+/// 4,000 series takes megabytes, and a lake may hold thousands of files).
 struct Gathered {
     view: TableView,
-    footers: Vec<(LakeFile, Arc<Footer>)>,
+    /// Those files' paths.
+    new_files: Vec<String>,
+    /// Their series by the shard that wrote them (each once, however many days hold it).
+    series: BTreeMap<usize, BTreeSet<Vec<(String, String)>>>,
+    /// Their series directories' tag keys.
+    keys: BTreeSet<String>,
 }
 
 /// The lake as a read-only engine sees it.
@@ -198,22 +204,13 @@ impl LakeMirror {
             ));
         }
         // Series first, then copies: a copy is read only once its series are known.
-        let mut series: BTreeMap<usize, BTreeSet<Vec<(String, String)>>> = BTreeMap::new();
-        for (file, footer) in &gathered.footers {
-            if !beyond(file) {
-                series
-                    .entry(file.origin.shard)
-                    .or_default()
-                    .extend(footer.directory.entries.iter().map(|e| e.tags.clone()));
+        for (shard, tags) in std::mem::take(&mut gathered.series) {
+            if shard < shards {
+                let tags: Vec<Vec<(String, String)>> = tags.into_iter().collect();
+                report.series_added += engine.mirror_series(shard, table, &tags)?;
             }
         }
-        for (shard, tags) in series {
-            let tags: Vec<Vec<(String, String)>> = tags.into_iter().collect();
-            report.series_added += engine.mirror_series(shard, table, &tags)?;
-        }
-        entry
-            .registered
-            .extend(gathered.footers.iter().map(|(file, _)| file.path.clone()));
+        entry.registered.extend(gathered.new_files.drain(..));
         let mut copies: Vec<Vec<TieredCopy>> = vec![Vec::new(); shards];
         for file in gathered.view.files.iter().filter(|f| !beyond(f)) {
             let copy = copy_of(file, table);
@@ -229,7 +226,8 @@ impl LakeMirror {
         Ok(())
     }
 
-    /// `name`'s latest version and the footers of its live files not in `registered`.
+    /// `name`'s latest version and what the footers of its live files not in `registered`
+    /// say.
     fn gather(
         &self,
         name: &(String, String),
@@ -249,19 +247,45 @@ impl LakeMirror {
                 .filter(|file| !registered.contains(&file.path))
                 .cloned()
                 .collect();
-            let footers: Vec<(LakeFile, Arc<Footer>)> = futures::stream::iter(new_files)
+            let mut gathered = Gathered {
+                new_files: new_files.iter().map(|f| f.path.clone()).collect(),
+                view,
+                series: BTreeMap::new(),
+                keys: BTreeSet::new(),
+            };
+            let store = Arc::clone(&gathered.view.store);
+            let mut footers = futures::stream::iter(new_files)
                 .map(|file| {
-                    let (shared, store) = (Arc::clone(&shared), Arc::clone(&view.store));
+                    let (shared, store) = (Arc::clone(&shared), Arc::clone(&store));
                     async move {
                         let footer = shared.footer(&store, &file).await?;
-                        Ok::<_, LakeError>((file, footer))
+                        Ok::<_, LakeError>((file.origin.shard, footer))
                     }
                 })
-                .buffered(FOOTER_FETCHES)
-                .try_collect()
-                .await?;
-            Ok(Some(Gathered { view, footers }))
+                .buffered(FOOTER_FETCHES);
+            while let Some((shard, footer)) = footers.try_next().await? {
+                gathered.add(shard, &footer);
+            }
+            drop(footers);
+            Ok(Some(gathered))
         })
+    }
+}
+
+impl Gathered {
+    /// Takes in what a new file's footer says (the file written by `shard`).
+    fn add(&mut self, shard: usize, footer: &Footer) {
+        let series = self.series.entry(shard).or_default();
+        for entry in &footer.directory.entries {
+            if !series.contains(&entry.tags) {
+                series.insert(entry.tags.clone());
+            }
+            for (key, _) in &entry.tags {
+                if !self.keys.contains(key) {
+                    self.keys.insert(key.clone());
+                }
+            }
+        }
     }
 }
 
@@ -297,13 +321,7 @@ fn columns(gathered: &Gathered, mirrored_tags: Vec<String>) -> Result<Columns, L
             tags.push(tag);
         }
     }
-    let keys: BTreeSet<&String> = gathered
-        .footers
-        .iter()
-        .flat_map(|(_, footer)| footer.directory.entries.iter())
-        .flat_map(|entry| entry.tags.iter().map(|(key, _)| key))
-        .collect();
-    for key in keys {
+    for key in &gathered.keys {
         if !tags.contains(key) {
             tags.push(key.clone());
         }

@@ -43,13 +43,15 @@ use url::Url;
 use crate::directory::{DIRECTORY_KEY, SeriesDirectory};
 use crate::error::LakeError;
 use crate::file::{FileOrigin, day_of, day_start, path_day};
+use crate::footer_cache::FooterCache;
 use crate::schema::{NANOS_COLUMN, TIME_COLUMN};
 use crate::table::{LakeFile, live_files};
 
 /// Rows decoded per batch.
 const BATCH_ROWS: usize = 8192;
-/// Footers kept (each a file's Parquet metadata and series directory).
-const FOOTERS_KEPT: usize = 4096;
+/// Memory the cached footers (each a file's Parquet metadata and series directory) may
+/// take: a footer is fetched and parsed again only once it left.
+const FOOTER_CACHE_BYTES: usize = 512 << 20;
 
 /// One file's footer: its Parquet metadata and its series directory, indexed by tags.
 pub(crate) struct Footer {
@@ -105,7 +107,7 @@ pub(crate) struct Shared {
     pub(crate) root: Url,
     pub(crate) storage_options: HashMap<String, String>,
     tables: tokio::sync::Mutex<HashMap<(String, String), ReadTable>>,
-    footers: parking_lot::Mutex<HashMap<String, Arc<Footer>>>,
+    footers: parking_lot::Mutex<FooterCache<Footer>>,
 }
 
 /// Reads copies from the lake at a root URL.
@@ -141,7 +143,7 @@ impl LakeReader {
                 root,
                 storage_options,
                 tables: tokio::sync::Mutex::new(HashMap::new()),
-                footers: parking_lot::Mutex::new(HashMap::new()),
+                footers: parking_lot::Mutex::new(FooterCache::new(FOOTER_CACHE_BYTES)),
             }),
             handle: runtime.handle().clone(),
             runtime: Some(runtime),
@@ -351,7 +353,7 @@ impl Shared {
         file: &LakeFile,
     ) -> Result<Arc<Footer>, LakeError> {
         if let Some(footer) = self.footers.lock().get(&file.path) {
-            return Ok(Arc::clone(footer));
+            return Ok(footer);
         }
         // The page index lets a row selection fetch only the pages of the series read.
         let metadata = ArrowReaderMetadata::load_async(
@@ -388,12 +390,34 @@ impl Shared {
             directory,
             by_tags,
         });
-        let mut footers = self.footers.lock();
-        if footers.len() >= FOOTERS_KEPT {
-            footers.clear();
-        }
-        footers.insert(file.path.clone(), Arc::clone(&footer));
+        let bytes = footer.bytes();
+        self.footers
+            .lock()
+            .insert(&file.path, Arc::clone(&footer), bytes);
         Ok(footer)
+    }
+}
+
+impl Footer {
+    /// About how much memory the footer takes: the Parquet metadata's own estimate, and
+    /// each series' tags (in the directory and again as the key of `by_tags`) and hour
+    /// marks.
+    fn bytes(&self) -> usize {
+        let string = size_of::<String>();
+        let series: usize = self
+            .directory
+            .entries
+            .iter()
+            .map(|entry| {
+                let tags: usize = entry
+                    .tags
+                    .iter()
+                    .map(|(key, value)| key.len() + value.len() + 2 * string)
+                    .sum();
+                2 * tags + entry.hours.len() * 8 + 96
+            })
+            .sum();
+        self.metadata.metadata().memory_size() + series
     }
 }
 
