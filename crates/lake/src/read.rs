@@ -391,6 +391,12 @@ impl Shared {
             by_tags,
         });
         let bytes = footer.bytes();
+        tracing::debug!(
+            target: "strata::lake",
+            "footer of {} read: {} series, about {bytes} bytes cached",
+            file.path,
+            footer.directory.entries.len()
+        );
         self.footers
             .lock()
             .insert(&file.path, Arc::clone(&footer), bytes);
