@@ -27,6 +27,45 @@ use strata_storage::{
 /// The end of the days a round with the clock at `START_NS + DAYS * DAY_NS` copies.
 const LAKE_END: i64 = START_NS + (DAYS - 1) * DAY_NS;
 
+/// A test's engines, with the clock at the end of the last day.
+struct Engines {
+    /// Tiers into the lake at `root` and reads the days it released from it.
+    writer: Arc<Engine>,
+    /// Takes the same writes and keeps every row.
+    local: Arc<Engine>,
+    clock: Arc<ManualClock>,
+    /// An empty directory for a mirror.
+    mirror_dir: tempfile::TempDir,
+    root: tempfile::TempDir,
+    /// The engines' directories.
+    _dirs: [tempfile::TempDir; 2],
+}
+
+fn engines() -> Engines {
+    let dir = || tempfile::tempdir().unwrap();
+    let dirs = [dir(), dir()];
+    let (mirror_dir, root) = (dir(), dir());
+    let clock = Arc::new(ManualClock::new(START_NS + DAYS * DAY_NS));
+    let writer = common::open(dirs[0].path(), &clock);
+    common::read_from(&writer, root.path());
+    let local = common::open(dirs[1].path(), &clock);
+    Engines {
+        writer,
+        local,
+        clock,
+        mirror_dir,
+        root,
+        _dirs: dirs,
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// A read-only engine on `dir` mirroring the lake at `root` (which holds `tables`),
 /// refreshed once.
 fn mirror(
@@ -135,19 +174,16 @@ fn a_read_only_engine_answers_from_the_lake_alone() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x0c0f_fee5);
-    let dirs: Vec<_> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
-    let [writer_dir, local_dir, mirror_dir, root] = &dirs[..] else {
-        unreachable!()
-    };
-    let clock = Arc::new(ManualClock::new(START_NS + DAYS * DAY_NS));
-    let writer = common::open(writer_dir.path(), &clock);
-    common::read_from(&writer, root.path());
-    let local = common::open(local_dir.path(), &clock);
+    let Engines {
+        writer,
+        local,
+        clock,
+        mirror_dir,
+        root,
+        _dirs,
+    } = engines();
     write(&[&writer, &local], &body());
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     tier(&runtime, root.path(), &writer);
 
     let (mirror_engine, lake_mirror) = mirror(mirror_dir.path(), root.path(), &clock, 2);
@@ -272,21 +308,20 @@ fn tags_known_only_from_files_mirrored_before_stay_tags() {
     // A lake table whose `strata.tags` does not name a tag (as one written before the
     // property was): the tag is known from the series directories of the files mirrored
     // then, and a later file without it must not turn it into a string field.
-    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
-    let [writer_dir, mirror_dir, root] = &dirs[..] else {
-        unreachable!()
-    };
-    let clock = Arc::new(ManualClock::new(START_NS + DAYS * DAY_NS));
-    let writer = common::open(writer_dir.path(), &clock);
-    common::read_from(&writer, root.path());
+    // Every field bound: one left out would be dropped here, its directory with it.
+    let Engines {
+        writer,
+        local: _local,
+        clock,
+        mirror_dir,
+        root,
+        _dirs,
+    } = engines();
     write(
         &[&writer],
         &format!("cpu,host=a,rack=r1 usage=1 {}\n", START_NS + 10),
     );
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     tier(&runtime, root.path(), &writer);
     let cpu_dir = root.path().join("db").join("cpu");
     set_recorded_tags(&runtime, &cpu_dir, "[]");
@@ -329,14 +364,14 @@ fn tags_known_only_from_files_mirrored_before_stay_tags() {
 
 #[test]
 fn columns_with_names_delta_refuses_tier_escaped_and_read_back_as_they_were() {
-    let dirs: Vec<_> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
-    let [writer_dir, local_dir, mirror_dir, root] = &dirs[..] else {
-        unreachable!()
-    };
-    let clock = Arc::new(ManualClock::new(START_NS + DAYS * DAY_NS));
-    let writer = common::open(writer_dir.path(), &clock);
-    common::read_from(&writer, root.path());
-    let local = common::open(local_dir.path(), &clock);
+    let Engines {
+        writer,
+        local,
+        clock,
+        mirror_dir,
+        root,
+        _dirs,
+    } = engines();
     // A tag with a space and one named `day`; fields with a space, a comma, `=` and `%`,
     // and one named `time_nanos`: names Delta refuses or the lake keeps for itself.
     let mut body = String::new();
@@ -353,10 +388,7 @@ fn columns_with_names_delta_refuses_tier_escaped_and_read_back_as_they_were() {
         ));
     }
     write(&[&writer, &local], &body);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     let report = tier(&runtime, root.path(), &writer);
     assert!(report.parts_released > 0, "{report:?}");
 
