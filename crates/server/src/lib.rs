@@ -144,9 +144,8 @@ pub async fn serve(
         None => None,
     };
     let started = Instant::now();
-    let (engine, report) = tokio::task::spawn_blocking(move || Engine::open(options))
-        .await
-        .map_err(|e| ServerError::Runtime(std::io::Error::other(e)))?
+    let (engine, report) = blocking(move || Engine::open(options))
+        .await?
         .map_err(with_wal_recovery_hint)?;
     tracing::info!(
         data_dirs = ?config.data_dirs,
@@ -327,9 +326,7 @@ pub async fn serve(
     drop(metrics);
     if let Some(mut tierer) = tierer {
         // Waits for a round under way: its files are committed or left for vacuum.
-        tokio::task::spawn_blocking(move || tierer.stop())
-            .await
-            .map_err(|e| ServerError::Runtime(std::io::Error::other(e)))?;
+        blocking(move || tierer.stop()).await?;
     }
     close_engine(engine).await
 }
@@ -488,12 +485,11 @@ async fn close_engine(mut engine: Arc<Engine>) -> Result<(), ServerError> {
         match Arc::try_unwrap(engine) {
             Ok(engine) => {
                 let started = Instant::now();
-                tokio::task::spawn_blocking(move || {
+                blocking(move || {
                     engine.flush()?;
                     engine.close()
                 })
-                .await
-                .map_err(|e| ServerError::Runtime(std::io::Error::other(e)))??;
+                .await??;
                 tracing::info!("engine flushed and closed in {:.1?}", started.elapsed());
                 return Ok(());
             }
@@ -505,9 +501,7 @@ async fn close_engine(mut engine: Arc<Engine>) -> Result<(), ServerError> {
                 tracing::warn!(
                     "writes still running after {SHUTDOWN_WRITE_WAIT:?}; flushing without closing"
                 );
-                tokio::task::spawn_blocking(move || shared.flush())
-                    .await
-                    .map_err(|e| ServerError::Runtime(std::io::Error::other(e)))??;
+                blocking(move || shared.flush()).await??;
                 return Ok(());
             }
         }
