@@ -935,7 +935,17 @@ impl Engine {
     /// (with `background: false`, at [`Engine::maintain`] or [`Engine::compact`]). Returns
     /// the dropped table's id, `None` if there was no such table.
     pub fn drop_table(&self, database: &str, table: &str) -> Result<Option<TableId>, StorageError> {
-        let dropped = self.inner.catalog.drop_table(database, table)?;
+        self.inner.catalog.check_writable()?;
+        self.drop_table_unchecked(database, table)
+    }
+
+    /// [`Engine::drop_table`] in a read-only engine too (its lake mirror's).
+    fn drop_table_unchecked(
+        &self,
+        database: &str,
+        table: &str,
+    ) -> Result<Option<TableId>, StorageError> {
+        let dropped = self.inner.catalog.drop_table_unchecked(database, table)?;
         if dropped.is_some() {
             for shard in &self.inner.shards {
                 shard.invalidate_latest();

@@ -63,14 +63,7 @@ impl Engine {
     /// Drops `database.table`, which the lake no longer holds (as [`Engine::drop_table`]).
     pub fn mirror_drop_table(&self, database: &str, table: &str) -> Result<bool, StorageError> {
         self.mirror_only()?;
-        let dropped = self.inner.catalog.drop_table_unchecked(database, table)?;
-        if dropped.is_some() {
-            for shard in &self.inner.shards {
-                shard.invalidate_latest();
-                shard.request_work();
-            }
-        }
-        Ok(dropped.is_some())
+        Ok(self.drop_table_unchecked(database, table)?.is_some())
     }
 
     /// Registers the series of `table` (canonical tags) whose rows the lake holds from
