@@ -60,8 +60,9 @@ pub struct MirrorReport {
 struct Known {
     /// The Strata table id the lake table records ([`TABLE_ID_PROPERTY`]).
     lake_id: Option<String>,
-    /// Files whose series are registered, by path.
-    registered: HashSet<String>,
+    /// Files whose series are registered, by path (shared with the refresh's reading task,
+    /// not copied for it).
+    registered: Arc<HashSet<String>>,
 }
 
 /// A lake table as one refresh gathered it: its latest version, and what the footers of
@@ -163,7 +164,7 @@ impl LakeMirror {
     ) -> Result<(), LakeError> {
         let registered = known
             .get(name)
-            .map(|k| k.registered.clone())
+            .map(|k| Arc::clone(&k.registered))
             .unwrap_or_default();
         let Some(mut gathered) = self.gather(name, registered)? else {
             return Ok(()); // not a Delta table: something else under the lake's root
@@ -182,7 +183,7 @@ impl LakeMirror {
             engine.mirror_drop_table(&name.0, &name.1)?;
             *entry = Known::default();
             gathered = self
-                .gather(name, HashSet::new())?
+                .gather(name, Arc::default())?
                 .ok_or_else(|| LakeError::Invalid("the table left the lake".into()))?;
         }
         entry.lake_id = lake_id;
@@ -210,7 +211,7 @@ impl LakeMirror {
                 report.series_added += engine.mirror_series(shard, table, &tags)?;
             }
         }
-        entry.registered.extend(gathered.new_files.drain(..));
+        Arc::make_mut(&mut entry.registered).extend(gathered.new_files.drain(..));
         let mut copies: Vec<Vec<TieredCopy>> = vec![Vec::new(); shards];
         for file in gathered.view.files.iter().filter(|f| !beyond(f)) {
             let copy = copy_of(file, table);
@@ -231,7 +232,7 @@ impl LakeMirror {
     fn gather(
         &self,
         name: &(String, String),
-        registered: HashSet<String>,
+        registered: Arc<HashSet<String>>,
     ) -> Result<Option<Gathered>, LakeError> {
         let shared = Arc::clone(&self.reader.shared);
         let (database, table) = name.clone();
@@ -357,9 +358,7 @@ fn columns(gathered: &Gathered, mirrored_tags: Vec<String>) -> Result<Columns, L
 /// Every `(database, table)` directory under the lake's root (Delta tables or not: the
 /// caller loads each).
 async fn list_tables(shared: &Shared) -> Result<Vec<(String, String)>, LakeError> {
-    if let Ok(path) = shared.root.to_file_path()
-        && !path.exists()
-    {
+    if crate::store::missing_local_dir(&shared.root) {
         return Ok(Vec::new());
     }
     let store = deltalake_core::logstore::store_for(&shared.root, shared.storage_options.clone())?;

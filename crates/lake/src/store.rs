@@ -97,6 +97,12 @@ impl LogStoreFactory for DefaultLogStores {
     }
 }
 
+/// Whether `url` is a local directory that does not exist (nothing to list or load there;
+/// object stores have no directories to be missing).
+pub fn missing_local_dir(url: &Url) -> bool {
+    url.to_file_path().is_ok_and(|path| !path.exists())
+}
+
 /// Registers the `s3://` stores with Delta (once; later calls do nothing).
 pub fn register() {
     static ONCE: Once = Once::new();

@@ -306,9 +306,7 @@ pub(crate) async fn load_existing(
     url: Url,
     storage_options: &HashMap<String, String>,
 ) -> Result<Option<DeltaTable>, LakeError> {
-    if let Ok(path) = url.to_file_path()
-        && !path.exists()
-    {
+    if crate::store::missing_local_dir(&url) {
         return Ok(None);
     }
     let delta = DeltaTable::try_from_url_with_storage_options(url, storage_options.clone()).await?;

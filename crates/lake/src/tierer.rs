@@ -143,7 +143,6 @@ impl Tierer {
         let round = {
             let stats = Arc::clone(&stats);
             move || {
-                lower_priority();
                 let report = runtime.block_on(lake.tier(&engine));
                 let now = engine.now_ns();
                 let tier_after =
@@ -155,7 +154,7 @@ impl Tierer {
                 report.failures.is_empty()
             }
         };
-        Self::spawn_rounds("strata-lake", interval, stats, round, false)
+        Self::spawn_rounds("strata-lake", interval, stats, round, lower_priority, false)
     }
 
     /// Starts refreshing the read-only `engine` from the lake through `mirror` every
@@ -174,17 +173,19 @@ impl Tierer {
                 report.failures.is_empty()
             }
         };
-        Self::spawn_rounds("strata-lake-mirror", interval, stats, round, true)
+        Self::spawn_rounds("strata-lake-mirror", interval, stats, round, || {}, true)
     }
 
-    /// Runs `round` on a thread of its own every `interval` (first at once, or after an
-    /// interval when `wait_first`); after a round with failures the next waits twice as
-    /// long (up to 32 intervals), and the first clean one resets the wait.
+    /// Runs `round` on a thread of its own, which first calls `on_start`, every `interval`
+    /// (first at once, or after an interval when `wait_first`); after a round with
+    /// failures the next waits twice as long (up to 32 intervals), and the first clean one
+    /// resets the wait.
     fn spawn_rounds(
         name: &str,
         interval: std::time::Duration,
         stats: Arc<LakeStats>,
         mut round: impl FnMut() -> bool + Send + 'static,
+        on_start: fn(),
         wait_first: bool,
     ) -> std::io::Result<Self> {
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
@@ -193,6 +194,7 @@ impl Tierer {
             std::thread::Builder::new()
                 .name(name.into())
                 .spawn(move || {
+                    on_start();
                     let mut backoff = 1u32;
                     let mut skip = wait_first;
                     loop {
