@@ -6,6 +6,8 @@
 //! success (a refresh never breaks a query, nor does a copy replaced under a read), the
 //! counts never go down nor pass what was written, and the read-only server's count
 //! reaches the writer's own.
+//! `psql` (Debian's postgresql-client) then reads from it, and a `DROP TABLE` is refused
+//! with SQLSTATE 25006.
 
 #![allow(clippy::unwrap_used)]
 
@@ -15,6 +17,7 @@ mod sql_common;
 use std::time::{Duration, Instant};
 
 use common::lake::{load_then_serve, now_ns, wait_for_metrics};
+use common::psql::{psql, text};
 use common::{Server, data_dir, metric};
 
 const DAY_NS: i64 = 86_400_000_000_000;
@@ -99,6 +102,8 @@ fn a_read_only_server_answers_all_along_while_the_writer_replaces_copies() {
             "--lake-read-only",
             "--tier-interval",
             "200ms",
+            "--pg",
+            "127.0.0.1:0",
         ],
     );
     let first = counts(&read_only, start, end);
@@ -157,5 +162,24 @@ fn a_read_only_server_answers_all_along_while_the_writer_replaces_copies() {
         assert!(last > first, "the reading thread saw no change");
     });
     assert!(writer.unwrap().stop().success());
+
+    // psql reads from it, and is refused a change with SQLSTATE 25006
+    // (read_only_sql_transaction).
+    let args = ["-U", "u", "-d", "db", "-A", "-t", "-v", "ON_ERROR_STOP=1"];
+    let count = psql(&read_only, &args, b"SELECT count(usage) FROM cpu", &[]);
+    assert!(count.status.success(), "{}", text(&count.stderr));
+    assert_eq!(text(&count.stdout).trim(), expected.to_string());
+    let refused = psql(
+        &read_only,
+        &args,
+        b"\\set VERBOSITY verbose\nDROP TABLE cpu;",
+        &[],
+    );
+    assert!(!refused.status.success(), "{}", text(&refused.stdout));
+    assert!(
+        text(&refused.stderr).contains("25006"),
+        "{}",
+        text(&refused.stderr)
+    );
     assert!(read_only.stop().success());
 }

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub mod lake;
+pub mod psql;
 
 use strata_storage::column::SeriesData;
 use strata_storage::{Engine, EngineOptions, ReadRequest};
