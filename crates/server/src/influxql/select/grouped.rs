@@ -8,7 +8,7 @@ use strata_storage::catalog::TableSchema;
 use strata_storage::model::FieldType;
 
 use super::super::result::{Series, Value};
-use super::buckets::SeriesBuckets;
+use super::buckets::{Cell, SeriesBuckets, Walk};
 use super::condition::TimeRange;
 use super::fields::{self, Projections};
 use super::pushed::{self, Buckets};
@@ -259,6 +259,7 @@ fn assemble(
         .iter()
         .map(|p| calls.iter().position(|c| c.expr == p.expr))
         .collect();
+    let plain = plain_columns(statement, grouping, projections, calls, &direct);
     let mut out = Vec::new();
     for (key, per_bucket) in buckets {
         if per_bucket.is_empty() {
@@ -275,99 +276,84 @@ fn assemble(
             (None, None) => per_bucket.times(),
         };
         let mut walk = per_bucket.walk();
-        // Each aggregate call's value per bucket, filled call by call (influxd fills each
-        // call's own buckets, then evaluates the expressions over them: `last(x) +
-        // first(y)` with fill(0) is last(x) where y has no point), then the columns.
-        let mut call_rows: Vec<Vec<Value>> = Vec::with_capacity(times.len());
-        let mut row_times: Vec<i64> = Vec::with_capacity(times.len());
-        let mut unfilled: Vec<(usize, usize)> = Vec::new();
-        for t in times {
-            let values = walk.at(*t);
-            let value_of = |i: usize| -> Value {
-                let count = calls[i].function.starts_with("count");
-                match values {
-                    // A field without points in a bucket where others have some has no
-                    // value there, not a count of 0 (InfluxDB zips the fields' own
-                    // buckets): null without GROUP BY time, and with it under every fill
-                    // but the default (which counts 0): fill(none) leaves it out, the
-                    // others fill it.
-                    Some(v)
-                        if (statement.fill != Fill::Null || grouping.time.is_none())
-                            && count
-                            && v[i].0 == Value::Integer(0) =>
-                    {
-                        Value::Null
-                    }
-                    Some(v) => v[i].0.clone(),
-                    // An empty bucket counts 0 under fill(null); other fills fill it.
-                    None if count && statement.fill == Fill::Null => Value::Integer(0),
-                    None => Value::Null,
-                }
-            };
-            let call_values: Vec<Value> = (0..calls.len()).map(value_of).collect();
-            if values.is_some() {
-                // `stddev` of a single point is null, a value influxd does not fill.
-                // (Null because the field has no point in the bucket cannot be told apart
-                // from it here: such a bucket keeps its null too.)
-                for (i, value) in call_values.iter().enumerate() {
-                    if value.is_null() && calls[i].function == "stddev" {
-                        unfilled.push((call_rows.len(), i));
+        series.values = if let Some(plain) = &plain {
+            plain_rows(statement, grouping, calls, plain, times, walk, point_time)
+        } else {
+            // Each aggregate call's value per bucket, filled call by call (influxd fills each
+            // call's own buckets, then evaluates the expressions over them: `last(x) +
+            // first(y)` with fill(0) is last(x) where y has no point), then the columns.
+            let mut call_rows: Vec<Vec<Value>> = Vec::with_capacity(times.len());
+            let mut row_times: Vec<i64> = Vec::with_capacity(times.len());
+            let mut unfilled: Vec<(usize, usize)> = Vec::new();
+            for t in times {
+                let values = walk.at(*t);
+                let call_values: Vec<Value> = (0..calls.len())
+                    .map(|i| call_value(statement, grouping, calls, values, i))
+                    .collect();
+                if values.is_some() {
+                    // `stddev` of a single point is null, a value influxd does not fill.
+                    // (Null because the field has no point in the bucket cannot be told apart
+                    // from it here: such a bucket keeps its null too.)
+                    for (i, value) in call_values.iter().enumerate() {
+                        if value.is_null() && calls[i].function == "stddev" {
+                            unfilled.push((call_rows.len(), i));
+                        }
                     }
                 }
-            }
-            call_rows.push(call_values);
-            let shown = if point_time {
-                values.and_then(|v| v[0].1).unwrap_or(*t)
-            } else {
-                *t
-            };
-            row_times.push(shown);
-        }
-        let every_cell = vec![true; call_rows.len()];
-        // Without GROUP BY time there is one bucket and nothing to fill.
-        let fills = match grouping.time {
-            Some(_) => &statement.fill,
-            None => &Fill::Null,
-        };
-        fill(
-            fills,
-            &row_times,
-            &mut call_rows,
-            &every_cell,
-            statement.order_desc,
-        );
-        for (row, call) in unfilled {
-            call_rows[row][call] = Value::Null;
-        }
-        let rows: Vec<Vec<Value>> = call_rows
-            .iter()
-            .map(|call_values| {
-                let lookup = |e: &Expr| -> Option<Value> {
-                    calls
-                        .iter()
-                        .position(|c| c.expr == *e)
-                        .map(|i| call_values[i].clone())
+                call_rows.push(call_values);
+                let shown = if point_time {
+                    values.and_then(|v| v[0].1).unwrap_or(*t)
+                } else {
+                    *t
                 };
-                // Room for the time `finish_rows` puts first.
-                let mut row: Vec<Value> = Vec::with_capacity(projections.columns.len() + 1);
-                row.extend(projections.columns.iter().zip(&direct).map(
-                    |(p, direct)| match direct {
-                        Some(i) => call_values[*i].clone(),
-                        None => eval::eval(&p.expr, &lookup),
-                    },
-                ));
-                row
-            })
-            .collect();
-        // fill(none) shows no bucket where none of the fields has a point.
-        series.values = finish_rows(
-            &projections.columns,
-            &row_times,
-            rows,
-            grouping.time.map(|(w, _)| w),
-            statement.fill == Fill::None && grouping.time.is_some(),
-            statement.order_desc,
-        )?;
+                row_times.push(shown);
+            }
+            let every_cell = vec![true; call_rows.len()];
+            // Without GROUP BY time there is one bucket and nothing to fill.
+            let fills = match grouping.time {
+                Some(_) => &statement.fill,
+                None => &Fill::Null,
+            };
+            fill(
+                fills,
+                &row_times,
+                &mut call_rows,
+                &every_cell,
+                statement.order_desc,
+            );
+            for (row, call) in unfilled {
+                call_rows[row][call] = Value::Null;
+            }
+            let rows: Vec<Vec<Value>> = call_rows
+                .iter()
+                .map(|call_values| {
+                    let lookup = |e: &Expr| -> Option<Value> {
+                        calls
+                            .iter()
+                            .position(|c| c.expr == *e)
+                            .map(|i| call_values[i].clone())
+                    };
+                    // Room for the time `finish_rows` puts first.
+                    let mut row: Vec<Value> = Vec::with_capacity(projections.columns.len() + 1);
+                    row.extend(projections.columns.iter().zip(&direct).map(|(p, direct)| {
+                        match direct {
+                            Some(i) => call_values[*i].clone(),
+                            None => eval::eval(&p.expr, &lookup),
+                        }
+                    }));
+                    row
+                })
+                .collect();
+            // fill(none) shows no bucket where none of the fields has a point.
+            finish_rows(
+                &projections.columns,
+                &row_times,
+                rows,
+                grouping.time.map(|(w, _)| w),
+                statement.fill == Fill::None && grouping.time.is_some(),
+                statement.order_desc,
+            )?
+        };
         if grouping.time.is_none()
             && series
                 .values
@@ -379,6 +365,94 @@ fn assemble(
         out.push(series);
     }
     Ok(out)
+}
+
+/// The value of aggregate call `i` in a bucket whose cells are `values` (`None`: the
+/// bucket has no data), before any fill but fill(null)'s count of 0.
+fn call_value(
+    statement: &SelectStatement,
+    grouping: &Grouping,
+    calls: &[Call],
+    values: Option<&[Cell]>,
+    i: usize,
+) -> Value {
+    let count = calls[i].function.starts_with("count");
+    match values {
+        // A field without points in a bucket where others have some has no value there,
+        // not a count of 0 (InfluxDB zips the fields' own buckets): null without GROUP BY
+        // time, and with it under every fill but the default (which counts 0): fill(none)
+        // leaves it out, the others fill it.
+        Some(v)
+            if (statement.fill != Fill::Null || grouping.time.is_none())
+                && count
+                && v[i].0 == Value::Integer(0) =>
+        {
+            Value::Null
+        }
+        Some(v) => v[i].0.clone(),
+        // An empty bucket counts 0 under fill(null); other fills fill it.
+        None if count && statement.fill == Fill::Null => Value::Integer(0),
+        None => Value::Null,
+    }
+}
+
+/// For each column, the aggregate call it shows, when the rows need nothing between the
+/// calls' values and the answer: every column is one call (no arithmetic), none is
+/// transformed (`derivative`, …) and no fill replaces values (null or none). TSBS's
+/// queries and Grafana's are all of this shape.
+fn plain_columns(
+    statement: &SelectStatement,
+    grouping: &Grouping,
+    projections: &Projections,
+    calls: &[Call],
+    direct: &[Option<usize>],
+) -> Option<Vec<usize>> {
+    let fills_nothing =
+        grouping.time.is_none() || matches!(statement.fill, Fill::Null | Fill::None);
+    let untransformed = projections.columns.iter().all(|c| c.transform.is_none());
+    if !fills_nothing || !untransformed || calls.is_empty() {
+        return None;
+    }
+    direct.iter().copied().collect()
+}
+
+/// The answer rows of one series for [`plain_columns`]: each built once, time first, with
+/// no rows of call values in between (what `assemble` and `finish_rows` do in general: two
+/// more allocations a row, a fifth of a small grouped query's time).
+fn plain_rows(
+    statement: &SelectStatement,
+    grouping: &Grouping,
+    calls: &[Call],
+    direct: &[usize],
+    times: &[i64],
+    mut walk: Walk<'_>,
+    point_time: bool,
+) -> Vec<Vec<Value>> {
+    // fill(none) shows no bucket where none of the fields has a point.
+    let drop_empty = statement.fill == Fill::None && grouping.time.is_some();
+    let mut rows = Vec::with_capacity(times.len());
+    for t in times {
+        let values = walk.at(*t);
+        let shown = match values {
+            Some(v) if point_time => v[0].1.unwrap_or(*t),
+            _ => *t,
+        };
+        let mut row = Vec::with_capacity(direct.len() + 1);
+        row.push(Value::Time(shown));
+        row.extend(
+            direct
+                .iter()
+                .map(|&i| call_value(statement, grouping, calls, values, i)),
+        );
+        if drop_empty && row[1..].iter().all(Value::is_null) {
+            continue;
+        }
+        rows.push(row);
+    }
+    if statement.order_desc {
+        rows.reverse();
+    }
+    rows
 }
 
 /// The start of every bucket a filled `GROUP BY time(width, offset)` shows: from the range's
