@@ -2,7 +2,8 @@
 # Issue 21's second 16-core sweep: what run.sh could not measure (its TSBS loader, 6 Go
 # processes on 16-k cores, was the limit at k = 12). The folder this script is in holds,
 # xz-compressed, strata (the stripped release binary) and tsbs_generate_data (from
-# ../shared/tools/build-peers.sh). Data and data directories go in /dev/shm.
+# ../shared/tools/build-peers.sh), and query-row.py as it is (part 4). Data and data
+# directories go in /dev/shm.
 # Parts, in priority order, each skipped when the time left cannot hold it:
 # 1. TSBS cpu-only ingest through `strata bench scale --file` (Strata's own loader, its
 #    batches read before the clock, pinned to the cores the server does not get), k = CORES,
@@ -120,13 +121,7 @@ if part 4 && [ -d "$data" ]; then
       --start 2016-01-01T00:00:00Z --duration $(hours_for $MAXK)h --types double-groupby-1 --clients $k \
       --queries 200000 --max-seconds 10 --json "$OUT/q-$k.json" > "$OUT/q-$k.txt" 2>&1
     c1=$(cpu_ticks $sp); kill -TERM $sp; wait $sp
-    python3 - "$OUT/q-$k.json" $k $((c1-c0)) >> "$OUT/queries.csv" <<'EOF'
-import json, sys
-path, k, ticks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-e = json.load(open(path))["results"][0]
-q = e["count"]
-print(f"{k},{e['clients']},{q},{e['elapsed_s']:.3f},{q/e['elapsed_s']:.2f},{e['median_ms']:.3f},{ticks*10/max(q,1):.2f}")
-EOF
+    python3 "$D/query-row.py" "$OUT/q-$k.json" $k $((c1-c0)) >> "$OUT/queries.csv"
     log "part 4 k=$k: $(tail -1 "$OUT/queries.csv")"
     save
   done

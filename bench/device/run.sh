@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The folder this script is in must also hold, xz-compressed: strata (the stripped release
+# The folder this script is in must also hold query-row.py and, xz-compressed: strata (the stripped release
 # binary), and from ../shared/tools/build-peers.sh victoria-metrics, tsbs_generate_data and
 # tsbs_load_victoriametrics (profile.sh: also perf.tar.xz, a perfb/ folder holding perf, its
 # libraries and ld-linux-x86-64.so.2). Copy the folder to the machine; data goes in /dev/shm.
@@ -47,13 +47,7 @@ for k in $CORES_LIST; do
     --max-seconds 10 --json "$OUT/q-$k.json" > "$OUT/q-$k.txt" 2>&1
   c1=$(awk '{print $14+$15}' /proc/$sp/stat)
   kill -TERM $sp; wait $sp
-  python3 - "$OUT/q-$k.json" $k $((c1-c0)) >> "$OUT/queries.csv" <<'EOF'
-import json, sys
-path, k, ticks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-e = json.load(open(path))["results"][0]
-q = e["count"]
-print(f"{k},{e['clients']},{q},{e['elapsed_s']:.3f},{q/e['elapsed_s']:.2f},{e['median_ms']:.3f},{ticks*10/max(q,1):.2f}")
-EOF
+  python3 "$D/query-row.py" "$OUT/q-$k.json" $k $((c1-c0)) >> "$OUT/queries.csv"
   log "queries k=$k: $(tail -1 "$OUT/queries.csv")"
 done
 

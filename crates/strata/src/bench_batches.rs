@@ -153,29 +153,12 @@ fn pregenerate_queues(
     let mut pending = generators.into_iter().enumerate().peekable();
     while pending.peek().is_some() {
         let round: Vec<(usize, Generator)> = pending.by_ref().take(threads).collect();
-        let generated = std::thread::scope(|scope| {
-            let handles: Vec<_> = round
-                .into_iter()
-                .map(|(i, mut generator)| {
-                    let late = &late[i];
-                    scope.spawn(move || -> Result<Vec<Batch>, String> {
-                        let mut queue = Vec::new();
-                        while let Some(batch) =
-                            next_batch(&mut generator, batch_rows, encoding, late)?
-                        {
-                            queue.push(batch);
-                        }
-                        Ok(queue)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err("a batch generator panicked".into()))
-                })
-                .collect::<Vec<_>>()
+        let generated = side_by_side(round, |(i, mut generator)| {
+            let mut queue = Vec::new();
+            while let Some(batch) = next_batch(&mut generator, batch_rows, encoding, &late[i])? {
+                queue.push(batch);
+            }
+            Ok(queue)
         });
         for queue in generated {
             queues.push(queue?);
@@ -337,32 +320,40 @@ fn encode_chunks(
     while chunks.peek().is_some() {
         parts.push(chunks.by_ref().take(per_thread).collect());
     }
-    let encoded = std::thread::scope(|scope| {
-        let handles: Vec<_> = parts
-            .into_iter()
-            .map(|part| {
-                scope.spawn(move || -> Result<Vec<Batch>, String> {
-                    let mut batches = Vec::with_capacity(part.len());
-                    for chunk in part {
-                        batches.extend(count_and_encode(chunk, options, encoding)?);
-                    }
-                    Ok(batches)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("a batch encoder panicked".into()))
-            })
-            .collect::<Vec<_>>()
+    let encoded = side_by_side(parts, |part| {
+        let mut batches = Vec::with_capacity(part.len());
+        for chunk in part {
+            batches.extend(count_and_encode(chunk, options, encoding)?);
+        }
+        Ok(batches)
     });
     let mut queue = Vec::new();
     for part in encoded {
         queue.extend(part?);
     }
     Ok(queue)
+}
+
+/// `work` run on each of `inputs`, a thread each, all at once; the results in the inputs'
+/// order (a thread that panicked gives an error).
+fn side_by_side<I: Send, T: Send>(
+    inputs: Vec<I>,
+    work: impl Fn(I) -> Result<T, String> + Sync,
+) -> Vec<Result<T, String>> {
+    std::thread::scope(|scope| {
+        let work = &work;
+        let handles: Vec<_> = inputs
+            .into_iter()
+            .map(|input| scope.spawn(move || work(input)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a batch generator panicked".into()))
+            })
+            .collect()
+    })
 }
 
 /// A batch of line protocol as the request body `encoding` says.
