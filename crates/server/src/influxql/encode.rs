@@ -9,6 +9,7 @@
 use std::io::Write;
 
 use super::result::{Series, StatementResult, Value};
+use super::select::Resolved;
 use crate::sql_cells::{csv_field, json_string, write_int, write_rfc3339};
 
 /// How timestamps are written: RFC 3339, or an integer count of a unit since the epoch.
@@ -72,7 +73,7 @@ pub(crate) fn json_series_chunk(
         out,
         "{{\"results\":[{{\"statement_id\":{statement_id},\"series\":["
     );
-    json_series_part(series, epoch, series_partial, out);
+    json_series_part(series, epoch, series_partial, &mut Resolved::default(), out);
     out.push(b']');
     if partial {
         out.extend_from_slice(b",\"partial\":true");
@@ -169,11 +170,12 @@ fn json_result(result: &StatementResult, epoch: Epoch, partial: bool, out: &mut 
         json_string(error, out);
     } else if !result.series.is_empty() {
         out.extend_from_slice(b",\"series\":[");
+        let mut resolved = Resolved::default();
         for (i, series) in result.series.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            json_series(series, epoch, out);
+            json_series_part(series, epoch, false, &mut resolved, out);
         }
         out.push(b']');
     }
@@ -183,12 +185,15 @@ fn json_result(result: &StatementResult, epoch: Epoch, partial: bool, out: &mut 
     out.push(b'}');
 }
 
-fn json_series(series: &Series, epoch: Epoch, out: &mut Vec<u8>) {
-    json_series_part(series, epoch, false, out);
-}
-
-/// A series; `partial` when the rest of its rows come in the next chunk.
-fn json_series_part(series: &Series, epoch: Epoch, partial: bool, out: &mut Vec<u8>) {
+/// A series; `partial` when the rest of its rows come in the next chunk. `resolved` is
+/// shared by the series of one statement.
+fn json_series_part<'a>(
+    series: &'a Series,
+    epoch: Epoch,
+    partial: bool,
+    resolved: &mut Resolved<'a>,
+    out: &mut Vec<u8>,
+) {
     out.push(b'{');
     if !series.name.is_empty() {
         out.extend_from_slice(b"\"name\":");
@@ -217,7 +222,7 @@ fn json_series_part(series: &Series, epoch: Epoch, partial: bool, out: &mut Vec<
     out.push(b']');
     if let Some(rows) = series.arrow.as_ref().filter(|rows| rows.len() > 0) {
         out.extend_from_slice(b",\"values\":[");
-        rows.write_json(epoch, out);
+        rows.write_json(epoch, resolved, out);
         out.push(b']');
     } else if !series.values.is_empty() {
         out.extend_from_slice(b",\"values\":[");

@@ -41,7 +41,7 @@ use strata_storage::Engine;
 use strata_storage::catalog::TableSchema;
 
 use super::result::{Series, Value};
-pub(crate) use arrow_rows::ArrowRows;
+pub(crate) use arrow_rows::{ArrowRows, Resolved};
 use condition::TimeRange;
 pub(crate) use condition::split_time;
 pub(super) use fields::{Projection, Projections};
