@@ -81,7 +81,7 @@ impl SeaweedFs {
         SocketAddr::from(([127, 0, 0, 1], self.port("filer.port")))
     }
 
-    /// Starts it and waits until it says every component is ready.
+    /// Starts it and waits until it says every component is ready, with room for a volume.
     fn start(&mut self) {
         let log = self.dir.join("weed.log");
         let mut command = Command::new("weed");
@@ -115,7 +115,17 @@ impl SeaweedFs {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let text = std::fs::read_to_string(&log).unwrap_or_default();
-            if text.contains("All enabled components are running") {
+            // The banner ends with the volumes it can make; with none, every write would
+            // hang until the client's timeout, so say so at once.
+            if let Some(free) = text
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("Free Volumes:"))
+            {
+                assert_ne!(
+                    free.trim(),
+                    "0",
+                    "SeaweedFS has no room for a volume (too little free disk):\n{text}"
+                );
                 break;
             }
             assert!(
@@ -177,6 +187,21 @@ impl SeaweedFs {
 impl Drop for SeaweedFs {
     fn drop(&mut self) {
         self.stop();
+        // A failing test shows why the store did not answer: SeaweedFS logs a write it
+        // cannot place (`failing to assign a file id`), as when too little disk is free
+        // for it to make a volume, which it sizes from the free space.
+        if std::thread::panicking() {
+            let log = std::fs::read_to_string(self.dir.join("weed.log")).unwrap_or_default();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = lines[lines.len().saturating_sub(40)..].join("\n");
+            let df = Command::new("df")
+                .arg("-h")
+                .arg(&self.dir)
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default();
+            eprintln!("SeaweedFS's log, last lines:\n{tail}\nfree disk:\n{df}");
+        }
     }
 }
 
