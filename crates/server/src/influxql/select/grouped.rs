@@ -157,8 +157,25 @@ pub(super) async fn grouped(
             v.dedup();
             v
         };
-        let (columns, tag_count) =
-            points(ctx, database, schema, grouping, &vars, filter, false).await?;
+        // Which point of an instant comes first changes `first`, `last`, `mode`'s ties
+        // and a float sum's rounding; not these, whose answer (a value, and for the
+        // selectors its time) is the same whichever of two such points is read first.
+        let ties_change_nothing = calls.iter().all(|c| {
+            matches!(
+                c.function.as_str(),
+                "max" | "min" | "percentile" | "median" | "count" | "count_distinct" | "spread"
+            )
+        });
+        let (columns, tag_count) = points(
+            ctx,
+            database,
+            schema,
+            grouping,
+            &vars,
+            filter,
+            !ties_change_nothing,
+        )
+        .await?;
         let rows = columns.first().map_or(0, Vec::len);
         let mut start = 0;
         while start < rows {

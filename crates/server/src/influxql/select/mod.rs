@@ -508,18 +508,13 @@ pub(super) fn other_tags<'s>(schema: &'s TableSchema, grouping: &Grouping) -> Ve
 /// `ORDER BY` for points: by series (missing tags first, as InfluxDB's `''`), then time,
 /// then the other tags, so points of one instant come in series order.
 /// `others_in_sql`: whether the other tags break ties in the sort; when not, the caller
-/// orders points of one instant itself ([`order_ties`]).
-fn point_order(
-    schema: &TableSchema,
-    grouping: &Grouping,
-    desc: bool,
-    others_in_sql: bool,
-) -> String {
+/// orders points of one instant itself ([`order_ties`]) or needs no order among them.
+fn point_order(schema: &TableSchema, grouping: &Grouping, others_in_sql: bool) -> String {
     let mut keys: Vec<String> = grouping
         .tags_in(schema)
         .map(|t| format!("{} ASC NULLS FIRST", quote_ident(t)))
         .collect();
-    keys.push(format!("\"time\" {}", if desc { "DESC" } else { "ASC" }));
+    keys.push("\"time\" ASC".to_owned());
     if !others_in_sql {
         return keys.join(", ");
     }
@@ -532,7 +527,10 @@ fn point_order(
     keys.join(", ")
 }
 
-/// Fetches `time`, the grouped tags and `vars` of every point, ordered by series and time.
+/// Fetches `time`, the grouped tags and `vars` of every point, ordered by series and time;
+/// points of one instant in series order when `order_ties` (else in any order: for answers
+/// that order cannot change, since sorting by every other tag is most of the cost of a
+/// short read).
 pub(super) async fn points(
     ctx: &Context<'_>,
     database: &str,
@@ -540,12 +538,12 @@ pub(super) async fn points(
     grouping: &Grouping,
     vars: &[String],
     filter: &str,
-    desc: bool,
+    order_ties: bool,
 ) -> Result<(Vec<Vec<Value>>, usize), String> {
     if let Some(sub) = ctx.subquery {
-        return subquery::points(sub, schema, grouping, vars, desc);
+        return subquery::points(sub, schema, grouping, vars, false);
     }
-    let (statement, tag_count) = points_statement(schema, grouping, vars, filter, desc, true);
+    let (statement, tag_count) = points_statement(schema, grouping, vars, filter, order_ties);
     let columns = sql::run(ctx.query, database, &statement).await?;
     Ok((columns, tag_count))
 }
@@ -556,7 +554,6 @@ fn points_statement(
     grouping: &Grouping,
     vars: &[String],
     filter: &str,
-    desc: bool,
     others_in_sql: bool,
 ) -> (String, usize) {
     let mut select = vec!["\"time\"".to_owned()];
@@ -577,7 +574,7 @@ fn points_statement(
         "SELECT {} FROM {}{filter} ORDER BY {}",
         select.join(", "),
         quote_ident(&schema.name),
-        point_order(schema, grouping, desc, others_in_sql)
+        point_order(schema, grouping, others_in_sql)
     );
     (statement, group_tags.len())
 }
@@ -705,7 +702,7 @@ async fn raw(
         let (batches, tag_count) = if ties.is_some() {
             raw_sort::points(ctx, database, schema, grouping, &vars, filter).await?
         } else {
-            let (sql, tag_count) = points_statement(schema, grouping, &vars, filter, false, true);
+            let (sql, tag_count) = points_statement(schema, grouping, &vars, filter, true);
             (
                 sql::run_batches(ctx.query, database, &sql).await?,
                 tag_count,
@@ -750,7 +747,7 @@ async fn raw(
     let (mut columns, tag_count) = if latest_shape {
         latest::cells(ctx, database, schema, grouping, &vars, filter).await?
     } else {
-        points(ctx, database, schema, grouping, &vars, filter, false).await?
+        points(ctx, database, schema, grouping, &vars, filter, true).await?
     };
     let rows = columns.first().map_or(0, Vec::len);
     let mut series: Vec<Series> = Vec::new();

@@ -32,7 +32,7 @@ pub(super) async fn points(
         .collect();
     if vars.iter().any(|v| !is_column(schema, v)) {
         // A missing column is a null of its own name there.
-        let (statement, tag_count) = points_statement(schema, grouping, vars, filter, false, false);
+        let (statement, tag_count) = points_statement(schema, grouping, vars, filter, false);
         return Ok((
             sql::run_batches(ctx.query, database, &statement).await?,
             tag_count,

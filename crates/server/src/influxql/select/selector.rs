@@ -329,8 +329,7 @@ pub(super) async fn run(
         return Ok(Vec::new());
     }
     let vars = variables(projections, &plan);
-    let (columns, tag_count) =
-        points(ctx, database, schema, grouping, &vars, filter, false).await?;
+    let (columns, tag_count) = points(ctx, database, schema, grouping, &vars, filter, true).await?;
     let var_at = |name: &str| {
         vars.iter()
             .position(|v| v == name)

@@ -641,3 +641,55 @@ async fn fills_apply_to_each_call_before_its_expression() {
     assert_eq!(column(&got, 1), ints(&[10]), "{text}");
     assert_eq!(column(&got, 2), [None], "{text}");
 }
+
+/// Points of one instant in several series: `first` and `last` read them in series order
+/// (the sort by the other tags), as influxd does, whatever order they were stored in;
+/// `max`, `min` and `percentile` read them in any order, and answer the same.
+#[tokio::test]
+async fn selectors_over_points_of_one_instant() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    // Stored (and given series ids) in the reverse of series order: c, b, a.
+    let (t0, t1) = (START_NS, START_NS + 10 * SECOND_NS);
+    let body = format!(
+        "m,host=c v=2i {t0}\nm,host=b v=1i {t0}\nm,host=a v=3i {t0}\n\
+         m,host=c v=5i {t1}\nm,host=b v=4i {t1}\nm,host=a v=3i {t1}\n"
+    );
+    engine
+        .write_lines("benchmark", body.as_bytes(), Precision::Nanoseconds)
+        .unwrap();
+    engine.flush().unwrap();
+    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let window = "time >= '2016-01-01T00:00:00Z' AND time < '2016-01-01T00:01:00Z'";
+    let mut answers = Vec::new();
+    for function in ["first", "last", "max", "min", "percentile"] {
+        let args = if function == "percentile" {
+            "v, 50"
+        } else {
+            "v"
+        };
+        let series = run(
+            &query,
+            &engine,
+            &format!("SELECT {function}({args}) FROM m WHERE {window}"),
+        )
+        .await;
+        answers.push(
+            series
+                .into_iter()
+                .flat_map(|s| s.values)
+                .collect::<Vec<_>>(),
+        );
+    }
+    let point = |t: i64, v: i64| vec![vec![Value::Time(t), Value::Integer(v)]];
+    assert_eq!(
+        answers,
+        [
+            point(t0, 3), // a's, first of the instant in series order
+            point(t1, 5), // c's, last of it
+            point(t1, 5),
+            point(t0, 1),
+            point(t0, 3), // the 3rd of 1, 2, 3, 3, 4, 5: a's at t0 (the two 3s differ in time)
+        ]
+    );
+}
