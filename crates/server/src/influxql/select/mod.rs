@@ -94,14 +94,12 @@ pub(crate) async fn select(
     let sources = resolve_sources(ctx, &stored)?;
     let (range, condition) = split_time(statement.condition.as_ref(), ctx.now_ns)?;
     // `SELECT *` over several measurements gives every series the columns of all of them.
-    let columns_of = union_schema(sources.iter().map(|(_, s)| s.as_ref()));
+    // (Built only then: it copies every name.)
+    let columns_of =
+        (sources.len() > 1).then(|| union_schema(sources.iter().map(|(_, s)| s.as_ref())));
     let mut all = Vec::new();
     for (database, schema) in &sources {
-        let expand = if sources.len() > 1 {
-            &columns_of
-        } else {
-            schema.as_ref()
-        };
+        let expand = columns_of.as_ref().unwrap_or(schema.as_ref());
         let mut one = select_measurement(
             ctx,
             statement,
