@@ -213,16 +213,13 @@ impl Parser<'_> {
 
     /// Consumes a binary operator if one is next.
     fn binary_operator(&mut self) -> Result<Option<PendingOp>, ParseError> {
-        let t = self.peek()?;
+        let t = self.peek_ref()?;
         let Some((op, prec)) = binary_op(&t.tok) else {
             return Ok(None);
         };
+        let start = t.start;
         self.next()?;
-        Ok(Some(PendingOp {
-            op,
-            prec,
-            start: t.start,
-        }))
+        Ok(Some(PendingOp { op, prec, start }))
     }
 
     /// Wraps `operand` in the frame's pending unary minuses, innermost first.

@@ -46,7 +46,7 @@ pub fn parse_query(text: &str, params: &HashMap<String, Param>) -> Result<Query,
     let mut statements = Vec::new();
     loop {
         while p.eat(&Tok::Semicolon)? {}
-        if p.peek()?.tok == Tok::Eof {
+        if p.peek_ref()?.tok == Tok::Eof {
             break;
         }
         statements.push(p.statement()?);
@@ -92,12 +92,17 @@ impl<'a> Parser<'a> {
 
     /// The next token, without consuming it.
     fn peek(&mut self) -> Result<Token, ParseError> {
-        if let Some(t) = &self.peeked {
-            return Ok(t.clone());
-        }
-        let t = lexer::next_token(self.text, self.pos)?;
-        self.peeked = Some(t.clone());
-        Ok(t)
+        self.peek_ref().cloned()
+    }
+
+    /// [`Self::peek`] without the copy (a name's or a string's text): for a look at the
+    /// next token, as most of a statement's tokens get before they are consumed.
+    fn peek_ref(&mut self) -> Result<&Token, ParseError> {
+        let t = match self.peeked.take() {
+            Some(t) => t,
+            None => lexer::next_token(self.text, self.pos)?,
+        };
+        Ok(self.peeked.insert(t))
     }
 
     /// Consumes and returns the next token.
@@ -112,7 +117,7 @@ impl<'a> Parser<'a> {
 
     /// Consumes the next token if it is `tok` (compared exactly; for punctuation).
     fn eat(&mut self, tok: &Tok) -> Result<bool, ParseError> {
-        if self.peek()?.tok == *tok {
+        if self.peek_ref()?.tok == *tok {
             self.next()?;
             return Ok(true);
         }
@@ -131,7 +136,7 @@ impl<'a> Parser<'a> {
 
     /// Consumes the next token if it is the keyword `kw`.
     fn eat_kw(&mut self, kw: &str) -> Result<bool, ParseError> {
-        if self.peek()?.is_kw(kw) {
+        if self.peek_ref()?.is_kw(kw) {
             self.next()?;
             return Ok(true);
         }

@@ -48,7 +48,7 @@ impl Parser<'_> {
         let t = self.next()?;
         let expr = match t.tok {
             Tok::Ident(ref name) | Tok::QuotedIdent(ref name) => {
-                if self.peek()?.tok == Tok::LParen {
+                if self.peek_ref()?.tok == Tok::LParen {
                     return Ok(Operand::Call(name.to_lowercase(), t.start));
                 }
                 self.var_ref(name.clone())?
@@ -89,7 +89,7 @@ impl Parser<'_> {
     /// `DISTINCT x` or `DISTINCT(x)`, both `Call { name: "distinct", args: [x] }` as in
     /// InfluxDB (`SELECT DISTINCT host …`, `count(DISTINCT host)`).
     fn distinct(&mut self, start: usize) -> Result<Operand, ParseError> {
-        if self.peek()?.tok == Tok::LParen {
+        if self.peek_ref()?.tok == Tok::LParen {
             return Ok(Operand::Call("distinct".to_string(), start));
         }
         let arg = self.next()?;

@@ -195,7 +195,7 @@ impl Parser<'_> {
         match t.tok {
             Tok::Star => Ok(Dimension::Wildcard),
             Tok::Ident(ref name) if name.eq_ignore_ascii_case("time") => {
-                if self.peek()?.tok != Tok::LParen {
+                if self.peek_ref()?.tok != Tok::LParen {
                     return Err(self.error_at(
                         t.start,
                         "time() is a function and expects at least one argument",
@@ -238,7 +238,7 @@ impl Parser<'_> {
 
     /// `fill(null | none | previous | linear | number)` if present.
     fn fill(&mut self) -> Result<Fill, ParseError> {
-        if !self.peek()?.is_ident("fill") {
+        if !self.peek_ref()?.is_ident("fill") {
             return Ok(Fill::Null);
         }
         self.next()?;
@@ -301,7 +301,7 @@ impl Parser<'_> {
 
     /// `tz('Area/City')` if present.
     fn timezone(&mut self) -> Result<Option<String>, ParseError> {
-        if !self.peek()?.is_ident("tz") {
+        if !self.peek_ref()?.is_ident("tz") {
             return Ok(None);
         }
         self.next()?;
