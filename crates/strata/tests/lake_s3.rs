@@ -34,10 +34,27 @@ struct SeaweedFs {
     dir: PathBuf,
     ports: Vec<(&'static str, u16)>,
     child: Option<Child>,
+    /// Where `dir` is when it is in memory (removed on drop).
+    _in_memory: Option<tempfile::TempDir>,
 }
 
 impl SeaweedFs {
-    fn new(dir: &Path) -> Self {
+    /// A store in a directory of `/dev/shm` where there is one, else in `fallback`.
+    /// SeaweedFS makes volumes only while its disk has room for one (it sizes them from
+    /// the free space): a build disk nearly full left it none, and every write hung. The
+    /// test's objects are a few kilobytes.
+    fn new(fallback: &Path) -> Self {
+        let in_memory = if Path::new("/dev/shm").is_dir() {
+            tempfile::Builder::new()
+                .prefix("strata-seaweedfs-")
+                .tempdir_in("/dev/shm")
+                .ok()
+        } else {
+            None
+        };
+        let dir = in_memory
+            .as_ref()
+            .map_or_else(|| fallback.to_path_buf(), |d| d.path().to_path_buf());
         let ports = [
             "master.port",
             "master.port.grpc",
@@ -63,9 +80,10 @@ impl SeaweedFs {
         )
         .unwrap();
         Self {
-            dir: dir.to_path_buf(),
+            dir,
             ports,
             child: None,
+            _in_memory: in_memory,
         }
     }
 
