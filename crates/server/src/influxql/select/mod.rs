@@ -541,7 +541,20 @@ pub(super) async fn points(
     if let Some(sub) = ctx.subquery {
         return subquery::points(sub, schema, grouping, vars, false);
     }
-    let (statement, tag_count) = points_statement(schema, grouping, vars, filter, order_ties);
+    if order_ties {
+        // Sorted here rather than by SQL: planning an `ORDER BY` of every tag cost
+        // DataFusion more than fetching the tags and sorting (`SELECT last(x)` over an hour
+        // of one TSBS host: 1.13 ms with the `ORDER BY`, 0.70 for the fetch alone).
+        let (batches, tag_count) =
+            raw_sort::points(ctx, database, schema, grouping, vars, filter, true).await?;
+        let mut columns = sql::cells(&batches)?;
+        if columns.is_empty() {
+            // No points: the layout's columns, empty, as the SQL path answers.
+            columns = vec![Vec::new(); 1 + tag_count + vars.len()];
+        }
+        return Ok((columns, tag_count));
+    }
+    let (statement, tag_count) = points_statement(schema, grouping, vars, filter, false);
     let columns = sql::run(ctx.query, database, &statement).await?;
     Ok((columns, tag_count))
 }
@@ -698,7 +711,7 @@ async fn raw(
             .map(|t| vars.iter().position(|v| v == t))
             .collect();
         let (batches, tag_count) = if ties.is_some() {
-            raw_sort::points(ctx, database, schema, grouping, &vars, filter).await?
+            raw_sort::points(ctx, database, schema, grouping, &vars, filter, false).await?
         } else {
             let (sql, tag_count) = points_statement(schema, grouping, &vars, filter, true);
             (

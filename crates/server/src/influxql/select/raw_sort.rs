@@ -10,12 +10,13 @@ use datafusion::arrow::compute::{
 use strata_storage::catalog::TableSchema;
 
 use super::sql::{self, quote_ident};
-use super::{Context, Grouping, is_column, points_statement};
+use super::{Context, Grouping, is_column, other_tags, points_statement};
 
 /// The rows of `SELECT "time", <grouped tags>, <vars> … ORDER BY <grouped tags>, "time"` as
-/// [`points_statement`] lays them out (with `others_in_sql` false: points of one instant
-/// are left for the caller to order), and how many grouped tags follow `time`. Reads
-/// `SELECT *` when that is every column read, else the columns, and sorts the answer.
+/// [`points_statement`] lays them out, and how many grouped tags follow `time`. Points of
+/// one instant are left for the caller to order, or with `order_ties` put in the order of
+/// the other tags (missing first), as `points_statement` with `others_in_sql` orders them.
+/// Reads `SELECT *` when that is every column read, else the columns, and sorts the answer.
 pub(super) async fn points(
     ctx: &Context<'_>,
     database: &str,
@@ -23,6 +24,7 @@ pub(super) async fn points(
     grouping: &Grouping,
     vars: &[String],
     filter: &str,
+    order_ties: bool,
 ) -> Result<(Vec<RecordBatch>, usize), String> {
     let group_tags: Vec<&String> = grouping.tags_in(schema).collect();
     // The answer's columns by name: `time`, the grouped tags, the variables.
@@ -32,14 +34,20 @@ pub(super) async fn points(
         .collect();
     if vars.iter().any(|v| !is_column(schema, v)) {
         // A missing column is a null of its own name there.
-        let (statement, tag_count) = points_statement(schema, grouping, vars, filter, false);
+        let (statement, tag_count) = points_statement(schema, grouping, vars, filter, order_ties);
         return Ok((
             sql::run_batches(ctx.query, database, &statement).await?,
             tag_count,
         ));
     }
+    let ties: Vec<&String> = if order_ties {
+        other_tags(schema, grouping)
+    } else {
+        Vec::new()
+    };
     let every_column = 1 + schema.tags.len() + schema.fields.len();
     let mut read: Vec<&str> = layout.clone();
+    read.extend(ties.iter().map(|t| t.as_str()));
     read.sort_unstable();
     read.dedup();
     let select = if read.len() == every_column {
@@ -75,6 +83,15 @@ pub(super) async fn points(
         values: all.column(index("time")?).clone(),
         options: Some(SortOptions::default()),
     });
+    for tag in &ties {
+        keys.push(SortColumn {
+            values: all.column(index(tag)?).clone(),
+            options: Some(SortOptions {
+                descending: false,
+                nulls_first: true,
+            }),
+        });
+    }
     let order = lexsort_to_indices(&keys, None).map_err(error)?;
     let sorted = take_record_batch(&all, &order).map_err(error)?;
     let projection = layout

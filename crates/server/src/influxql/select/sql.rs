@@ -88,6 +88,16 @@ async fn start(
         .map_err(|e| e.to_string())
 }
 
+/// The cells of `batches` (of one schema), one vector per column.
+pub(super) fn cells(batches: &[RecordBatch]) -> Result<Vec<Vec<Value>>, String> {
+    let width = batches.first().map_or(0, RecordBatch::num_columns);
+    let mut columns: Vec<Vec<Value>> = vec![Vec::new(); width];
+    for batch in batches {
+        append(batch, &mut columns)?;
+    }
+    Ok(columns)
+}
+
 fn append(batch: &RecordBatch, columns: &mut [Vec<Value>]) -> Result<(), String> {
     for (out, array) in columns.iter_mut().zip(batch.columns()) {
         out.reserve(array.len());
