@@ -68,29 +68,27 @@ pub(super) async fn points(
             .index_of(name)
             .map_err(|_| format!("column {name} missing from the answer"))
     };
-    // Series (missing tags first, as InfluxDB's ''), then time.
-    let mut keys = Vec::with_capacity(group_tags.len() + 1);
-    for tag in &group_tags {
-        keys.push(SortColumn {
+    // A tag sorts with its missing values first, as InfluxDB's ''.
+    let tag_key = |tag: &String| -> Result<SortColumn, String> {
+        Ok(SortColumn {
             values: all.column(index(tag)?).clone(),
             options: Some(SortOptions {
                 descending: false,
                 nulls_first: true,
             }),
-        });
-    }
+        })
+    };
+    // Series, then time, then (`order_ties`) the other tags.
+    let mut keys = group_tags
+        .iter()
+        .map(|t| tag_key(t))
+        .collect::<Result<Vec<SortColumn>, String>>()?;
     keys.push(SortColumn {
         values: all.column(index("time")?).clone(),
         options: Some(SortOptions::default()),
     });
     for tag in &ties {
-        keys.push(SortColumn {
-            values: all.column(index(tag)?).clone(),
-            options: Some(SortOptions {
-                descending: false,
-                nulls_first: true,
-            }),
-        });
+        keys.push(tag_key(tag)?);
     }
     let order = lexsort_to_indices(&keys, None).map_err(error)?;
     let sorted = take_record_batch(&all, &order).map_err(error)?;
