@@ -706,19 +706,21 @@ async fn raw(
         // put in series order here rather than by the sort: sorting by ten dictionary
         // columns after time cost TSBS's high-cpu-1 a third of its time. (high-cpu-all,
         // where every host ties at every instant, spends the same ordering the ties.)
+        // Otherwise the other tags are fetched for the sort, which orders the ties.
         let ties: Option<Vec<usize>> = other_tags(schema, grouping)
             .into_iter()
             .map(|t| vars.iter().position(|v| v == t))
             .collect();
-        let (batches, tag_count) = if ties.is_some() {
-            raw_sort::points(ctx, database, schema, grouping, &vars, filter, false).await?
-        } else {
-            let (sql, tag_count) = points_statement(schema, grouping, &vars, filter, true);
-            (
-                sql::run_batches(ctx.query, database, &sql).await?,
-                tag_count,
-            )
-        };
+        let (batches, tag_count) = raw_sort::points(
+            ctx,
+            database,
+            schema,
+            grouping,
+            &vars,
+            filter,
+            ties.is_none(),
+        )
+        .await?;
         let batches: Arc<[RecordBatch]> = batches.into();
         // The answer's column of variable `i`: after `time` and the grouped tags.
         let column_of = |i: usize| 1 + tag_count + i;

@@ -649,16 +649,7 @@ async fn fills_apply_to_each_call_before_its_expression() {
 async fn selectors_over_points_of_one_instant() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(dir.path());
-    // Stored (and given series ids) in the reverse of series order: c, b, a.
-    let (t0, t1) = (START_NS, START_NS + 10 * SECOND_NS);
-    let body = format!(
-        "m,host=c v=2i {t0}\nm,host=b v=1i {t0}\nm,host=a v=3i {t0}\n\
-         m,host=c v=5i {t1}\nm,host=b v=4i {t1}\nm,host=a v=3i {t1}\n"
-    );
-    engine
-        .write_lines("benchmark", body.as_bytes(), Precision::Nanoseconds)
-        .unwrap();
-    engine.flush().unwrap();
+    let (t0, t1) = one_instant_in_three_series(&engine);
     let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
     let window = "time >= '2016-01-01T00:00:00Z' AND time < '2016-01-01T00:01:00Z'";
     let mut answers = Vec::new();
@@ -692,4 +683,44 @@ async fn selectors_over_points_of_one_instant() {
             point(t0, 3), // the 3rd of 1, 2, 3, 3, 4, 5: a's at t0 (the two 3s differ in time)
         ]
     );
+}
+
+/// `m`'s points at two instants in series `host=a`, `b` and `c`, stored (and given series
+/// ids) in the reverse of series order: a, b, c hold 3, 1, 2 at the first instant and 3, 4,
+/// 5 at the second. Returns the two instants.
+fn one_instant_in_three_series(engine: &Engine) -> (i64, i64) {
+    let (t0, t1) = (START_NS, START_NS + 10 * SECOND_NS);
+    let body = format!(
+        "m,host=c v=2i {t0}\nm,host=b v=1i {t0}\nm,host=a v=3i {t0}\n\
+         m,host=c v=5i {t1}\nm,host=b v=4i {t1}\nm,host=a v=3i {t1}\n"
+    );
+    engine
+        .write_lines("benchmark", body.as_bytes(), Precision::Nanoseconds)
+        .unwrap();
+    engine.flush().unwrap();
+    (t0, t1)
+}
+
+/// A raw answer over several series without `GROUP BY` shows the points of one instant in
+/// series order, as influxd merges them, from Arrow batches and from cells alike.
+#[tokio::test]
+async fn raw_points_of_one_instant_come_in_series_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    let (t0, t1) = one_instant_in_three_series(&engine);
+    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let text =
+        "SELECT v FROM m WHERE time >= '2016-01-01T00:00:00Z' AND time < '2016-01-01T00:01:00Z'";
+    let expected: Vec<Vec<Value>> = [(t0, 3), (t0, 1), (t0, 2), (t1, 3), (t1, 4), (t1, 5)]
+        .into_iter()
+        .map(|(t, v)| vec![Value::Time(t), Value::Integer(v)])
+        .collect();
+    for arrow_rows in [false, true] {
+        let mut series = run_with(&query, &engine, text, arrow_rows).await;
+        for s in &mut series {
+            s.materialize().unwrap();
+        }
+        let rows: Vec<Vec<Value>> = series.into_iter().flat_map(|s| s.values).collect();
+        assert_eq!(rows, expected, "arrow rows: {arrow_rows}");
+    }
 }
