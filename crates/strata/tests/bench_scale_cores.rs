@@ -225,3 +225,32 @@ fn bad_loader_cores_and_query_types_are_refused_before_any_run() {
         "refused before any server started"
     );
 }
+
+/// A valid `--loader-cores` pins the loader there in every run, and a list that holds a
+/// server core is marked as sharing it (it once panicked in the argument parser).
+#[test]
+fn loader_cores_pin_the_loader_where_asked() {
+    let dir = scratch("bench_scale_loader_cores");
+    let out_dir = dir.join("out");
+    let out = strata(&[
+        "bench",
+        "scale",
+        "--cores",
+        "1",
+        "--hosts",
+        "2",
+        "--duration",
+        "5min",
+        "--loader-cores",
+        "0",
+        "--out-dir",
+        out_dir.to_str().unwrap(),
+    ]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{}\n{stderr}", text(&out.stdout));
+    assert!(stderr.contains("(--loader-cores)"), "{stderr}");
+    let (_, rows) = csv(&out_dir.join("scale.csv"));
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["loader_cores"], "0", "{:?}", rows[0]);
+    assert_eq!(rows[0]["loader_shares_cores"], "true", "{:?}", rows[0]);
+}

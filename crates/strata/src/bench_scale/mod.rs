@@ -105,8 +105,8 @@ pub struct ScaleArgs {
     /// cores in every run, in taskset's form (e.g. 2-15 or 0,3,5-7) [default: the cores the
     /// server does not get, when the machine has more than k; else unpinned, sharing the
     /// server's cores].
-    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
-    loader_cores: Option<Vec<usize>>,
+    #[arg(long, value_name = "LIST", value_parser = parse_loader_cores)]
+    loader_cores: Option<CpuList>,
     /// After each run's load, run these query types (as `bench query --types` names them,
     /// e.g. double-groupby-1,lastpoint) with k clients, k the server's cores, for
     /// --query-seconds each; writes scale-queries.csv. The workload flags must describe the
@@ -129,6 +129,15 @@ pub struct ScaleArgs {
 }
 
 /// One run of a sweep: the server's cores and its data directories.
+/// `--loader-cores`' CPUs. A type of its own: clap reads an `Option<Vec<_>>` field as a
+/// list of values, each parsed alone, not as one value parsed into a list.
+#[derive(Debug, Clone)]
+struct CpuList(Vec<usize>);
+
+fn parse_loader_cores(text: &str) -> Result<CpuList, String> {
+    parse_cpu_list(text).map(CpuList)
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Run {
     cores: usize,

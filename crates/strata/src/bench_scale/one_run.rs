@@ -81,7 +81,7 @@ pub(super) fn run_one(
     let (mut server, dirs) = start_server(args, run)?;
     let cores = run.cores;
     let placement = loader_placement(
-        args.loader_cores.as_deref(),
+        args.loader_cores.as_ref().map(|list| &list.0[..]),
         cores,
         machine_cores,
         loader.allowed(),
