@@ -212,14 +212,7 @@ fn json_series_part<'a>(
         }
         out.extend_from_slice(b"},");
     }
-    out.extend_from_slice(b"\"columns\":[");
-    for (i, column) in series.columns.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        json_string(column, out);
-    }
-    out.push(b']');
+    out.extend_from_slice(resolved.columns_json(&series.columns));
     if let Some(rows) = series.arrow.as_ref().filter(|rows| rows.len() > 0) {
         out.extend_from_slice(b",\"values\":[");
         rows.write_json(epoch, resolved, out);
@@ -504,6 +497,43 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap_or_default(),
             "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"cpu\",\"tags\":{\"host\":\"a\"},\"columns\":[\"time\",\"mean\"],\"values\":[[0,1.5]]}]},{\"statement_id\":0},{\"statement_id\":2,\"error\":\"boom\"}]}\n"
+        );
+    }
+
+    /// The columns' JSON is encoded once for series that share their names, and again for
+    /// each series whose names are others (or equal names held apart).
+    #[test]
+    fn each_series_shows_its_own_columns() {
+        let shared = Series::new("a", &["time", "x"]).columns;
+        let mut series: Vec<Series> = ["a", "b", "c", "d"]
+            .into_iter()
+            .map(|name| Series {
+                columns: std::sync::Arc::clone(&shared),
+                ..Series::new(name, &[])
+            })
+            .collect();
+        series[1].columns = Series::new("b", &["time", "y", "z"]).columns;
+        series[3].columns = Series::new("d", &["time", "x"]).columns;
+        let result = StatementResult {
+            series,
+            ..StatementResult::default()
+        };
+        let mut out = Vec::new();
+        json_results(std::slice::from_ref(&result), Epoch::Rfc3339, &mut out);
+        let columns: Vec<String> = String::from_utf8(out)
+            .unwrap_or_default()
+            .split("\"columns\":")
+            .skip(1)
+            .map(|rest| rest[..rest.find(']').unwrap_or(0) + 1].to_string())
+            .collect();
+        assert_eq!(
+            columns,
+            [
+                "[\"time\",\"x\"]",
+                "[\"time\",\"y\",\"z\"]",
+                "[\"time\",\"x\"]",
+                "[\"time\",\"x\"]"
+            ]
         );
     }
 }

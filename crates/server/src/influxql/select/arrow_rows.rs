@@ -172,6 +172,9 @@ pub(crate) struct Resolved<'a> {
     of: Option<(*const RecordBatch, *const usize)>,
     /// Per batch, its columns' views once a row of it was written.
     per_batch: Vec<Option<Vec<Typed<'a>>>>,
+    /// The statement's `"columns":[…]` as JSON, with the names it encodes (compared by
+    /// address): `lastpoint`'s 100 series share 11 names, encoded once instead of 100 times.
+    columns: Option<(&'a [String], Vec<u8>)>,
 }
 
 impl<'a> Resolved<'a> {
@@ -184,6 +187,26 @@ impl<'a> Resolved<'a> {
             self.per_batch.resize_with(rows.batches.len(), || None);
         }
         &mut self.per_batch
+    }
+}
+
+impl<'a> Resolved<'a> {
+    /// `"columns":[…]` for `columns`, encoded when they are not the last series' columns.
+    pub(crate) fn columns_json(&mut self, columns: &'a [String]) -> &[u8] {
+        let cached =
+            (self.columns.as_ref()).is_some_and(|(names, _)| std::ptr::eq(*names, columns));
+        if !cached {
+            let mut json = b"\"columns\":[".to_vec();
+            for (i, column) in columns.iter().enumerate() {
+                if i > 0 {
+                    json.push(b',');
+                }
+                json_string(column, &mut json);
+            }
+            json.push(b']');
+            self.columns = Some((columns, json));
+        }
+        self.columns.as_ref().map_or(&[], |(_, json)| json)
     }
 }
 
