@@ -173,7 +173,7 @@ pub(crate) struct Resolved<'a> {
     /// Per batch, its columns' views once a row of it was written.
     per_batch: Vec<Option<Vec<Typed<'a>>>>,
     /// The statement's `"columns":[…]` as JSON, with the names it encodes (compared by
-    /// address): `lastpoint`'s 100 series share 11 names, encoded once instead of 100 times.
+    /// address): `lastpoint`'s 100 series share 20 names, encoded once instead of 100 times.
     columns: Option<(&'a [String], Vec<u8>)>,
 }
 
