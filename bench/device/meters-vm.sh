@@ -86,11 +86,7 @@ if part 3; then
     done
     wait "${pids[@]}"
     for i in $(seq 0 $((k-1))); do
-      python3 - $W/mc-$k-$i.json $k $i >> "$OUT/meters-ceiling.csv" <<'EOF' || tail -3 $W/mc-$k-$i.log >> "$OUT/run.log"
-import json, sys
-r = json.load(open(sys.argv[1]))
-print(f"{sys.argv[2]},{sys.argv[3]},{r['points'] / r['elapsed_s']:.0f},{r['elapsed_s']:.2f}")
-EOF
+      python3 "$HERE/ceiling-row.py" $W/mc-$k-$i.json $k $i >> "$OUT/meters-ceiling.csv" || tail -3 $W/mc-$k-$i.log >> "$OUT/run.log"
     done
     rm -rf $W/mc-*/
     log "part 3 k=$k: $(awk -F, -v k=$k '$1==k{s+=$3;n++} END{if(n) printf "%d copies, mean %.0f points/s each", n, s/n}' "$OUT/meters-ceiling.csv")"

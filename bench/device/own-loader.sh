@@ -2,8 +2,8 @@
 # Issue 21's second 16-core sweep: what run.sh could not measure (its TSBS loader, 6 Go
 # processes on 16-k cores, was the limit at k = 12). The folder this script is in holds,
 # xz-compressed, strata (the stripped release binary) and tsbs_generate_data (from
-# ../shared/tools/build-peers.sh), and query-row.py as it is (part 4). Data and data
-# directories go in /dev/shm.
+# ../shared/tools/build-peers.sh), and ceiling-row.py and query-row.py as they are (parts 2
+# and 4). Data and data directories go in /dev/shm.
 # Parts, in priority order, each skipped when the time left cannot hold it:
 # 1. TSBS cpu-only ingest through `strata bench scale --file` (Strata's own loader, its
 #    batches read before the clock, pinned to the cores the server does not get), k = CORES,
@@ -76,11 +76,7 @@ if part 2; then
     ( sleep 8; grep MHz /proc/cpuinfo > "$OUT/mhz-ceiling-$k.txt" ) &
     wait "${pids[@]}"
     for i in $(seq 0 $((k-1))); do
-      python3 - $W/ceil-$k-$i.json $k $i >> "$OUT/ceiling.csv" <<'EOF' || tail -3 $W/ceil-$k-$i.log >> "$OUT/run.log"
-import json, sys
-r = json.load(open(sys.argv[1]))
-print(f"{sys.argv[2]},{sys.argv[3]},{r['points'] / r['elapsed_s']:.0f},{r['elapsed_s']:.2f}")
-EOF
+      python3 "$D/ceiling-row.py" $W/ceil-$k-$i.json $k $i >> "$OUT/ceiling.csv" || tail -3 $W/ceil-$k-$i.log >> "$OUT/run.log"
     done
     rm -rf $W/ceil-*/
     log "part 2 k=$k: $(awk -F, -v k=$k '$1==k{s+=$3;n++} END{printf "%d copies, mean %.0f points/s each", n, s/n}' "$OUT/ceiling.csv")"
