@@ -128,7 +128,6 @@ pub struct ScaleArgs {
     query_protocol: ProtocolArg,
 }
 
-/// One run of a sweep: the server's cores and its data directories.
 /// `--loader-cores`' CPUs. A type of its own: clap reads an `Option<Vec<_>>` field as a
 /// list of values, each parsed alone, not as one value parsed into a list.
 #[derive(Debug, Clone)]
@@ -138,6 +137,7 @@ fn parse_loader_cores(text: &str) -> Result<CpuList, String> {
     parse_cpu_list(text).map(CpuList)
 }
 
+/// One run of a sweep: the server's cores and its data directories.
 #[derive(Debug, Clone, Copy)]
 struct Run {
     cores: usize,

@@ -188,13 +188,13 @@ impl<'a> Resolved<'a> {
         }
         &mut self.per_batch
     }
-}
 
-impl<'a> Resolved<'a> {
     /// `"columns":[…]` for `columns`, encoded when they are not the last series' columns.
     pub(crate) fn columns_json(&mut self, columns: &'a [String]) -> &[u8] {
-        let cached =
-            (self.columns.as_ref()).is_some_and(|(names, _)| std::ptr::eq(*names, columns));
+        let cached = match &self.columns {
+            Some((names, _)) => std::ptr::eq(*names, columns),
+            None => false,
+        };
         if !cached {
             let mut json = b"\"columns\":[".to_vec();
             for (i, column) in columns.iter().enumerate() {
