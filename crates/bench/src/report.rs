@@ -78,6 +78,10 @@ pub struct WriteReport {
     pub server_cpu_percent: Option<f64>,
     /// Cores the server may use (for CPU % of its cores).
     pub server_cores: Option<usize>,
+    /// The loader's CPU over the load (this process: writers, and generators unless the
+    /// batches were made before the clock), percent of one core: near 100% times the
+    /// cores it may use, the loader was the limit. Remote targets only.
+    pub loader_cpu_percent: Option<f64>,
     /// Disk writes, MB/s over the load.
     pub disk_write_mb_per_s: Option<f64>,
     /// Where the disk figure comes from.
@@ -239,6 +243,9 @@ impl WriteReport {
             (None, _) => "n/a (give --server-pid)".into(),
         };
         line(format!("server CPU: {cpu}"));
+        if let Some(p) = self.loader_cpu_percent {
+            line(format!("loader CPU: {p:.0}% of one core"));
+        }
         line(format!(
             "disk write: {} ({})",
             opt(self.disk_write_mb_per_s, |v| format!("{v:.1} MB/s")),

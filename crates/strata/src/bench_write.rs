@@ -412,7 +412,12 @@ fn measure_remote(
     let process = args.server_pid.map(Process::Pid);
     let data_dir = args.data_dir.as_ref();
     let before = sample(process, data_dir);
+    let loader_before = Process::Current.cpu_time();
     let load = load_with_progress(batches, targets, probe);
+    if let (Some(before), Some(after)) = (loader_before, Process::Current.cpu_time()) {
+        let secs = load.elapsed.as_secs_f64().max(1e-9);
+        report.loader_cpu_percent = Some(after.saturating_sub(before).as_secs_f64() / secs * 100.0);
+    }
     report = report.with_load(&load);
     batches.finish(&mut report)?;
     if let Some(peak) = Process::Current.peak_rss_bytes() {

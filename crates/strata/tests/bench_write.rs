@@ -58,6 +58,9 @@ fn embedded_report_and_json() {
     assert_eq!(r["workers"], 2);
     assert_eq!(r["acknowledged"], true);
     assert!(r["server_cpu_percent"].as_f64().unwrap() >= 0.0);
+    // In process the loader is the engine's process: its CPU is the server's figure.
+    assert!(r["loader_cpu_percent"].is_null(), "{r}");
+    assert!(!stdout.contains("loader CPU: "), "{stdout}");
     assert!(r["peak_rss_mb"].as_f64().unwrap() > 0.0);
     assert!(
         r["bytes_per_point"].as_f64().unwrap() > 0.0,
@@ -319,6 +322,7 @@ fn tcp_target_sends_every_line_and_says_unacknowledged() {
         "no --server-pid, no figure"
     );
     assert!(stdout.contains("server CPU: n/a"), "{stdout}");
+    assert!(r["loader_cpu_percent"].as_f64().is_some(), "{r}");
 }
 
 #[test]
@@ -390,6 +394,12 @@ fn http_target_counts_rejections_as_errors() {
     assert_eq!(r["errors"], 1);
     assert_eq!(r["rows"], 10);
     assert_eq!(r["error_messages"][0], "HTTP 400: {\"e\":\"bad\"}");
+    assert!(r["loader_cpu_percent"].as_f64().is_some(), "{r}");
+    assert!(
+        text(&out.stdout).contains("loader CPU: "),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]
