@@ -8,6 +8,8 @@
 # KIT (default: device/ beside bench/) holds strata.xz. Data in /dev/shm.
 # Usage: bench/device/meters-diag.sh OUT   (env: BUDGET seconds, default 330; MAXK, default 12;
 # VARIANTS, default "base shards4k writers1k batch10k"; METERS_ROWS per meter per core)
+# On the lent machine, give OUT outside the returned folder and SAVE inside it (SAVE=$OUT/all.tgz
+# bench/device/SCRIPT /tmp/r): only a few dozen files come back from a call, one archive always does.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd); KIT=${KIT:-$HERE/../../device}
 OUT=$1; mkdir -p "$OUT"; B=/tmp/b; mkdir -p $B

@@ -14,6 +14,8 @@
 #    with the same loader for both (`strata bench write --http --file --pregenerate`,
 #    max(2k, 4) writers on cores k … N-1), the server confined to cores 0 … k-1.
 # Usage: bench/device/meters-vm.sh OUT   (env: BUDGET seconds, default 560; PARTS "2 3 1")
+# On the lent machine, give OUT outside the returned folder and SAVE inside it (SAVE=$OUT/all.tgz
+# bench/device/SCRIPT /tmp/r): only a few dozen files come back from a call, one archive always does.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd); KIT=${KIT:-$HERE/../../device}
 OUT=$1; mkdir -p "$OUT"; B=/tmp/b; mkdir -p $B
