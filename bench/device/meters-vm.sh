@@ -101,14 +101,7 @@ if part 1 && [ "$(left)" -gt 120 ]; then
   VM_CORES=${VM_CORES:-"1 8 12"}; VMAX=${VM_CORES##* }; HOSTS=${HOSTS:-4000}
   HOURS_PER_CORE=${HOURS_PER_CORE:-4}; VM_ROWS_PER_CORE=${VM_ROWS_PER_CORE:-600000}
   need=$(( VMAX * HOURS_PER_CORE )); log "part 1: generating $HOSTS hosts x $need h"
-  mkdir -p $W/tsbs
-  for h in $(seq 0 $((need-1))); do
-    s=$(date -u -d "2016-01-01 00:00:00 UTC + $h hour" +%Y-%m-%dT%H:%M:%SZ)
-    e=$(date -u -d "2016-01-01 00:00:00 UTC + $((h+1)) hour" +%Y-%m-%dT%H:%M:%SZ)
-    $B/tsbs_generate_data --use-case=cpu-only --seed=$((123+h)) --scale=$HOSTS --log-interval=10s \
-      --format=influx --timestamp-start="$s" --timestamp-end="$e" > $W/tsbs/$(printf %03d $h) &
-    [ $(( (h+1) % N )) -eq 0 ] && wait
-  done; wait
+  bash "$HERE/tsbs-hours.sh" $B/tsbs_generate_data $HOSTS $need $W/tsbs
   log "generated: $(du -sm $W/tsbs | cut -f1) MB"
   echo "system,cores,rows,points,elapsed_s,points_per_s,efficiency,server_cpu_percent,server_cpu_ns_per_point" > "$OUT/cpu-only.csv"
   for k in $VM_CORES; do

@@ -2,8 +2,8 @@
 # Issue 21's second 16-core sweep: what run.sh could not measure (its TSBS loader, 6 Go
 # processes on 16-k cores, was the limit at k = 12). The folder this script is in holds,
 # xz-compressed, strata (the stripped release binary) and tsbs_generate_data (from
-# ../shared/tools/build-peers.sh), and ceiling-row.py and query-row.py as they are (parts 2
-# and 4). Data and data directories go in /dev/shm.
+# ../shared/tools/build-peers.sh), and ceiling-row.py, query-row.py and tsbs-hours.sh as
+# they are. Data and data directories go in /dev/shm.
 # Parts, in priority order, each skipped when the time left cannot hold it:
 # 1. TSBS cpu-only ingest through `strata bench scale --file` (Strata's own loader, its
 #    batches read before the clock, pinned to the cores the server does not get), k = CORES,
@@ -32,13 +32,7 @@ cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 # TSBS cpu-only, one file per hour (seed 123+h, as scale-sweep.sh), generated side by side
 need=$(hours_for $MAXK); [ "$need" -ge 4 ] || need=4
 log "generating $HOSTS hosts x $need h"
-for h in $(seq 0 $((need-1))); do
-  s=$(date -u -d "2016-01-01 00:00:00 UTC + $h hour" +%Y-%m-%dT%H:%M:%SZ)
-  e=$(date -u -d "2016-01-01 00:00:00 UTC + $((h+1)) hour" +%Y-%m-%dT%H:%M:%SZ)
-  $B/tsbs_generate_data --use-case=cpu-only --seed=$((123+h)) --scale=$HOSTS --log-interval=10s \
-    --format=influx --timestamp-start="$s" --timestamp-end="$e" > $W/tsbs/$(printf %03d $h) &
-  [ $(( (h+1) % N )) -eq 0 ] && wait
-done; wait
+bash "$D/tsbs-hours.sh" $B/tsbs_generate_data $HOSTS $need $W/tsbs
 log "generated: $(du -sm $W/tsbs | cut -f1) MB"
 first_hours() { rm -f $W/cur.lp; ls $W/tsbs/* | head -n "$1" | xargs cat > $W/cur.lp; }
 # the first $1 hours through a pipe, read once (a copy of k = 12's hours would double their memory)
