@@ -435,7 +435,7 @@ fn render_write_stages(out: &mut String, engine: &EngineStats) {
         "strata_write_stage_seconds_total",
         "Time spent in each stage of the write path since start, summed over threads \
          (parse, catalog, lock_wait, backpressure, series, memtable, wal_append, wal_commit; \
-         flush and merge on the maintenance threads). Divide by strata_points_written_total \
+         flush and merge on the shards' flush and maintenance threads). Divide by strata_points_written_total \
          for the cost per point.",
         "counter",
     );

@@ -2,9 +2,9 @@
 //!
 //! `open → write_lines → read / latest → flush → close`. Writers parse and group rows by
 //! shard on their own thread ([`crate::ingest`]), then hand each shard its batch; shards
-//! never wait on each other. One maintenance thread per shard flushes frozen memtables,
-//! flushes memtables that grew old, runs merges, applies retention and syncs the WAL on
-//! its interval.
+//! never wait on each other. Each shard has two threads of upkeep: one flushes frozen
+//! memtables and memtables that grew old, the other runs merges, purges and retention. A
+//! flush, which writers under back-pressure wait for, so never waits for a merge.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -51,6 +51,9 @@ mod repair_catalog;
 mod repair_series;
 mod retention;
 mod tier;
+
+#[cfg(test)]
+mod merge_race_tests;
 
 pub use backup::{BACKUP_FILE, BackupReport, restore};
 pub use check::{CheckReport, check};
@@ -386,7 +389,7 @@ impl Inner {
 
 impl Engine {
     /// Opens the engine: creates the data directories if new, loads the catalog, opens every
-    /// shard (parts, series index, WAL replay), and starts the maintenance threads.
+    /// shard (parts, series index, WAL replay), and starts the flush and maintenance threads.
     pub fn open(options: EngineOptions) -> Result<(Engine, OpenReport), StorageError> {
         if options.data_dirs.is_empty() {
             return Err(StorageError::Invalid(
@@ -505,14 +508,19 @@ impl Engine {
         let mut threads = Vec::new();
         if inner.options.background {
             for shard in 0..inner.shards.len() {
-                let inner = Arc::clone(&inner);
-                let handle = std::thread::Builder::new()
-                    .name(format!("strata-shard-{shard}"))
-                    .spawn(move || maintenance_loop(&inner, shard))
-                    .map_err(|e| {
-                        StorageError::Unavailable(format!("cannot start maintenance thread: {e}"))
-                    })?;
-                threads.push(handle);
+                for upkeep in [Upkeep::Flush, Upkeep::Maintain] {
+                    let inner = Arc::clone(&inner);
+                    let handle = std::thread::Builder::new()
+                        .name(format!("strata-{}-{shard}", upkeep.name()))
+                        .spawn(move || upkeep_loop(&inner, shard, upkeep))
+                        .map_err(|e| {
+                            StorageError::Unavailable(format!(
+                                "cannot start {} thread: {e}",
+                                upkeep.name()
+                            ))
+                        })?;
+                    threads.push(handle);
+                }
             }
             if let crate::wal::WalSync::Interval(interval) = inner.options.wal_sync {
                 let syncer = Arc::clone(&inner);
@@ -828,8 +836,8 @@ impl Engine {
         Ok(merges)
     }
 
-    /// One round of upkeep on every shard, then of every downsample (what the maintenance,
-    /// WAL sync and downsample threads do); for tests and for callers that run with
+    /// One round of upkeep on every shard, then of every downsample (what the flush,
+    /// maintenance, WAL sync and downsample threads do); for tests and for callers that run with
     /// `background: false`.
     pub fn maintain(&self) -> Result<(), StorageError> {
         for (index, shard) in self.inner.shards.iter().enumerate() {
@@ -892,7 +900,7 @@ impl Engine {
         self.inner.quarantined.lock().clone()
     }
 
-    /// Stops the maintenance threads, flushes pending WAL bytes and fsyncs them. Memtables
+    /// Stops the background threads, flushes pending WAL bytes and fsyncs them. Memtables
     /// stay in the WAL (replayed at the next open); call [`Engine::flush`] first to write
     /// them to parts.
     pub fn close(mut self) -> Result<(), StorageError> {
@@ -1087,27 +1095,53 @@ pub struct EngineStats {
     pub shard_busy: u64,
 }
 
-fn maintenance_loop(inner: &Inner, shard_index: usize) {
+/// The two kinds of a shard's background upkeep, each on a thread of its own.
+#[derive(Debug, Clone, Copy)]
+enum Upkeep {
+    /// Flushes of frozen memtables and of memtables that grew old ([`flush_shard`]).
+    Flush,
+    /// Everything else: merges, purges, retention ([`maintain_parts`]).
+    Maintain,
+}
+
+impl Upkeep {
+    fn name(self) -> &'static str {
+        match self {
+            Upkeep::Flush => "flush",
+            Upkeep::Maintain => "maintenance",
+        }
+    }
+}
+
+fn upkeep_loop(inner: &Inner, shard_index: usize, upkeep: Upkeep) {
     let shard = &inner.shards[shard_index];
+    let (requested, wake) = match upkeep {
+        Upkeep::Flush => (&shard.flush_requested, &shard.flush_work),
+        Upkeep::Maintain => (&shard.work_requested, &shard.work),
+    };
     let mut failures = 0u32;
     while !inner.stop.load(Ordering::SeqCst) {
         {
-            let mut requested = shard.work_requested.lock();
+            let mut requested = requested.lock();
             if !*requested {
-                shard.work.wait_for(&mut requested, MAINTENANCE_TICK);
+                wake.wait_for(&mut requested, MAINTENANCE_TICK);
             }
             *requested = false;
         }
         if inner.stop.load(Ordering::SeqCst) {
             break;
         }
+        let round = match upkeep {
+            Upkeep::Flush => flush_shard(inner, shard_index),
+            Upkeep::Maintain => maintain_parts(inner, shard_index),
+        };
         // An error here (disk full, I/O) must not kill the thread: later rounds retry, less
         // and less often while it lasts, and writers see errors of their own from the WAL.
-        match maintain_shard(inner, shard_index).map_err(|e| inner.after_read_error(shard_index, e))
-        {
+        match round.map_err(|e| inner.after_read_error(shard_index, e)) {
             Ok(()) if failures > 0 => {
                 tracing::info!(
-                    "shard {shard_index} maintenance works again after {failures} failed rounds"
+                    "shard {shard_index} {} works again after {failures} failed rounds",
+                    upkeep.name()
                 );
                 failures = 0;
             }
@@ -1117,8 +1151,9 @@ fn maintenance_loop(inner: &Inner, shard_index: usize) {
                 let delay = retry_delay(failures);
                 if failures.is_power_of_two() {
                     tracing::error!(
-                        "shard {shard_index} maintenance failed ({failures} rounds in a row; \
-                         next try in {delay:?}): {e}"
+                        "shard {shard_index} {} failed ({failures} rounds in a row; \
+                         next try in {delay:?}): {e}",
+                        upkeep.name()
                     );
                 }
                 pause(inner, delay);
@@ -1201,10 +1236,32 @@ fn pause(inner: &Inner, delay: Duration) {
     }
 }
 
+/// One round of upkeep on a shard: its flushes, then the rest (what its two threads do).
 fn maintain_shard(inner: &Inner, shard_index: usize) -> Result<(), StorageError> {
+    // The second runs even when the first failed: on a full disk, flushes fail but
+    // retention may free the space they need. The first error is reported.
+    let flushed = flush_shard(inner, shard_index);
+    let maintained = maintain_parts(inner, shard_index);
+    flushed.and(maintained)
+}
+
+/// The flush thread's round: freezes the memtable if it grew old, then flushes every
+/// frozen memtable.
+fn flush_shard(inner: &Inner, shard_index: usize) -> Result<(), StorageError> {
     let shard = &inner.shards[shard_index];
     let options = &inner.options;
-    // Each step runs even when an earlier one failed: on a full disk, flushes fail but
+    let now = options.clock.now_ns();
+    let max_age = i64::try_from(options.flush_interval.as_nanos()).unwrap_or(i64::MAX);
+    shard.freeze_if_old(now, max_age);
+    while shard.flush_one()? {}
+    Ok(())
+}
+
+/// The maintenance thread's round: everything but flushes.
+fn maintain_parts(inner: &Inner, shard_index: usize) -> Result<(), StorageError> {
+    let shard = &inner.shards[shard_index];
+    let now = inner.options.clock.now_ns();
+    // Each step runs even when an earlier one failed: on a full disk, merges fail but
     // retention may free the space they need. The first error is reported.
     let mut first_error = None;
     let mut step = |result: Result<(), StorageError>| {
@@ -1215,31 +1272,19 @@ fn maintain_shard(inner: &Inner, shard_index: usize) -> Result<(), StorageError>
     // Writes records left pending by a failed write, if any (the WAL's timed fsyncs are
     // the WAL sync thread's).
     step(shard.wal.write_pending().map_err(StorageError::from));
-    let now = options.clock.now_ns();
-    let max_age = i64::try_from(options.flush_interval.as_nanos()).unwrap_or(i64::MAX);
-    shard.freeze_if_old(now, max_age);
-    step(flush_every_frozen(shard));
     step(shard.purge_dropped().map(drop));
     step(delete::purge_shard(inner, shard_index, now, false));
     step(retention::expire_shard(inner, shard_index, now));
-    step(merge_while_no_flush_waits(shard));
+    step(merge_until_done(shard));
     step(shard.retire_empty_series().map(drop));
     first_error.map_or(Ok(()), Err)
 }
 
-fn flush_every_frozen(shard: &Shard) -> Result<(), StorageError> {
-    while shard.flush_one()? {}
-    Ok(())
-}
-
-fn merge_while_no_flush_waits(shard: &Shard) -> Result<(), StorageError> {
-    while shard.merge_one()? {
-        // Flushes come first: a long run of merges must not starve writers under
-        // back-pressure.
-        if !shard.state.lock().frozen.is_empty() {
-            break;
-        }
-    }
+/// Merges until no run is left. Writers under back-pressure do not wait for this: they
+/// wait for a flush, which runs on the flush thread and publishes between two merges'
+/// publications.
+fn merge_until_done(shard: &Shard) -> Result<(), StorageError> {
+    while shard.merge_one()? {}
     Ok(())
 }
 

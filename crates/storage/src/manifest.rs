@@ -89,6 +89,14 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// A new part file id, kept from every later one whether or not this manifest is
+    /// stored with it (an unstored id is an orphan's at most, removed at the next start).
+    pub fn take_part_id(&mut self) -> u64 {
+        let id = self.next_part_id;
+        self.next_part_id += 1;
+        id
+    }
+
     /// Loads the manifest at `path`; an absent file is an empty manifest.
     pub fn load(path: &Path) -> Result<Self, StorageError> {
         let found = checked_json::read_versions(

@@ -34,7 +34,7 @@ pub enum WriteStage {
     /// After the lock: the record written to the WAL file (and fsynced under
     /// `--wal-sync always`), by this writer or the one leading the group commit.
     WalCommit,
-    /// Memtables written as parts (the shard's maintenance thread).
+    /// Memtables written as parts (the shard's flush thread).
     Flush,
     /// Parts merged (the shard's maintenance thread).
     Merge,

@@ -63,9 +63,10 @@ impl Inner {
             shard.flush_all()?;
         }
         {
-            // Under every manifest lock no flush or merge is writing a part: the orders
-            // taken here split the parts into those written before (possibly holding
-            // deleted rows) and after, and every merge from now on sees the tombstone.
+            // Under every manifest lock no flush is writing a part: the orders taken here
+            // split the parts into those written before (possibly holding deleted rows)
+            // and after. A merge may be writing one, without the tombstone; its part
+            // takes its run's order, below these, so reads and purges still apply it.
             let manifests: Vec<_> = self.shards.iter().map(|s| s.manifest.lock()).collect();
             let before_order = manifests.iter().map(|m| m.next_order).collect();
             self.catalog.add_tombstone(

@@ -178,8 +178,7 @@ impl FlushParts<'_> {
         let entry = match self.writers.entry(partition) {
             std::collections::btree_map::Entry::Occupied(entry) => entry.into_mut(),
             std::collections::btree_map::Entry::Vacant(entry) => {
-                let id = self.manifest.next_part_id;
-                self.manifest.next_part_id += 1;
+                let id = self.manifest.take_part_id();
                 let path = self.config.part_path(partition, id);
                 if let Some(parent) = path.parent() {
                     crate::fsutil::create_dir_all_durable(parent).map_err(|e| {

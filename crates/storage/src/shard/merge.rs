@@ -26,6 +26,16 @@ use crate::layout;
 use crate::manifest::{Manifest, PartEntry};
 use crate::part::{PartReader, PartWriter, Provenance};
 
+/// What [`Shard::write_replacement`] wrote in the place of a run, not yet published.
+struct Replacement {
+    new_part: Option<LivePart>,
+    /// Rows of dropped tables were left out: the latest-row cache must forget them.
+    removes_rows: bool,
+    /// Some series of the run have no row in `new_part`.
+    loses_series: bool,
+    unpublished: RemoveUnlessKept,
+}
+
 /// Most parts merged at once: bounds a merge's open files and memory per series.
 const MERGE_PARTS_MAX: usize = 16;
 /// A partition with this many times `merge_min_parts` parts merges its cheapest adjacent
@@ -60,17 +70,41 @@ impl Shard {
         Ok(merges)
     }
 
+    /// One merge of a run [`pick_run`] finds. The run is chosen, and the new part's id
+    /// taken, under the manifest lock; the part is written without it, so that flushes
+    /// (on the shard's flush thread) go on meanwhile; it is published under the lock again
+    /// if every part of the run is still live. Flushes only add parts of a higher order,
+    /// which leaves the run adjacent; a purge, retention, a delete's purge, a release to
+    /// the lake or a quarantine may have replaced a part of it, and then the new part is
+    /// thrown away (the next round chooses again). Returns whether a merge ran or was
+    /// thrown away (work may be left).
     fn merge_with(
         &self,
         min_parts: usize,
         size_ratio_max: Option<u64>,
     ) -> Result<bool, StorageError> {
-        let mut manifest = self.manifest.lock();
-        let parts = self.parts();
-        let Some(run) = pick_run(&parts, min_parts, size_ratio_max) else {
-            return Ok(false);
+        let _merging = self.merging.lock();
+        let (run, id) = {
+            let mut manifest = self.manifest.lock();
+            let Some(run) = pick_run(&self.parts(), min_parts, size_ratio_max) else {
+                return Ok(false);
+            };
+            (run, manifest.take_part_id())
         };
-        self.rewrite_run(&mut manifest, &run, 1, &RoaringBitmap::new())?;
+        let replacement = self.write_replacement(&run, id, 1, &RoaringBitmap::new())?;
+        #[cfg(test)]
+        if let Some(hook) = self.merge_written_hook.lock().as_ref() {
+            hook(self);
+        }
+        let mut manifest = self.manifest.lock();
+        let live = run
+            .iter()
+            .all(|part| manifest.parts.iter().any(|entry| entry.id == part.entry.id));
+        if !live {
+            // `replacement` removes its file when dropped unpublished.
+            return Ok(true);
+        }
+        self.publish_replacement(&mut manifest, &run, replacement)?;
         self.stats.merges.fetch_add(1, Ordering::Relaxed);
         Ok(true)
     }
@@ -87,8 +121,28 @@ impl Shard {
         level_step: u32,
         leave_out: &RoaringBitmap,
     ) -> Result<Option<PartEntry>, StorageError> {
+        let id = manifest.take_part_id();
+        let replacement = self.write_replacement(run, id, level_step, leave_out)?;
+        self.publish_replacement(manifest, run, replacement)
+    }
+
+    /// Writes what replaces `run` as part `id` (see [`Shard::rewrite_run`]); changes
+    /// nothing readers see. The file is removed unless the replacement is published.
+    fn write_replacement(
+        &self,
+        run: &[LivePart],
+        id: u64,
+        level_step: u32,
+        leave_out: &RoaringBitmap,
+    ) -> Result<Replacement, StorageError> {
+        let mut replacement = Replacement {
+            new_part: None,
+            removes_rows: false,
+            loses_series: false,
+            unpublished: RemoveUnlessKept::default(),
+        };
         let Some(first) = run.first() else {
-            return Ok(None);
+            return Ok(replacement);
         };
         let partition = first.entry.partition;
         let dropped = self.config.dropped.snapshot();
@@ -103,37 +157,49 @@ impl Shard {
             .collect();
         let series_in_run = all_series.len();
         // Rows of dropped tables leave the parts: the latest-row cache must forget them.
-        let removes_rows = all_series.iter().any(|(_, table)| dropped.contains(*table));
+        replacement.removes_rows = all_series.iter().any(|(_, table)| dropped.contains(*table));
         let series: BTreeSet<(u32, u32)> = all_series
             .into_iter()
             .filter(|(_, table)| !dropped.contains(*table))
             .collect();
-        let mut next = manifest.clone();
-        let mut unpublished = RemoveUnlessKept::default();
-        let new_part = if series.is_empty() {
-            None
-        } else {
-            let id = next.next_part_id;
-            next.next_part_id += 1;
+        if !series.is_empty() {
             let order = run.iter().map(|p| p.entry.order).max().unwrap_or(0);
             let level = run.iter().map(|p| p.entry.level).max().unwrap_or(0) + level_step;
-            unpublished.add(self.config.part_path(partition, id));
-            self.write_merged(run, &series, partition, id, order, level)?
-        };
-        let replaced: Vec<u64> = run.iter().map(|p| p.entry.id).collect();
-        let emptied = new_part.is_none();
-        let kept_series = new_part
+            replacement
+                .unpublished
+                .add(self.config.part_path(partition, id));
+            replacement.new_part = self.write_merged(run, &series, partition, id, order, level)?;
+        }
+        let kept_series = replacement
+            .new_part
             .as_ref()
             .map_or(0, |p| p.reader.series_ids().count());
-        if kept_series < series_in_run {
+        replacement.loses_series = kept_series < series_in_run;
+        Ok(replacement)
+    }
+
+    /// Puts `replacement` in the place of `run`: in the manifest (stored), then for
+    /// readers; then removes the run's files. The caller holds the manifest lock
+    /// (`manifest` is its content) and has checked that every part of `run` is live.
+    fn publish_replacement(
+        &self,
+        manifest: &mut Manifest,
+        run: &[LivePart],
+        mut replacement: Replacement,
+    ) -> Result<Option<PartEntry>, StorageError> {
+        if replacement.loses_series {
             self.series_may_be_empty();
         }
+        let replaced: Vec<u64> = run.iter().map(|p| p.entry.id).collect();
+        let new_part = replacement.new_part.take();
+        let emptied = new_part.is_none();
+        let mut next = manifest.clone();
         next.parts.retain(|p| !replaced.contains(&p.id));
         if let Some(part) = &new_part {
             next.parts.push(part.entry.clone());
         }
         next.store(&self.config.home().join(layout::MANIFEST_FILE))?;
-        unpublished.keep();
+        replacement.unpublished.keep();
         *manifest = next;
         let new_entry = new_part.as_ref().map(|p| p.entry.clone());
         {
@@ -146,7 +212,7 @@ impl Shard {
                 .collect();
             parts.extend(new_part);
             state.parts = Arc::new(parts);
-            if removes_rows {
+            if replacement.removes_rows {
                 state.latest.invalidate();
             }
         }
@@ -179,8 +245,9 @@ impl Shard {
         order: u64,
         level: u32,
     ) -> Result<Option<LivePart>, StorageError> {
-        // The caller holds the manifest lock, which a delete takes to record its
-        // tombstone: the tombstones seen here are all that can apply to `run`.
+        // Tombstones up to `applied` are left out here; reads and purges apply later ones
+        // (a delete recorded while a merge writes without the manifest lock) to the new
+        // part, whose order is its run's, older than the delete.
         let applied = self.config.tombstones.highest_id();
         let marks = self.marks(&self.state.lock());
         let mut writer = PartWriter::create(&self.config.part_path(partition, id))?;

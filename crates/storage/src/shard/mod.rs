@@ -3,8 +3,10 @@
 //! Shards never wait on each other. Inside a shard, a write's critical section is the
 //! append: series ids looked up (allocation-free for known series), rows pushed onto the
 //! memtable, the WAL record framed into the WAL's pending buffer. WAL I/O happens after the
-//! lock is released (group commit), and flushes and merges run on the shard's maintenance
-//! thread with no lock held during I/O or compression.
+//! lock is released (group commit). Flushes run on the shard's flush thread, merges and
+//! the rest of the upkeep on its maintenance thread, neither with the shard lock held
+//! during I/O or compression; a merge writes its part without the manifest lock too, so
+//! that a flush (which writers under back-pressure wait for) never waits for a merge.
 //!
 //! Files: `flush.rs` (memtable → parts), `merge.rs` (size-tiered merges), `expire.rs`
 //! (retention: expired rows off the disk),
@@ -65,7 +67,7 @@ pub(crate) struct ShardConfig {
     pub frozen_memtables_max: usize,
     pub partition_ns: i64,
     pub merge_min_parts: usize,
-    /// Whether a maintenance thread flushes frozen memtables (writers may then wait for it).
+    /// Whether a flush thread flushes frozen memtables (writers may then wait for it).
     pub background: bool,
     /// The engine's catalog: parts name their tables and fields from it.
     pub catalog: Arc<Catalog>,
@@ -159,12 +161,24 @@ pub(crate) struct Shard {
     pub wal: Wal,
     pub state: Mutex<ShardState>,
     /// Signalled whenever a frozen memtable has been flushed (writers under back-pressure
-    /// wait on it) and when maintenance work is requested.
+    /// wait on it).
     pub flushed: Condvar,
+    /// The maintenance thread's wake-up.
     pub work_requested: Mutex<bool>,
     pub work: Condvar,
-    /// Held by whoever changes the part set (flush, merge, retention): one at a time.
+    /// The flush thread's wake-up.
+    pub flush_requested: Mutex<bool>,
+    pub flush_work: Condvar,
+    /// Held by whoever changes the part set (flush, retention, purges, a merge's choice of
+    /// parts and its publication): one at a time.
     pub manifest: Mutex<Manifest>,
+    /// Held by a merge from its choice of parts to its publication: merges run one at a
+    /// time, and write their part without the manifest lock (see `merge.rs`).
+    pub merging: Mutex<()>,
+    /// Called by a merge between writing its part and publishing it, with no lock held:
+    /// tests change the part set there.
+    #[cfg(test)]
+    pub merge_written_hook: Mutex<Option<MergeHook>>,
     pub stats: ShardStats,
     /// The [`DroppedTables::generation`] whose tables no live part holds rows of any more
     /// (`u64::MAX` until the first purge after open checks every part).
@@ -180,6 +194,10 @@ pub(crate) struct Shard {
     /// get this error instead (see [`Shard::flush_one`]).
     pub flush_failure: Mutex<Option<FlushFailure>>,
 }
+
+/// See [`Shard::merge_written_hook`].
+#[cfg(test)]
+pub(crate) type MergeHook = Box<dyn Fn(&Shard) + Send>;
 
 /// A failed flush, kept to answer writers with while flushes fail.
 #[derive(Debug, Clone)]
@@ -318,6 +336,11 @@ impl Shard {
             flushed: Condvar::new(),
             work_requested: Mutex::new(false),
             work: Condvar::new(),
+            flush_requested: Mutex::new(false),
+            flush_work: Condvar::new(),
+            merging: Mutex::new(()),
+            #[cfg(test)]
+            merge_written_hook: Mutex::new(None),
             flush_log: Mutex::new(changes::FlushLog::new(manifest.next_order)),
             manifest: Mutex::new(manifest),
             stats: ShardStats::default(),
@@ -384,7 +407,7 @@ impl Shard {
                     self.stats
                         .backpressure_waits
                         .fetch_add(1, Ordering::Relaxed);
-                    self.request_work();
+                    self.request_flush();
                     self.flushed.wait(&mut state);
                 }
                 lap = stages.lap(WriteStage::Backpressure, lap);
@@ -427,7 +450,7 @@ impl Shard {
             .points_written
             .fetch_add(points, Ordering::Relaxed);
         if freeze {
-            self.request_work();
+            self.request_flush();
         }
         self.wal.commit(seq)?;
         stages.lap(WriteStage::WalCommit, enqueued);
@@ -508,10 +531,17 @@ impl Shard {
         state.active_since_ns = None;
     }
 
-    /// Wakes the maintenance thread.
+    /// Wakes the maintenance thread and the flush thread.
     pub fn request_work(&self) {
         *self.work_requested.lock() = true;
         self.work.notify_one();
+        self.request_flush();
+    }
+
+    /// Wakes the flush thread alone (a memtable froze, or a writer waits for a flush).
+    pub fn request_flush(&self) {
+        *self.flush_requested.lock() = true;
+        self.flush_work.notify_one();
     }
 
     /// Live series of this shard (created and not retired).

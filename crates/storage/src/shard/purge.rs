@@ -21,8 +21,10 @@ impl Shard {
         if self.purged_generation.load(Ordering::Acquire) == generation {
             return Ok(0);
         }
-        // Under the manifest lock no flush or merge is writing a part from an older
-        // snapshot of the dropped tables: every part they wrote is in the list below.
+        // Under the manifest lock no flush is writing a part from an older snapshot of
+        // the dropped tables: every part flushes wrote is in the list below. A merge may
+        // be writing one: if its run holds rows of a dropped table, the run is rewritten
+        // here, and the merge, finding its run gone, throws its part away.
         let mut manifest = self.manifest.lock();
         let generation = self.config.dropped.generation();
         let dropped = self.config.dropped.snapshot();
