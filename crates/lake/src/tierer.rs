@@ -235,19 +235,10 @@ impl Tierer {
     }
 }
 
-/// Puts the calling thread at the lowest CPU priority (nice 19; Linux keeps a nice value
-/// per thread). A failure leaves it at the normal priority: tiering still works.
-#[allow(unsafe_code)] // setpriority: a libc call the standard library does not wrap.
+/// Lowers the calling thread's CPU priority by 19 steps: to the lowest (nice 19) in a
+/// process at the normal priority.
 fn lower_priority() {
-    // SAFETY: setpriority reads no memory of ours; `who = 0` is the calling thread.
-    let result = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
-    if result != 0 {
-        tracing::debug!(
-            target: "strata::lake",
-            "could not lower the tiering thread's priority: {}",
-            std::io::Error::last_os_error()
-        );
-    }
+    strata_storage::thread_priority::lower_thread_priority(19, "lake tiering");
 }
 
 impl Drop for Tierer {

@@ -53,7 +53,7 @@ mod retention;
 mod tier;
 
 #[cfg(test)]
-mod merge_race_tests;
+mod upkeep_tests;
 
 pub use backup::{BACKUP_FILE, BackupReport, restore};
 pub use check::{CheckReport, check};
@@ -1095,6 +1095,12 @@ pub struct EngineStats {
     pub shard_busy: u64,
 }
 
+/// How many nice steps below the process the shards' maintenance threads run: merges,
+/// purges and retention take the CPU that writes, flushes and queries leave (at 100% CPU,
+/// a nice-10 thread gets about a tenth of a busy thread's share; at nice 19 merges
+/// stopped altogether under a full 1-core meters load).
+const MAINTENANCE_NICE: i32 = 10;
+
 /// The two kinds of a shard's background upkeep, each on a thread of its own.
 #[derive(Debug, Clone, Copy)]
 enum Upkeep {
@@ -1119,6 +1125,9 @@ fn upkeep_loop(inner: &Inner, shard_index: usize, upkeep: Upkeep) {
         Upkeep::Flush => (&shard.flush_requested, &shard.flush_work),
         Upkeep::Maintain => (&shard.work_requested, &shard.work),
     };
+    if let Upkeep::Maintain = upkeep {
+        crate::thread_priority::lower_thread_priority(MAINTENANCE_NICE, "shard maintenance");
+    }
     let mut failures = 0u32;
     while !inner.stop.load(Ordering::SeqCst) {
         {

@@ -44,6 +44,7 @@ pub mod options;
 pub mod part;
 pub mod series;
 mod shard;
+pub mod thread_priority;
 mod varint;
 pub mod wal;
 mod wal_record;

@@ -1,6 +1,7 @@
-//! A merge writes its part without the manifest lock: a flush publishes meanwhile, and a
-//! merge whose run another rewrite replaced meanwhile throws its part away. The shard's
-//! test hook runs the other work between the merge's write and its publication.
+//! A shard's two upkeep threads. A merge writes its part without the manifest lock: a
+//! flush publishes meanwhile, and a merge whose run another rewrite replaced meanwhile
+//! throws its part away (the shard's test hook runs the other work between the merge's
+//! write and its publication). Merges run at a lower CPU priority than flushes.
 
 use std::path::Path;
 use std::time::Duration;
@@ -163,4 +164,62 @@ fn a_merge_whose_run_was_rewritten_meanwhile_throws_its_part_away() {
         rows(&engine, "cpu"),
         vec![(t, Value::Integer(1)), (t + 1, Value::Integer(2))]
     );
+}
+
+/// The nice value in a `/proc/.../stat` line.
+fn nice_in_stat(stat: &str) -> i64 {
+    // The fields after the parenthesised name start with the state (field 3); nice is
+    // field 19.
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    after_name.split(' ').nth(16).unwrap().parse().unwrap()
+}
+
+/// The nice value of each of this process's threads whose name starts with `prefix`.
+fn nice_of_threads(prefix: &str) -> Vec<i64> {
+    let mut found = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap() {
+        let task = task.unwrap().path();
+        // A thread may end between the listing and the reads.
+        let (Ok(name), Ok(stat)) = (
+            std::fs::read_to_string(task.join("comm")),
+            std::fs::read_to_string(task.join("stat")),
+        ) else {
+            continue;
+        };
+        if name.starts_with(prefix) {
+            found.push(nice_in_stat(&stat));
+        }
+    }
+    found
+}
+
+#[test]
+fn merges_yield_the_cpu_to_writes_and_flushes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _) = Engine::open(EngineOptions {
+        data_dirs: vec![dir.path().to_path_buf()],
+        shards: 3,
+        ..EngineOptions::default()
+    })
+    .unwrap();
+    let own = nice_in_stat(&std::fs::read_to_string("/proc/thread-self/stat").unwrap());
+    // Thread names are cut to 15 bytes: "strata-maintenance-0" reads "strata-maintena".
+    // Engines of other tests start threads too: wait until every one has set its nice.
+    let mut maintenance = Vec::new();
+    for _ in 0..200 {
+        maintenance = nice_of_threads("strata-maintena");
+        if maintenance.len() >= 3 && maintenance.iter().all(|n| *n == own + 10) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(maintenance.len() >= 3, "{maintenance:?}");
+    assert!(
+        maintenance.iter().all(|n| *n == own + 10),
+        "{maintenance:?}, own {own}"
+    );
+    let flush = nice_of_threads("strata-flush-");
+    assert!(flush.len() >= 3, "{flush:?}");
+    assert!(flush.iter().all(|n| *n == own), "{flush:?}, own {own}");
+    drop(engine);
 }
