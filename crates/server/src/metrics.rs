@@ -435,8 +435,8 @@ fn render_write_stages(out: &mut String, engine: &EngineStats) {
         "strata_write_stage_seconds_total",
         "Time spent in each stage of the write path since start, summed over threads \
          (parse, catalog, lock_wait, backpressure, series, memtable, wal_append, wal_commit; \
-         flush and merge on the shards' flush and maintenance threads). Divide by strata_points_written_total \
-         for the cost per point.",
+         flush and merge on the shards' flush and maintenance threads). Divide by \
+         strata_points_written_total for the cost per point.",
         "counter",
     );
     for (stage, ns) in WriteStage::ALL.iter().zip(engine.write_stage_ns) {
