@@ -482,7 +482,7 @@ mod tests {
     fn json_shape() {
         let mut series = Series::new("cpu", &["time", "mean"]);
         series.tags = vec![("host".into(), "a".into())];
-        series.values = vec![vec![Value::Time(0), Value::Float(1.5)]];
+        series.values = vec![smallvec::smallvec![Value::Time(0), Value::Float(1.5)]];
         let results = [
             StatementResult {
                 statement_id: 0,

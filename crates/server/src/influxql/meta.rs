@@ -6,6 +6,8 @@
 use std::sync::Arc;
 
 use std::time::Duration;
+
+use smallvec::smallvec;
 use strata_influxql::{
     BinaryOp, CardinalityKind, Expr, MeasurementName, MeasurementRef, RetentionPolicySpec,
     ShowCardinality, ShowFrom, ShowMeasurements, ShowTagValues, Statement, TagKeyFilter,
@@ -45,7 +47,7 @@ pub(crate) fn execute(
                 .catalog()
                 .databases()
                 .into_iter()
-                .map(|d| vec![Value::text(d)])
+                .map(|d| smallvec![Value::text(d)])
                 .collect();
             Ok(vec![series])
         }
@@ -230,7 +232,7 @@ fn show_retention_policies(engine: &Engine, database: &str) -> Series {
             "default",
         ],
     );
-    series.values = vec![vec![
+    series.values = vec![smallvec![
         Value::text(DEFAULT_POLICY),
         Value::text(go_duration(kept)),
         Value::text(go_duration(shard_group)),
@@ -367,7 +369,7 @@ fn show_measurements(
             && (show.condition.is_none()
                 || !matching_series(engine, &table, show.condition.as_ref())?.is_empty())
         {
-            names.push(vec![Value::text(table.name.clone())]);
+            names.push(smallvec![Value::text(table.name.clone())]);
         }
     }
     let names = page(names, show.limit, show.offset);
@@ -403,7 +405,10 @@ fn show_tag_keys(
             continue;
         }
         let mut series = Series::new(&table.name, &["tagKey"]);
-        series.values = keys.into_iter().map(|k| vec![Value::text(k)]).collect();
+        series.values = keys
+            .into_iter()
+            .map(|k| smallvec![Value::text(k)])
+            .collect();
         out.push(series);
     }
     Ok(out)
@@ -466,7 +471,7 @@ fn show_tag_values(
         let mut series = Series::new(&table.name, &["key", "value"]);
         series.values = pairs
             .into_iter()
-            .map(|(k, v)| vec![Value::text(k), Value::text(v)])
+            .map(|(k, v)| smallvec![Value::text(k), Value::text(v)])
             .collect();
         out.push(series);
     }
@@ -501,7 +506,7 @@ fn show_field_keys(
         series.values = fields
             .into_iter()
             .map(|f| {
-                vec![
+                smallvec![
                     Value::text(f.name.clone()),
                     Value::text(field_type_name(f.field_type)),
                 ]
@@ -552,7 +557,10 @@ fn show_series(
         return Ok(Vec::new());
     }
     let mut series = Series::new("", &["key"]);
-    series.values = keys.into_iter().map(|k| vec![Value::text(k)]).collect();
+    series.values = keys
+        .into_iter()
+        .map(|k| smallvec![Value::text(k)])
+        .collect();
     Ok(vec![series])
 }
 
@@ -566,7 +574,7 @@ fn show_cardinality(
     let tables = measurements(engine, &database, &from.sources)?;
     let count_series = |n: usize, name: &str| {
         let mut series = Series::new(name, &["count"]);
-        series.values = vec![vec![Value::Integer(n as i64)]];
+        series.values = vec![smallvec![Value::Integer(n as i64)]];
         series
     };
     // Without EXACT, InfluxDB answers one estimate for the whole database; Strata's
@@ -586,7 +594,7 @@ fn show_cardinality(
             };
         }
         let mut series = Series::new("", &["cardinality estimation"]);
-        series.values = vec![vec![Value::Integer(n as i64)]];
+        series.values = vec![smallvec![Value::Integer(n as i64)]];
         return Ok(vec![series]);
     }
     Ok(match show.kind {
@@ -636,7 +644,7 @@ fn show_cardinality(
 
 fn diagnostics(started_ns: i64, now_ns: i64) -> Vec<Series> {
     let mut build = Series::new("build", &["Branch", "Build Time", "Commit", "Version"]);
-    build.values = vec![vec![
+    build.values = vec![smallvec![
         Value::text(String::new()),
         Value::text(String::new()),
         Value::text(String::new()),
@@ -644,7 +652,7 @@ fn diagnostics(started_ns: i64, now_ns: i64) -> Vec<Series> {
     ]];
     let mut system = Series::new("system", &["PID", "currentTime", "started", "uptime"]);
     let uptime = Duration::from_nanos(now_ns.saturating_sub(started_ns).max(0) as u64);
-    system.values = vec![vec![
+    system.values = vec![smallvec![
         Value::Integer(i64::from(std::process::id())),
         Value::Time(now_ns),
         Value::Time(started_ns),
@@ -660,7 +668,7 @@ fn stats(engine: &Engine) -> Vec<Series> {
         let series: usize = tables.iter().map(|t| engine.series_tags(t.id).len()).sum();
         let mut s = Series::new("database", &["numMeasurements", "numSeries"]);
         s.tags = vec![("database".into(), database)];
-        s.values = vec![vec![
+        s.values = vec![smallvec![
             Value::Integer(tables.len() as i64),
             Value::Integer(series as i64),
         ]];

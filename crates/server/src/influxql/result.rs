@@ -2,7 +2,14 @@
 
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 use super::select::ArrowRows;
+
+/// One row of an answer: its cells, held inline up to four (time and three values, which
+/// TSBS's and Grafana's aggregates fit in), so that building an answer of thousands of
+/// rows does not allocate once per row.
+pub(crate) type Row = SmallVec<[Value; 4]>;
 
 /// One cell of an answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +64,7 @@ pub(crate) struct Series {
     /// `columns`: shared by the series of one statement.
     pub columns: Arc<[String]>,
     /// `values`, one vector per row, as long as `columns`; empty when `arrow` holds them.
-    pub values: Vec<Vec<Value>>,
+    pub values: Vec<Row>,
     /// The rows still in the engine's Arrow batches (a raw `SELECT` at the top level),
     /// written to JSON from there; `None` when `values` holds them.
     pub arrow: Option<ArrowRows>,

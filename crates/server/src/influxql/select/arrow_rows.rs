@@ -12,7 +12,7 @@ use datafusion::arrow::array::{
 use datafusion::arrow::datatypes::{DataType, Int32Type, TimeUnit};
 
 use super::super::encode::{Epoch, go_float, json_time};
-use super::super::result::Value;
+use super::super::result::{Row, Value};
 use super::sql::read_column;
 use crate::sql_cells::{json_string, write_int};
 
@@ -101,7 +101,7 @@ impl ArrowRows {
     }
 
     /// The rows as cells, `time` first, as every other answer holds them.
-    pub(crate) fn to_values(&self) -> Result<Vec<Vec<Value>>, String> {
+    pub(crate) fn to_values(&self) -> Result<Vec<Row>, String> {
         // Each batch's columns as cells, read once, for the batches the rows are in.
         let mut cells: Vec<Option<Vec<Vec<Value>>>> = vec![None; self.batches.len()];
         let mut out = Vec::with_capacity(self.rows.len());

@@ -7,7 +7,7 @@ use strata_influxql::{Expr, Fill, SelectStatement};
 use strata_storage::catalog::TableSchema;
 use strata_storage::model::FieldType;
 
-use super::super::result::{Series, Value};
+use super::super::result::{Row, Series, Value};
 use super::buckets::{Cell, SeriesBuckets, Walk};
 use super::condition::TimeRange;
 use super::fields::{self, Projections};
@@ -444,7 +444,7 @@ fn plain_rows(
     times: &[i64],
     mut walk: Walk<'_>,
     point_time: bool,
-) -> Vec<Vec<Value>> {
+) -> Vec<Row> {
     // fill(none) shows no bucket where none of the fields has a point.
     let drop_empty = statement.fill == Fill::None && grouping.time.is_some();
     let mut rows = Vec::with_capacity(times.len());
@@ -454,7 +454,7 @@ fn plain_rows(
             Some(v) if point_time => v[0].1.unwrap_or(*t),
             _ => *t,
         };
-        let mut row = Vec::with_capacity(direct.len() + 1);
+        let mut row = Row::with_capacity(direct.len() + 1);
         row.push(Value::Time(shown));
         row.extend(
             direct

@@ -40,7 +40,7 @@ use strata_query::QueryEngine;
 use strata_storage::Engine;
 use strata_storage::catalog::TableSchema;
 
-use super::result::{Series, Value};
+use super::result::{Row, Series, Value};
 pub(crate) use arrow_rows::{ArrowRows, Resolved};
 use condition::TimeRange;
 pub(crate) use condition::split_time;
@@ -1079,15 +1079,9 @@ pub(super) fn cast_value(value: Value, cast: Option<strata_influxql::VarType>) -
     }
 }
 
-/// A row: `time`, then `values`, in one allocation (growing a one-cell vector to a wide
-/// row reallocated it four or five times, per row).
-fn with_time(time: i64, mut values: Vec<Value>) -> Vec<Value> {
-    if values.capacity() > values.len() {
-        // Built with room for the time (`assemble`): moved along, not reallocated.
-        values.insert(0, Value::Time(time));
-        return values;
-    }
-    let mut row = Vec::with_capacity(values.len() + 1);
+/// A row: `time`, then `values` (inline up to [`Row`]'s size, else in one allocation).
+fn with_time(time: i64, values: Vec<Value>) -> Row {
+    let mut row = Row::with_capacity(values.len() + 1);
     row.push(Value::Time(time));
     row.extend(values);
     row
@@ -1104,7 +1098,7 @@ pub(super) fn finish_rows(
     interval_ns: Option<i64>,
     drop_empty: bool,
     desc: bool,
-) -> Result<Vec<Vec<Value>>, String> {
+) -> Result<Vec<Row>, String> {
     let mut rows: Vec<(i64, Vec<Value>)> = times.iter().copied().zip(values).collect();
     if desc {
         rows.reverse();

@@ -20,7 +20,7 @@ use strata_influxql::{Expr, Fill, SelectStatement};
 use strata_storage::catalog::TableSchema;
 use strata_storage::model::FieldType;
 
-use super::super::result::{Series, Value};
+use super::super::result::{Row, Series, Value};
 use super::condition::TimeRange;
 use super::fields::{self, Projections};
 use super::{
@@ -480,7 +480,7 @@ pub(super) async fn run(
                     .into_iter()
                     .zip(values)
                     .map(|(t, v)| {
-                        let mut row = vec![Value::Time(t)];
+                        let mut row: Row = smallvec::smallvec![Value::Time(t)];
                         row.extend(v);
                         row
                     })

@@ -67,6 +67,11 @@ fn statement(text: &str) -> Box<strata_influxql::SelectStatement> {
     }
 }
 
+/// A series' rows as plain vectors, to compare with literals.
+fn cells(series: &super::Series) -> Vec<Vec<Value>> {
+    series.values.iter().map(|row| row.to_vec()).collect()
+}
+
 async fn run(query: &QueryEngine, engine: &Engine, text: &str) -> Vec<super::Series> {
     run_with(query, engine, text, false).await
 }
@@ -149,7 +154,7 @@ async fn answers_of_tsbs_queries() {
     assert_eq!(series.len(), 1);
     assert_eq!(series[0].columns[..], ["time", "max", "max_1"]);
     assert_eq!(
-        series[0].values,
+        cells(&series[0]),
         vec![
             vec![
                 Value::Time(START_NS),
@@ -182,7 +187,7 @@ async fn answers_of_tsbs_queries() {
             .sum::<f64>()
             / 360.0;
         assert_eq!(
-            s.values,
+            cells(s),
             vec![vec![Value::Time(START_NS), Value::Float(expected)]]
         );
     }
@@ -205,7 +210,7 @@ async fn answers_of_tsbs_queries() {
         ["time", "region", "usage_system", "usage_user"]
     );
     assert_eq!(
-        series[0].values,
+        cells(&series[0]),
         vec![vec![
             Value::Time(last),
             Value::Null,
@@ -237,7 +242,7 @@ async fn answers_of_tsbs_queries() {
         })
         .collect();
     assert!(!expected.is_empty());
-    assert_eq!(series[0].values, expected);
+    assert_eq!(cells(&series[0]), expected);
 }
 
 /// Hundreds of ORed hosts, as a dashboard with a long host list sends them, are answered,
@@ -258,7 +263,7 @@ async fn long_chains_of_ored_hosts_are_answered() {
     );
     let series = run(&query, &engine, &text).await;
     assert_eq!(
-        series[0].values,
+        cells(&series[0]),
         [[Value::Time(START_NS), Value::Integer(360)]]
     );
     // Long AND chains and arithmetic chains in a condition, the same.
@@ -271,7 +276,7 @@ async fn long_chains_of_ored_hosts_are_answered() {
     let positive = (0..360i64).filter(|i| (i * 7 + 1) % 100 > 0).count() as i64;
     let series = run(&query, &engine, &text).await;
     assert_eq!(
-        series[0].values,
+        cells(&series[0]),
         [[Value::Time(START_NS), Value::Integer(positive)]]
     );
 
@@ -361,7 +366,7 @@ async fn fill_none_shows_only_fields_with_points() {
             let series = run(query, engine, &text).await;
             series
                 .into_iter()
-                .flat_map(|s| s.values)
+                .flat_map(|s| cells(&s))
                 .collect::<Vec<_>>()
         }
     };
@@ -529,11 +534,10 @@ async fn limits_on_transformed_buckets_cut_the_unlimited_answer() {
                     let limited = run(&query, &engine, &text).await;
                     let expected: Vec<Vec<Vec<Value>>> = all
                         .iter()
-                        .map(|s| s.values.iter().skip(skip).take(limit).cloned().collect())
+                        .map(|s| cells(s).into_iter().skip(skip).take(limit).collect())
                         .filter(|rows: &Vec<Vec<Value>>| !rows.is_empty())
                         .collect();
-                    let got: Vec<Vec<Vec<Value>>> =
-                        limited.iter().map(|s| s.values.clone()).collect();
+                    let got: Vec<Vec<Vec<Value>>> = limited.iter().map(cells).collect();
                     assert_eq!(got, expected, "{text}");
                     compared += 1;
                 }
@@ -668,7 +672,7 @@ async fn selectors_over_points_of_one_instant() {
         answers.push(
             series
                 .into_iter()
-                .flat_map(|s| s.values)
+                .flat_map(|s| cells(&s))
                 .collect::<Vec<_>>(),
         );
     }
@@ -720,7 +724,7 @@ async fn raw_points_of_one_instant_come_in_series_order() {
         for s in &mut series {
             s.materialize().unwrap();
         }
-        let rows: Vec<Vec<Value>> = series.into_iter().flat_map(|s| s.values).collect();
+        let rows: Vec<Vec<Value>> = series.into_iter().flat_map(|s| cells(&s)).collect();
         assert_eq!(rows, expected, "arrow rows: {arrow_rows}");
     }
 }
