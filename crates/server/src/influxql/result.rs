@@ -63,7 +63,7 @@ pub(crate) struct Series {
     pub tags: Vec<(String, String)>,
     /// `columns`: shared by the series of one statement.
     pub columns: Arc<[String]>,
-    /// `values`, one vector per row, as long as `columns`; empty when `arrow` holds them.
+    /// `values`, one row each, as long as `columns`; empty when `arrow` holds them.
     pub values: Vec<Row>,
     /// The rows still in the engine's Arrow batches (a raw `SELECT` at the top level),
     /// written to JSON from there; `None` when `values` holds them.

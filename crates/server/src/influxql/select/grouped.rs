@@ -350,8 +350,7 @@ fn assemble(
                             .position(|c| c.expr == *e)
                             .map(|i| call_values[i].clone())
                     };
-                    // Room for the time `finish_rows` puts first.
-                    let mut row: Vec<Value> = Vec::with_capacity(projections.columns.len() + 1);
+                    let mut row: Vec<Value> = Vec::with_capacity(projections.columns.len());
                     row.extend(projections.columns.iter().zip(&direct).map(|(p, direct)| {
                         match direct {
                             Some(i) => call_values[*i].clone(),
