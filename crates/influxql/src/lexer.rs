@@ -95,7 +95,48 @@ const KEYWORDS: &[&str] = &[
 /// Whether `word` is one of InfluxQL's reserved words (any case), which a name spelled like
 /// it must be quoted to be (as InfluxDB prints statements).
 pub fn is_keyword(word: &str) -> bool {
-    KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(word))
+    keyword(word).is_some()
+}
+
+/// The longest entry of [`KEYWORDS`]; each fits in a [`pack`]ed key.
+const LONGEST_KEYWORD: usize = 13;
+
+/// `word` (at most 16 bytes) as a number that orders as the bytes do: big-endian, padded
+/// with zero bytes, which no keyword holds.
+const fn pack(word: &[u8]) -> u128 {
+    if word.is_empty() {
+        return 0;
+    }
+    let mut key = 0u128;
+    let mut i = 0;
+    while i < word.len() {
+        key = (key << 8) | word[i].to_ascii_uppercase() as u128;
+        i += 1;
+    }
+    key << (8 * (16 - word.len()))
+}
+
+/// [`KEYWORDS`] [`pack`]ed, in the same (sorted) order.
+const KEYWORD_KEYS: [u128; KEYWORDS.len()] = {
+    let mut keys = [0u128; KEYWORDS.len()];
+    let mut i = 0;
+    while i < KEYWORDS.len() {
+        keys[i] = pack(KEYWORDS[i].as_bytes());
+        i += 1;
+    }
+    keys
+};
+
+/// The entry of [`KEYWORDS`] that `word` spells in any case: a binary search over
+/// packed keys, since every unquoted name of a statement is looked up.
+fn keyword(word: &str) -> Option<&'static str> {
+    if word.len() > LONGEST_KEYWORD {
+        return None;
+    }
+    KEYWORD_KEYS
+        .binary_search(&pack(word.as_bytes()))
+        .ok()
+        .map(|i| KEYWORDS[i])
 }
 
 /// What a token is.
@@ -225,7 +266,7 @@ pub(crate) fn next_token(text: &str, pos: usize) -> Result<Token, ParseError> {
         'a'..='z' | 'A'..='Z' | '_' => {
             let end = start + ident_len(rest);
             let word = text.get(start..end).unwrap_or_default();
-            let tok = match KEYWORDS.iter().find(|k| k.eq_ignore_ascii_case(word)) {
+            let tok = match keyword(word) {
                 Some(k) => Tok::Keyword(k),
                 None => Tok::Ident(word.to_string()),
             };
@@ -476,9 +517,17 @@ fn scan_quoted(text: &str, start: usize, quote: char) -> Result<(String, usize),
     } else {
         "unterminated string"
     };
-    let mut out = String::new();
     let body = start + 1;
-    let mut chars = text.get(body..).unwrap_or_default().char_indices();
+    let rest = text.get(body..).unwrap_or_default();
+    // Most quoted text has no escape: one copy of it, not a character at a time.
+    let special = |c: char| c == quote || c == '\\' || c == '\n';
+    if let Some(i) = rest.find(special)
+        && rest[i..].starts_with(quote)
+    {
+        return Ok((rest[..i].to_owned(), body + i + 1));
+    }
+    let mut out = String::new();
+    let mut chars = rest.char_indices();
     while let Some((i, c)) = chars.next() {
         match c {
             c if c == quote => return Ok((out, body + i + 1)),
@@ -497,4 +546,38 @@ fn scan_quoted(text: &str, start: usize, quote: char) -> Result<(String, usize),
         }
     }
     Err(ParseError::at(text, start, what))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keywords_are_sorted_uppercase_and_found_in_any_case() {
+        // `keyword` binary-searches the list and copies at most LONGEST_KEYWORD bytes.
+        assert!(
+            KEYWORDS.windows(2).all(|w| w[0] < w[1]),
+            "KEYWORDS must stay sorted"
+        );
+        assert_eq!(
+            KEYWORDS.iter().map(|k| k.len()).max(),
+            Some(LONGEST_KEYWORD)
+        );
+        for k in KEYWORDS {
+            assert_eq!(keyword(k), Some(*k));
+            assert_eq!(keyword(&k.to_lowercase()), Some(*k));
+        }
+        assert_eq!(keyword("sElEcT"), Some("SELECT"));
+        for word in [
+            "usage_user",
+            "time",
+            "fill",
+            "",
+            "SUBSCRIPTIONSS",
+            "A",
+            "ZZZ",
+        ] {
+            assert_eq!(keyword(word), None, "{word}");
+        }
+    }
 }

@@ -13,6 +13,8 @@
 //! (`-1` is `Integer(-1)`, `-5m` is `Duration(-300000000000)`); before anything else,
 //! `-x` becomes `-1 * x` (what InfluxDB does too), so the tree needs no unary node.
 
+use smallvec::{SmallVec, smallvec};
+
 use super::{MAX_EXPR_DEPTH, Parser};
 use crate::ast::{BinaryOp, Expr};
 use crate::error::ParseError;
@@ -92,10 +94,12 @@ struct Frame {
     /// What is being parsed.
     kind: FrameKind,
     /// Operands, with their tree depths; one more than `operators` between operands.
-    operands: Vec<WithDepth>,
+    /// Inline up to two: most frames hold one operand (a call's argument, a field) or
+    /// two (`host = 'a'`), and a select list has many such frames.
+    operands: SmallVec<[WithDepth; 2]>,
     /// Operators, in nondecreasing precedence from bottom to top (anything else has
     /// been folded already).
-    operators: Vec<PendingOp>,
+    operators: SmallVec<[PendingOp; 2]>,
     /// Offsets of the unary minuses before the operand being parsed, outermost first.
     minuses: Vec<usize>,
 }
@@ -105,8 +109,8 @@ impl Frame {
     fn new(kind: FrameKind) -> Self {
         Self {
             kind,
-            operands: Vec::new(),
-            operators: Vec::new(),
+            operands: SmallVec::new(),
+            operators: SmallVec::new(),
             minuses: Vec::new(),
         }
     }
@@ -115,7 +119,8 @@ impl Frame {
 impl Parser<'_> {
     /// A whole expression.
     pub(super) fn expr(&mut self) -> Result<Expr, ParseError> {
-        let mut frames = vec![Frame::new(FrameKind::Top)];
+        // Inline: `f(x)` and `(a OR b)` need two frames, and most expressions no more.
+        let mut frames: SmallVec<[Frame; 3]> = smallvec![Frame::new(FrameKind::Top)];
         loop {
             // Operand position: an operand, or what opens a frame (then look again).
             let Some(mut operand) = self.operand_or_open(&mut frames)? else {
@@ -155,7 +160,7 @@ impl Parser<'_> {
                     Closed::Done(expr) => return Ok(expr),
                     Closed::Operand(value) => operand = value,
                     Closed::NextArgument(frame) => {
-                        frames.push(frame);
+                        frames.push(*frame);
                         break;
                     }
                 }
@@ -167,7 +172,7 @@ impl Parser<'_> {
     /// frame (`(`, `name(`) or recording a unary minus.
     fn operand_or_open(
         &mut self,
-        frames: &mut Vec<Frame>,
+        frames: &mut SmallVec<[Frame; 3]>,
     ) -> Result<Option<WithDepth>, ParseError> {
         let Some(frame) = frames.last_mut() else {
             return Err(self.internal());
@@ -286,12 +291,14 @@ impl Parser<'_> {
                 let args_depth = args_depth.max(depth);
                 let sep = self.next()?;
                 match sep.tok {
-                    Tok::Comma => Ok(Closed::NextArgument(Frame::new(FrameKind::Call {
-                        name,
-                        start,
-                        args,
-                        depth: args_depth,
-                    }))),
+                    Tok::Comma => Ok(Closed::NextArgument(Box::new(Frame::new(
+                        FrameKind::Call {
+                            name,
+                            start,
+                            args,
+                            depth: args_depth,
+                        },
+                    )))),
                     Tok::RParen => {
                         self.leave();
                         let depth = self.check_depth(args_depth + 1, start)?;
@@ -326,6 +333,7 @@ enum Closed {
     Done(Expr),
     /// A complete operand for the frame below (`( … )` or a call).
     Operand(WithDepth),
-    /// A call with more arguments to come: the frame to push back.
-    NextArgument(Frame),
+    /// A call with more arguments to come: the frame to push back (boxed: a frame holds
+    /// its first operands inline, and only calls of several arguments get here).
+    NextArgument(Box<Frame>),
 }

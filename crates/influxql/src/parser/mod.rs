@@ -115,6 +115,13 @@ impl<'a> Parser<'a> {
         Ok(t)
     }
 
+    /// Where the next token starts, if it is `tok` (compared exactly; for punctuation);
+    /// nothing is consumed.
+    fn peek_at(&mut self, tok: &Tok) -> Result<Option<usize>, ParseError> {
+        let t = self.peek_ref()?;
+        Ok((t.tok == *tok).then_some(t.start))
+    }
+
     /// Consumes the next token if it is `tok` (compared exactly; for punctuation).
     fn eat(&mut self, tok: &Tok) -> Result<bool, ParseError> {
         if self.peek_ref()?.tok == *tok {
@@ -184,12 +191,11 @@ impl<'a> Parser<'a> {
 
     /// If the next token is `/`, re-scans it as a regex literal and consumes it.
     fn take_regex(&mut self) -> Result<Option<String>, ParseError> {
-        let t = self.peek()?;
-        if t.tok != Tok::Slash {
+        let Some(start) = self.peek_at(&Tok::Slash)? else {
             return Ok(None);
-        }
+        };
         self.peeked = None;
-        let re = lexer::scan_regex(self.text, t.start)?;
+        let re = lexer::scan_regex(self.text, start)?;
         self.pos = re.end;
         match re.tok {
             Tok::Regex(s) => Ok(Some(s)),

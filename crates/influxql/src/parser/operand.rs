@@ -16,25 +16,25 @@ fn negate(value: u64) -> Option<i64> {
 impl Parser<'_> {
     /// Consumes a `-`, returning its offset.
     pub(super) fn minus(&mut self) -> Result<Option<usize>, ParseError> {
-        let t = self.peek()?;
-        if t.tok != Tok::Minus {
-            return Ok(None);
+        let start = self.peek_at(&Tok::Minus)?;
+        if start.is_some() {
+            self.next()?;
         }
-        self.next()?;
-        Ok(Some(t.start))
+        Ok(start)
     }
 
     /// After a unary `-`: the negated number or duration literal that follows, consumed.
     pub(super) fn negative_literal(&mut self) -> Result<Option<Expr>, ParseError> {
-        let t = self.peek()?;
+        let t = self.peek_ref()?;
+        let start = t.start;
         let lit = match t.tok {
-            Tok::Integer(n) => match negate(n) {
-                Some(v) => Expr::Integer(v),
-                None => return Err(self.error_at(t.start, "integer out of range")),
-            },
-            Tok::Float(f) => Expr::Float(-f),
-            Tok::Duration(d) => Expr::Duration(-d),
+            Tok::Integer(n) => negate(n).map(Expr::Integer),
+            Tok::Float(f) => Some(Expr::Float(-f)),
+            Tok::Duration(d) => Some(Expr::Duration(-d)),
             _ => return Ok(None),
+        };
+        let Some(lit) = lit else {
+            return Err(self.error_at(start, "integer out of range"));
         };
         self.next()?;
         Ok(Some(lit))
@@ -47,11 +47,15 @@ impl Parser<'_> {
         }
         let t = self.next()?;
         let expr = match t.tok {
-            Tok::Ident(ref name) | Tok::QuotedIdent(ref name) => {
+            Tok::Ident(mut name) | Tok::QuotedIdent(mut name) => {
                 if self.peek_ref()?.tok == Tok::LParen {
-                    return Ok(Operand::Call(name.to_lowercase(), t.start));
+                    name.make_ascii_lowercase();
+                    if !name.is_ascii() {
+                        name = name.to_lowercase();
+                    }
+                    return Ok(Operand::Call(name, t.start));
                 }
-                self.var_ref(name.clone())?
+                self.var_ref(name)?
             }
             Tok::Keyword("TRUE") => Expr::Boolean(true),
             Tok::Keyword("FALSE") => Expr::Boolean(false),

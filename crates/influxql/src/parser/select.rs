@@ -99,12 +99,11 @@ impl Parser<'_> {
 
     /// Consumes the `(` of a subquery, returning its offset.
     fn subquery_start(&mut self) -> Result<Option<usize>, ParseError> {
-        let t = self.peek()?;
-        if t.tok != Tok::LParen {
-            return Ok(None);
+        let start = self.peek_at(&Tok::LParen)?;
+        if start.is_some() {
+            self.next()?;
         }
-        self.next()?;
-        Ok(Some(t.start))
+        Ok(start)
     }
 
     /// `SELECT … )`, the `(` at byte `start` consumed.
@@ -137,12 +136,11 @@ impl Parser<'_> {
             let MeasurementName::Name(part) = &name else {
                 break name;
             };
-            let dot = self.peek()?;
-            if dot.tok != Tok::Dot {
+            let Some(dot) = self.peek_at(&Tok::Dot)? else {
                 break name;
-            }
+            };
             if qualifiers.len() == 2 {
-                return Err(self.error_at(dot.start, "too many segments in measurement name"));
+                return Err(self.error_at(dot, "too many segments in measurement name"));
             }
             self.next()?;
             qualifiers.push(Some(part.clone()));
