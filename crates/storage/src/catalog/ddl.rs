@@ -136,9 +136,8 @@ pub(super) fn create_locked(
                 table: name.to_string(),
             });
         }
-        let schema = &mut state.tables[id as usize];
-        check_agrees(schema, definition)?;
-        let changed = add_missing(schema, definition);
+        check_agrees(&state.tables[id as usize], definition)?;
+        let changed = add_missing(Arc::make_mut(&mut state.tables[id as usize]), definition);
         if changed {
             state.version += 1;
         }
@@ -158,7 +157,7 @@ pub(super) fn create_locked(
         time_unit: definition.time_unit,
     };
     add_missing(&mut schema, definition);
-    state.tables.push(schema);
+    state.tables.push(Arc::new(schema));
     state.by_name.insert(key, id);
     state.version += 1;
     Ok(CreateOutcome::Created(id))
@@ -201,7 +200,7 @@ impl Catalog {
             return Err(e);
         }
         *persisted = state.version;
-        let schema = &mut state.tables[id as usize];
+        let schema = Arc::make_mut(&mut state.tables[id as usize]);
         schema.tags = Vec::new();
         schema.fields = Vec::new();
         drop(state);

@@ -21,6 +21,7 @@
 //! partition ends the lake copies it, for the databases given their own, see `tier.rs`).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};
@@ -240,14 +241,14 @@ fn decode(path: &Path, version: u32, file: CatalogFile) -> Result<State, Storage
                     corrupt(format!("table {} has time unit {name:?}", table.name))
                 })?),
             };
-        state.tables.push(TableSchema {
+        state.tables.push(Arc::new(TableSchema {
             id: table.id,
             database: table.database,
             name: table.name,
             tags: table.tags,
             fields: table.fields,
             time_unit,
-        });
+        }));
     }
     if !file.databases.is_empty() && version < 3 {
         return Err(corrupt(format!("a version {version} file lists databases")));

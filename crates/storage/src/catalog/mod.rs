@@ -124,7 +124,9 @@ pub enum SchemaError {
 
 #[derive(Debug, Default)]
 struct State {
-    tables: Vec<TableSchema>,
+    /// Each table's schema, shared: a reader's copy is a reference count, and a change
+    /// copies the schema only while a reader still holds it (`Arc::make_mut`).
+    tables: Vec<Arc<TableSchema>>,
     /// Live tables by (database, name); dropped tables are not in it.
     by_name: HashMap<(String, String), TableId>,
     /// Ids of dropped tables (their entries stay in `tables`: ids are never reused).
@@ -224,7 +226,7 @@ impl Catalog {
         if state.dropped.contains(id) {
             return None;
         }
-        state.tables.get(id as usize).cloned().map(Arc::new)
+        state.tables.get(id as usize).cloned()
     }
 
     /// The database of table `id`, without copying its schema; `None` for a dropped table.
@@ -244,7 +246,6 @@ impl Catalog {
             .iter()
             .filter(|t| t.database == database && !state.dropped.contains(t.id))
             .cloned()
-            .map(Arc::new)
             .collect();
         tables.sort_by(|a, b| a.name.cmp(&b.name));
         tables
@@ -277,14 +278,14 @@ impl Catalog {
             return *id;
         }
         let id = state.tables.len() as TableId;
-        state.tables.push(TableSchema {
+        state.tables.push(Arc::new(TableSchema {
             id,
             database: database.to_string(),
             name: table.to_string(),
             tags: Vec::new(),
             fields: Vec::new(),
             time_unit: None,
-        });
+        }));
         state.by_name.insert(key, id);
         state.version += 1;
         id
@@ -304,7 +305,7 @@ impl Catalog {
             }
         }
         let mut state = self.state.write();
-        let schema = &mut state.tables[table as usize];
+        let schema = Arc::make_mut(&mut state.tables[table as usize]);
         let mut changed = false;
         for key in keys {
             if schema.tags.iter().any(|t| t == key) {
@@ -335,10 +336,10 @@ impl Catalog {
             }
         }
         let mut state = self.state.write();
-        let schema = &mut state.tables[table as usize];
-        if let Some(found) = lookup_field(schema, name, field_type) {
+        if let Some(found) = lookup_field(&state.tables[table as usize], name, field_type) {
             return found;
         }
+        let schema = Arc::make_mut(&mut state.tables[table as usize]);
         if schema.tags.iter().any(|t| t == name) {
             return Err(column_error(schema, name, "is a tag"));
         }
