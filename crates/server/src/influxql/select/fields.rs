@@ -313,15 +313,33 @@ pub(super) fn column_name(expr: &Expr) -> String {
 
 /// Second and later uses of a name get `_1`, `_2`, … as InfluxDB does.
 fn dedupe_names(columns: &mut [Projection]) {
-    let mut seen: Vec<String> = Vec::new();
+    let mut seen: Vec<String> = Vec::with_capacity(columns.len());
+    // Per name, the last suffix given to it: every smaller one is taken already, so the
+    // search for a free one starts after it (ten `max(…)` columns try ten names, not 55).
+    let mut last_suffix: Vec<(String, usize)> = Vec::new();
     for column in columns.iter_mut() {
-        let base = column.name.clone();
-        let mut name = base.clone();
-        let mut n = 0;
-        while seen.contains(&name) {
-            n += 1;
-            name = format!("{base}_{n}");
+        if !seen.contains(&column.name) {
+            seen.push(column.name.clone());
+            continue;
         }
+        let at = match last_suffix
+            .iter()
+            .position(|(base, _)| *base == column.name)
+        {
+            Some(at) => at,
+            None => {
+                last_suffix.push((column.name.clone(), 0));
+                last_suffix.len() - 1
+            }
+        };
+        let (base, n) = &mut last_suffix[at];
+        let name = loop {
+            *n += 1;
+            let candidate = format!("{base}_{n}");
+            if !seen.contains(&candidate) {
+                break candidate;
+            }
+        };
         seen.push(name.clone());
         column.name = name;
     }
@@ -433,5 +451,38 @@ pub(super) fn for_each_var_ref(expr: &Expr, f: &mut dyn FnMut(&str, Option<VarTy
         }
         Expr::Paren(inner) => for_each_var_ref(inner, f),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(names: &[&str]) -> Vec<Projection> {
+        names.iter().map(|n| plain(n)).collect()
+    }
+
+    #[test]
+    fn repeated_names_get_the_first_free_suffix() {
+        let cases: [(&[&str], &[&str]); 4] = [
+            (&["max"; 4], &["max", "max_1", "max_2", "max_3"]),
+            // A name written like a suffixed one takes its own suffix, and the next
+            // repeat of the base skips the taken one.
+            (
+                &["max", "max", "max_1", "max"],
+                &["max", "max_1", "max_1_1", "max_2"],
+            ),
+            (
+                &["max_2", "max", "max", "max", "mean", "max"],
+                &["max_2", "max", "max_1", "max_3", "mean", "max_4"],
+            ),
+            (&["a", "b", "a", "b"], &["a", "b", "a_1", "b_1"]),
+        ];
+        for (given, expected) in cases {
+            let mut columns = named(given);
+            dedupe_names(&mut columns);
+            let got: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+            assert_eq!(got, expected, "{given:?}");
+        }
     }
 }

@@ -11,24 +11,23 @@ use super::super::result::{Row, Series, Value};
 use super::buckets::{Cell, SeriesBuckets, Walk};
 use super::condition::TimeRange;
 use super::fields::{self, Projections};
-use super::pushed::{self, Buckets};
-use super::sql::quote_ident;
+use super::pushed::{self, Buckets, Pushed};
 use super::{
     Context, Grouping, MAX_BUCKETS, aggregate, eval, finish_rows, key_matches, new_series, points,
     series_key,
 };
 
-/// One aggregate call of the select list.
+/// One aggregate call of the select list, borrowed from it.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Call {
-    pub expr: Expr,
-    pub function: String,
-    pub field: String,
-    pub args: Vec<Expr>,
+pub(super) struct Call<'e> {
+    pub expr: &'e Expr,
+    pub function: &'e str,
+    pub field: &'e str,
+    pub args: &'e [Expr],
 }
 
-fn calls(projections: &Projections) -> Result<Vec<Call>, String> {
-    fn walk(expr: &Expr, out: &mut Vec<Call>) -> Result<(), String> {
+fn calls(projections: &Projections) -> Result<Vec<Call<'_>>, String> {
+    fn walk<'e>(expr: &'e Expr, out: &mut Vec<Call<'e>>) -> Result<(), String> {
         match expr {
             Expr::Call { name, args } if fields::AGGREGATES.contains(&name.as_str()) => {
                 // `count(distinct(x))`: counts x's distinct values.
@@ -37,22 +36,22 @@ fn calls(projections: &Projections) -> Result<Vec<Call>, String> {
                         if !matches!(args.first(), Some(Expr::VarRef { .. })) {
                             return Err("expected field argument in distinct()".into());
                         }
-                        (&"count_distinct".to_owned(), &args[..1])
+                        ("count_distinct", &args[..1])
                     }
-                    _ => (name, &args[..]),
+                    _ => (name.as_str(), &args[..]),
                 };
                 let field = match args.first() {
-                    Some(Expr::VarRef { name, .. }) => name.clone(),
+                    Some(Expr::VarRef { name, .. }) => name.as_str(),
                     _ => return Err(format!("expected field argument in {name}()")),
                 };
-                if matches!(name.as_str(), "top" | "bottom" | "distinct" | "sample") {
+                if matches!(name, "top" | "bottom" | "distinct" | "sample") {
                     return Err(format!("{name}() is not supported yet"));
                 }
                 let call = Call {
-                    expr: expr.clone(),
-                    function: name.clone(),
+                    expr,
+                    function: name,
                     field,
-                    args: args[1..].to_vec(),
+                    args: &args[1..],
                 };
                 if !out.contains(&call) {
                     out.push(call);
@@ -75,25 +74,30 @@ fn calls(projections: &Projections) -> Result<Vec<Call>, String> {
     Ok(out)
 }
 
-/// SQL's aggregate for an InfluxQL call, when it answers exactly the same.
-fn sql_aggregate(call: &Call, schema: &TableSchema) -> Option<Vec<String>> {
+/// SQL's aggregates for an InfluxQL call, when they answer exactly the same.
+fn sql_aggregate<'e>(call: &Call<'e>, schema: &TableSchema) -> Option<Pushed<'e>> {
     if !call.args.is_empty() {
         return None;
     }
-    let field = schema.field(&call.field)?;
+    let field = schema.field(call.field)?;
     let numeric = matches!(
         field.field_type,
         FieldType::Float | FieldType::Integer | FieldType::Unsigned
     );
-    let column = quote_ident(&call.field);
-    Some(match call.function.as_str() {
-        "count" => vec![format!("count({column})")],
-        "sum" if numeric => vec![format!("sum({column})")],
-        "mean" if numeric => vec![format!("avg({column})")],
-        "min" | "max" if numeric => vec![format!("{}({column})", call.function)],
-        "first" | "last" => vec![format!("{}({column})", call.function)],
-        "spread" if numeric => vec![format!("max({column})"), format!("min({column})")],
+    let functions: &'static [&'static str] = match call.function {
+        "count" => &["count"],
+        "sum" if numeric => &["sum"],
+        "mean" if numeric => &["avg"],
+        "min" if numeric => &["min"],
+        "max" if numeric => &["max"],
+        "first" => &["first"],
+        "last" => &["last"],
+        "spread" if numeric => &["max", "min"],
         _ => return None,
+    };
+    Some(Pushed {
+        field: call.field,
+        functions,
     })
 }
 
@@ -111,17 +115,12 @@ pub(super) async fn grouped(
     let calls = calls(projections)?;
     let selectors = calls
         .iter()
-        .filter(|c| {
-            matches!(
-                c.function.as_str(),
-                "first" | "last" | "min" | "max" | "percentile"
-            )
-        })
+        .filter(|c| matches!(c.function, "first" | "last" | "min" | "max" | "percentile"))
         .count();
     // A lone selector without GROUP BY time shows its point's time: only the points know it.
     let point_time = grouping.time.is_none() && calls.len() == 1 && selectors == 1;
     // An inner query's answer is in memory: only the points path reads it.
-    let pushed: Option<Vec<Vec<String>>> = if point_time || ctx.subquery.is_some() {
+    let pushed: Option<Vec<Pushed<'_>>> = if point_time || ctx.subquery.is_some() {
         None
     } else {
         calls.iter().map(|c| sql_aggregate(c, schema)).collect()
@@ -150,8 +149,8 @@ pub(super) async fn grouped(
         let vars: Vec<String> = {
             let mut v: Vec<String> = calls
                 .iter()
-                .filter(|c| schema.field(&c.field).is_some())
-                .map(|c| c.field.clone())
+                .filter(|c| schema.field(c.field).is_some())
+                .map(|c| c.field.to_owned())
                 .collect();
             v.sort();
             v.dedup();
@@ -162,7 +161,7 @@ pub(super) async fn grouped(
         // selectors its time) is the same whichever of two such points is read first.
         let ties_change_nothing = calls.iter().all(|c| {
             matches!(
-                c.function.as_str(),
+                c.function,
                 "max" | "min" | "percentile" | "median" | "count" | "count_distinct" | "spread"
             )
         });
@@ -219,7 +218,7 @@ pub(super) async fn grouped(
                         values.push((Value::Null, None));
                         continue;
                     }
-                    let folded = aggregate::fold(&call.function, &call.args, &pts)?;
+                    let folded = aggregate::fold(call.function, call.args, &pts)?;
                     values.push((folded.value, folded.time));
                 }
                 if any_points {
@@ -249,7 +248,7 @@ fn assemble(
     schema: &TableSchema,
     grouping: &Grouping,
     projections: &Projections,
-    calls: &[Call],
+    calls: &[Call<'_>],
     range: TimeRange,
     buckets: Buckets,
     now_ns: i64,
@@ -274,7 +273,7 @@ fn assemble(
     let direct: Vec<Option<usize>> = projections
         .columns
         .iter()
-        .map(|p| calls.iter().position(|c| c.expr == p.expr))
+        .map(|p| calls.iter().position(|c| *c.expr == p.expr))
         .collect();
     let plain = plain_columns(statement, grouping, projections, calls, &direct);
     let mut out = Vec::new();
@@ -347,7 +346,7 @@ fn assemble(
                     let lookup = |e: &Expr| -> Option<Value> {
                         calls
                             .iter()
-                            .position(|c| c.expr == *e)
+                            .position(|c| c.expr == e)
                             .map(|i| call_values[i].clone())
                     };
                     let mut row: Vec<Value> = Vec::with_capacity(projections.columns.len());
@@ -388,7 +387,7 @@ fn assemble(
 fn call_value(
     statement: &SelectStatement,
     grouping: &Grouping,
-    calls: &[Call],
+    calls: &[Call<'_>],
     values: Option<&[Cell]>,
     i: usize,
 ) -> Value {
@@ -420,7 +419,7 @@ fn plain_columns(
     statement: &SelectStatement,
     grouping: &Grouping,
     projections: &Projections,
-    calls: &[Call],
+    calls: &[Call<'_>],
     direct: &[Option<usize>],
 ) -> Option<Vec<usize>> {
     let fills_nothing =
@@ -438,7 +437,7 @@ fn plain_columns(
 fn plain_rows(
     statement: &SelectStatement,
     grouping: &Grouping,
-    calls: &[Call],
+    calls: &[Call<'_>],
     direct: &[usize],
     times: &[i64],
     mut walk: Walk<'_>,

@@ -49,11 +49,11 @@ fn call_parts(expr: &Expr) -> (&str, &[Expr]) {
 }
 
 /// The aggregate calls of the select list, each use counted.
-fn aggregate_calls(projections: &Projections) -> Vec<Expr> {
-    fn walk(expr: &Expr, out: &mut Vec<Expr>) {
+fn aggregate_calls(projections: &Projections) -> Vec<&Expr> {
+    fn walk<'e>(expr: &'e Expr, out: &mut Vec<&'e Expr>) {
         match expr {
             Expr::Call { name, .. } if fields::AGGREGATES.contains(&name.as_str()) => {
-                out.push(expr.clone());
+                out.push(expr);
             }
             Expr::Call { args, .. } => args.iter().for_each(|a| walk(a, out)),
             Expr::Binary { lhs, rhs, .. } => {
@@ -93,7 +93,7 @@ pub(super) fn check(projections: &Projections, bare: bool) -> Result<(), String>
         }
     }
     if bare && !calls.is_empty() {
-        let (name, _) = call_parts(&calls[0]);
+        let (name, _) = call_parts(calls[0]);
         if calls.iter().all(|c| {
             SELECTORS.contains(&call_parts(c).0) || matches!(call_parts(c).0, "top" | "bottom")
         }) {
@@ -154,13 +154,13 @@ pub(super) fn plan(projections: &Projections, bare: bool) -> Result<Option<Plan>
                     }
                 }
             }
-            Some(Plan::Top(call.clone(), tags, n as usize))
+            Some(Plan::Top((*call).clone(), tags, n as usize))
         }
         "distinct" => match args.first() {
-            Some(Expr::VarRef { .. }) => Some(Plan::Distinct(call.clone())),
+            Some(Expr::VarRef { .. }) => Some(Plan::Distinct((*call).clone())),
             _ => return Err("expected field argument in distinct()".into()),
         },
-        n if bare && SELECTORS.contains(&n) => Some(Plan::Point(call.clone())),
+        n if bare && SELECTORS.contains(&n) => Some(Plan::Point((*call).clone())),
         _ => None,
     })
 }

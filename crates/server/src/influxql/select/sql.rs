@@ -15,7 +15,21 @@ use super::super::result::Value;
 
 /// `name` as a SQL identifier.
 pub(crate) fn quote_ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
+    let mut out = String::with_capacity(name.len() + 2);
+    push_ident(&mut out, name);
+    out
+}
+
+/// Appends `name` to `out` as a SQL identifier (double-quoted, `"` doubled).
+pub(crate) fn push_ident(out: &mut String, name: &str) {
+    out.push('"');
+    for (i, part) in name.split('"').enumerate() {
+        if i > 0 {
+            out.push_str("\"\"");
+        }
+        out.push_str(part);
+    }
+    out.push('"');
 }
 
 /// `text` as a SQL string literal.
@@ -25,9 +39,11 @@ pub(crate) fn quote_str(text: &str) -> String {
 
 /// `nanos` as a SQL timestamp literal the direct path reads.
 pub(crate) fn time_literal(nanos: i64) -> String {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(34);
+    out.push(b'\'');
     crate::sql_cells::write_rfc3339(nanos, &mut out);
-    format!("'{}'", String::from_utf8_lossy(&out))
+    out.push(b'\'');
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Runs `statement` in `database` and returns its columns as values, one vector per

@@ -14,6 +14,7 @@ use strata_query::QueryEngine;
 use strata_storage::{Engine, EngineOptions, ManualClock, WalSync};
 
 use super::super::result::Value;
+use super::pushed::Pushed;
 use super::{Context, select};
 
 /// 2016-01-01T00:00:00Z, as TSBS's data.
@@ -103,11 +104,20 @@ async fn tsbs_aggregate_shapes_take_the_direct_path() {
     let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
     let schema = engine.table("benchmark", "cpu").unwrap();
     let hostname = "hostname".to_owned();
-    let max = vec![
-        vec!["max(\"usage_user\")".to_owned()],
-        vec!["max(\"usage_system\")".to_owned()],
+    let max = [
+        Pushed {
+            field: "usage_user",
+            functions: &["max"],
+        },
+        Pushed {
+            field: "usage_system",
+            functions: &["max"],
+        },
     ];
-    let mean = vec![vec!["avg(\"usage_user\")".to_owned()]];
+    let mean = [Pushed {
+        field: "usage_user",
+        functions: &["avg"],
+    }];
     let window = " WHERE \"time\" >= '2016-01-01T00:00:00.000000000Z' AND \"time\" < '2016-01-01T01:00:00.000000000Z'";
     let cases = [
         // cpu-max-all / single-groupby: one host (or an OR of hosts), by hour or minute.
@@ -294,7 +304,10 @@ async fn long_chains_of_ored_hosts_are_answered() {
         &schema,
         &[],
         Some((3_600 * SECOND_NS, 0)),
-        &[vec!["max(\"usage_user\")".to_owned()]],
+        &[Pushed {
+            field: "usage_user",
+            functions: &["max"],
+        }],
         &format!(" WHERE \"time\" >= '2016-01-01T00:00:00.000000000Z' AND {filter}"),
     );
     assert!(
@@ -727,4 +740,41 @@ async fn raw_points_of_one_instant_come_in_series_order() {
         let rows: Vec<Vec<Value>> = series.into_iter().flat_map(|s| cells(&s)).collect();
         assert_eq!(rows, expected, "arrow rows: {arrow_rows}");
     }
+}
+
+#[test]
+fn aggregate_sql_text_names_tags_bucket_and_each_aggregate() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    tsbs_like(&engine);
+    let schema = engine.table("benchmark", "cpu").unwrap();
+    let (host, odd) = ("hostname".to_owned(), "we\"ird".to_owned());
+    let pushed = [
+        Pushed {
+            field: "usage_user",
+            functions: &["max", "min"],
+        },
+        Pushed {
+            field: "us\"er",
+            functions: &["count"],
+        },
+    ];
+    assert_eq!(
+        super::pushed::aggregate_sql(
+            &schema,
+            &[&host, &odd],
+            Some((60 * SECOND_NS, 15 * SECOND_NS)),
+            &pushed,
+            " WHERE x",
+        ),
+        "SELECT \"hostname\", \"we\"\"ird\", date_bin(INTERVAL '60000000000 nanoseconds', \
+         \"time\", TIMESTAMP '1970-01-01T00:00:15.000000000Z') AS \"__bucket\", \
+         max(\"usage_user\") AS \"__a0_0\", min(\"usage_user\") AS \"__a0_1\", \
+         count(\"us\"\"er\") AS \"__a1_0\" FROM \"cpu\" WHERE x \
+         GROUP BY \"hostname\", \"we\"\"ird\", \"__bucket\""
+    );
+    assert_eq!(
+        super::pushed::aggregate_sql(&schema, &[], None, &pushed[1..], ""),
+        "SELECT count(\"us\"\"er\") AS \"__a0_0\" FROM \"cpu\""
+    );
 }
