@@ -17,13 +17,30 @@ use super::{
     series_key,
 };
 
-/// One aggregate call of the select list, borrowed from it.
+/// One aggregate call of the select list, borrowed from it. (Compared field by field in
+/// this order: two calls mostly differ in their function or field, which compare first.)
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Call<'e> {
-    pub expr: &'e Expr,
     pub function: &'e str,
     pub field: &'e str,
     pub args: &'e [Expr],
+    pub expr: &'e Expr,
+}
+
+impl Call<'_> {
+    /// Whether this is the call `expr` (the same node of the select list, or an equal one).
+    fn is(&self, expr: &Expr) -> bool {
+        std::ptr::eq(self.expr, expr) || self.expr == expr
+    }
+}
+
+/// The call that `expr` is, if it is one: calls point into the select list, so the
+/// column's own call is found by address before any deep comparison.
+fn call_of(calls: &[Call<'_>], expr: &Expr) -> Option<usize> {
+    calls
+        .iter()
+        .position(|c| std::ptr::eq(c.expr, expr))
+        .or_else(|| calls.iter().position(|c| c.is(expr)))
 }
 
 fn calls(projections: &Projections) -> Result<Vec<Call<'_>>, String> {
@@ -273,7 +290,7 @@ fn assemble(
     let direct: Vec<Option<usize>> = projections
         .columns
         .iter()
-        .map(|p| calls.iter().position(|c| *c.expr == p.expr))
+        .map(|p| call_of(calls, &p.expr))
         .collect();
     let plain = plain_columns(statement, grouping, projections, calls, &direct);
     let mut out = Vec::new();
@@ -344,10 +361,7 @@ fn assemble(
                 .iter()
                 .map(|call_values| {
                     let lookup = |e: &Expr| -> Option<Value> {
-                        calls
-                            .iter()
-                            .position(|c| c.expr == e)
-                            .map(|i| call_values[i].clone())
+                        call_of(calls, e).map(|i| call_values[i].clone())
                     };
                     let mut row: Vec<Value> = Vec::with_capacity(projections.columns.len());
                     row.extend(projections.columns.iter().zip(&direct).map(|(p, direct)| {
