@@ -268,6 +268,12 @@ pub(crate) fn json_time(nanos: i64, epoch: Epoch, out: &mut Vec<u8>) {
 pub(crate) fn rfc3339_nano(nanos: i64, out: &mut Vec<u8>) {
     let start = out.len();
     write_rfc3339(nanos, out);
+    if nanos % 1_000_000_000 == 0 {
+        // A whole second (every bucket of GROUP BY time(1m)): `.000000000Z` goes at once.
+        out.truncate(out.len() - 11);
+        out.push(b'Z');
+        return;
+    }
     // write_rfc3339 ends with `.nnnnnnnnnZ`; drop the fraction's trailing zeros (and the
     // dot when nothing is left).
     let z = out.len() - 1;
@@ -458,6 +464,9 @@ mod tests {
             "2016-01-01T00:00:00.000000001Z"
         );
         assert_eq!(time(-1), "1969-12-31T23:59:59.999999999Z");
+        assert_eq!(time(-1_000_000_000), "1969-12-31T23:59:59Z");
+        assert_eq!(time(i64::MIN), "1677-09-21T00:12:43.145224192Z");
+        assert_eq!(time(-9_223_372_036_000_000_000), "1677-09-21T00:12:44Z");
     }
 
     #[test]

@@ -648,6 +648,10 @@ pub(super) fn key_matches(
     row: usize,
     key: &[String],
 ) -> bool {
+    if grouping.tags.is_empty() {
+        // One series (no GROUP BY tag): every row's key is the empty one.
+        return key.is_empty();
+    }
     row_tags(columns, first, grouping, schema, row).eq(key.iter().map(String::as_str))
 }
 
