@@ -27,20 +27,13 @@ pub(super) struct Call<'e> {
     pub expr: &'e Expr,
 }
 
-impl Call<'_> {
-    /// Whether this is the call `expr` (the same node of the select list, or an equal one).
-    fn is(&self, expr: &Expr) -> bool {
-        std::ptr::eq(self.expr, expr) || self.expr == expr
-    }
-}
-
 /// The call that `expr` is, if it is one: calls point into the select list, so the
 /// column's own call is found by address before any deep comparison.
 fn call_of(calls: &[Call<'_>], expr: &Expr) -> Option<usize> {
     calls
         .iter()
         .position(|c| std::ptr::eq(c.expr, expr))
-        .or_else(|| calls.iter().position(|c| c.is(expr)))
+        .or_else(|| calls.iter().position(|c| c.expr == expr))
 }
 
 fn calls(projections: &Projections) -> Result<Vec<Call<'_>>, String> {
