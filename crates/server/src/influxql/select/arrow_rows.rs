@@ -1,7 +1,8 @@
-//! A raw `SELECT`'s rows kept as the engine's Arrow batches and written to JSON straight
-//! from them. Turning every cell into a [`Value`] first, then a row, then JSON, cost about
-//! as much as running the query (TSBS high-cpu-all: 33,700 rows × 21 columns). What needs
-//! cells (CSV, chunks) asks for them with [`ArrowRows::to_values`].
+//! A raw `SELECT`'s rows, or a pushed-down `GROUP BY time` answer's buckets, kept as the
+//! engine's Arrow batches and written to JSON straight from them. Turning every cell into a
+//! [`Value`] first, then a row, then JSON, cost about as much as running the query (TSBS
+//! high-cpu-all: 33,700 rows × 21 columns). What needs cells (CSV, chunks) asks for them
+//! with [`ArrowRows::to_values`].
 
 use std::sync::Arc;
 
@@ -21,11 +22,27 @@ use crate::sql_cells::{json_string, write_int};
 pub(crate) struct ArrowRows {
     /// The statement's answer, shared by all its series.
     batches: Arc<[RecordBatch]>,
-    /// For each column of the series, `time` first: the batch column holding it.
+    /// For each column of the series, `time` first unless `grid` gives the times: the batch
+    /// column holding it.
     columns: Arc<[usize]>,
-    /// The series' rows in the order they are answered: (batch, row).
+    /// The series' rows in the order they are answered: (batch, row), or [`EMPTY_BUCKET`].
     rows: Vec<(u32, u32)>,
+    /// Set when the rows are the buckets of a `GROUP BY time` grid.
+    grid: Option<Grid>,
 }
+
+/// The buckets of a filled `GROUP BY time` grid: every bucket of the range is a row, those
+/// without data ([`EMPTY_BUCKET`]) too.
+#[derive(Debug, Clone, PartialEq)]
+struct Grid {
+    /// Each row's bucket start time (the answer's `time`).
+    times: Vec<i64>,
+    /// Per column, whether an empty bucket shows 0 there (a count) rather than null.
+    zero_when_empty: Arc<[bool]>,
+}
+
+/// A row of a [`Grid`] whose bucket has no data.
+pub(crate) const EMPTY_BUCKET: (u32, u32) = (u32::MAX, u32::MAX);
 
 /// A column of one batch, by the type that decides how its cells are written.
 enum Typed<'a> {
@@ -72,6 +89,30 @@ impl ArrowRows {
             batches,
             columns,
             rows,
+            grid: None,
+        }
+    }
+
+    /// The buckets of a `GROUP BY time` grid: row i is bucket `times[i]`, read from `rows[i]`
+    /// or, when that is [`EMPTY_BUCKET`], null in every column but those `zero_when_empty`
+    /// marks (counts), which show 0. `columns` are the value columns, without `time`.
+    pub(crate) fn grid(
+        batches: Arc<[RecordBatch]>,
+        columns: Arc<[usize]>,
+        rows: Vec<(u32, u32)>,
+        times: Vec<i64>,
+        zero_when_empty: Arc<[bool]>,
+    ) -> Self {
+        debug_assert_eq!(rows.len(), times.len());
+        debug_assert_eq!(columns.len(), zero_when_empty.len());
+        ArrowRows {
+            batches,
+            columns,
+            rows,
+            grid: Some(Grid {
+                times,
+                zero_when_empty,
+            }),
         }
     }
 
@@ -93,11 +134,17 @@ impl ArrowRows {
     /// Drops the first `n` rows (`OFFSET`).
     pub(crate) fn skip(&mut self, n: usize) {
         self.rows.drain(..n.min(self.rows.len()));
+        if let Some(grid) = &mut self.grid {
+            grid.times.drain(..n.min(grid.times.len()));
+        }
     }
 
     /// Keeps the first `n` rows (`LIMIT`).
     pub(crate) fn truncate(&mut self, n: usize) {
         self.rows.truncate(n);
+        if let Some(grid) = &mut self.grid {
+            grid.times.truncate(n);
+        }
     }
 
     /// The rows as cells, `time` first, as every other answer holds them.
@@ -105,7 +152,19 @@ impl ArrowRows {
         // Each batch's columns as cells, read once, for the batches the rows are in.
         let mut cells: Vec<Option<Vec<Vec<Value>>>> = vec![None; self.batches.len()];
         let mut out = Vec::with_capacity(self.rows.len());
-        for &(b, r) in &self.rows {
+        for (i, &(b, r)) in self.rows.iter().enumerate() {
+            let mut row = Row::with_capacity(self.columns.len() + 1);
+            if let Some(grid) = &self.grid {
+                row.push(Value::Time(grid.times[i]));
+                if (b, r) == EMPTY_BUCKET {
+                    row.extend(grid.zero_when_empty.iter().map(|&zero| match zero {
+                        true => Value::Integer(0),
+                        false => Value::Null,
+                    }));
+                    out.push(row);
+                    continue;
+                }
+            }
             let batch_cells = match &mut cells[b as usize] {
                 Some(read) => read,
                 empty => {
@@ -119,12 +178,8 @@ impl ArrowRows {
                     empty.insert(read)
                 }
             };
-            out.push(
-                batch_cells
-                    .iter()
-                    .map(|column| column[r as usize].clone())
-                    .collect(),
-            );
+            row.extend(batch_cells.iter().map(|column| column[r as usize].clone()));
+            out.push(row);
         }
         Ok(out)
     }
@@ -140,6 +195,20 @@ impl ArrowRows {
     ) {
         let resolved = resolved.for_rows(self);
         for (i, &(b, r)) in self.rows.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.push(b'[');
+            if let Some(grid) = &self.grid {
+                json_time(grid.times[i], epoch, out);
+                if (b, r) == EMPTY_BUCKET {
+                    for zero in grid.zero_when_empty.iter() {
+                        out.extend_from_slice(if *zero { b",0" } else { b",null" });
+                    }
+                    out.push(b']');
+                    continue;
+                }
+            }
             let columns = resolved[b as usize].get_or_insert_with(|| {
                 let batch = &self.batches[b as usize];
                 self.columns
@@ -147,12 +216,8 @@ impl ArrowRows {
                     .map(|&c| typed(batch.column(c)).unwrap_or(Typed::Null))
                     .collect()
             });
-            if i > 0 {
-                out.push(b',');
-            }
-            out.push(b'[');
             for (j, column) in columns.iter().enumerate() {
-                if j > 0 {
+                if j > 0 || self.grid.is_some() {
                     out.push(b',');
                 }
                 write_cell(column, r as usize, epoch, out);

@@ -16,6 +16,7 @@ use super::{
     Context, Grouping, MAX_BUCKETS, aggregate, eval, finish_rows, key_matches, new_series, points,
     series_key,
 };
+use super::{grid, sql};
 
 /// One aggregate call of the select list, borrowed from it. (Compared field by field in
 /// this order: two calls mostly differ in their function or field, which compare first.)
@@ -34,6 +35,15 @@ fn call_of(calls: &[Call<'_>], expr: &Expr) -> Option<usize> {
         .iter()
         .position(|c| std::ptr::eq(c.expr, expr))
         .or_else(|| calls.iter().position(|c| c.expr == expr))
+}
+
+/// For each column, the aggregate call it is, if it is one.
+fn direct_calls(projections: &Projections, calls: &[Call<'_>]) -> Vec<Option<usize>> {
+    projections
+        .columns
+        .iter()
+        .map(|p| call_of(calls, &p.expr))
+        .collect()
 }
 
 fn calls(projections: &Projections) -> Result<Vec<Call<'_>>, String> {
@@ -140,7 +150,46 @@ pub(super) async fn grouped(
         None => range.start.unwrap_or(0),
     };
     let mut buckets = Buckets::new();
-    if let Some(parts) = pushed {
+    let grid = match &pushed {
+        Some(parts) => {
+            let direct = direct_calls(projections, &calls);
+            let plain = plain_columns(statement, grouping, projections, &calls, &direct);
+            grid::plan(
+                ctx,
+                statement,
+                grouping,
+                &calls,
+                parts,
+                plain.as_deref(),
+                range,
+            )?
+        }
+        None => None,
+    };
+    if let (Some(parts), Some(grid)) = (&pushed, grid) {
+        let group_tags: Vec<&String> = grouping.tags_in(schema).collect();
+        let sql = pushed::aggregate_sql(schema, &group_tags, grouping.time, parts, filter);
+        let batches = sql::run_batches(ctx.query, database, &sql).await?;
+        if grid::readable(&grid, group_tags.len(), &batches) {
+            return Ok(grid::series(
+                &grid,
+                statement,
+                schema,
+                grouping,
+                projections,
+                group_tags.len(),
+                batches,
+            ));
+        }
+        buckets = pushed::collect(
+            &calls,
+            parts,
+            grouping,
+            schema,
+            range,
+            &sql::cells(&batches)?,
+        );
+    } else if let Some(parts) = pushed {
         buckets = pushed::buckets(
             ctx,
             statement,
@@ -280,11 +329,7 @@ fn assemble(
         None => None,
     };
     // Columns that are one aggregate call (the common case) take its value directly.
-    let direct: Vec<Option<usize>> = projections
-        .columns
-        .iter()
-        .map(|p| call_of(calls, &p.expr))
-        .collect();
+    let direct = direct_calls(projections, calls);
     let plain = plain_columns(statement, grouping, projections, calls, &direct);
     let mut out = Vec::new();
     for (key, per_bucket) in buckets {

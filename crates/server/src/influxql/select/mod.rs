@@ -16,6 +16,7 @@ mod buckets;
 mod condition;
 mod eval;
 mod fields;
+mod grid;
 mod grouped;
 mod latest;
 mod pushed;
@@ -26,6 +27,8 @@ mod sql;
 mod subquery;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_grid;
 mod transform;
 
 use std::collections::BTreeMap;
@@ -1055,7 +1058,7 @@ fn order_ties(batches: &[RecordBatch], ties: &[usize], rows: &mut [(u32, u32)]) 
 
 /// A grouped tag's value at `row` of its column; `""` where the series has none, as
 /// InfluxDB keys it.
-fn tag_text(column: Option<&ArrayRef>, row: usize) -> &str {
+pub(super) fn tag_text(column: Option<&ArrayRef>, row: usize) -> &str {
     let Some(column) = column.filter(|c| !c.is_null(row)) else {
         return "";
     };

@@ -95,6 +95,26 @@ pub(super) async fn buckets(
     Ok(answer.collect(&columns))
 }
 
+/// The buckets of every series in `columns`, the answer of [`aggregate_sql`] for `calls`.
+pub(super) fn collect(
+    calls: &[Call<'_>],
+    parts: &[Pushed<'_>],
+    grouping: &Grouping,
+    schema: &TableSchema,
+    range: TimeRange,
+    columns: &[Vec<Value>],
+) -> Buckets {
+    let answer = Answer {
+        calls,
+        parts,
+        grouping,
+        schema,
+        group_tags: grouping.tags_in(schema).count(),
+        range,
+    };
+    answer.collect(columns)
+}
+
 /// `GROUP BY time(…) LIMIT n [OFFSET m]`, ascending, with one series, no lower time bound
 /// and no transformation (TSBS's `groupby-orderby-limit`): how many buckets it shows from
 /// its first one with data. Those are among the first that many buckets with rows, in any

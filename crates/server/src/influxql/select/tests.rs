@@ -18,10 +18,10 @@ use super::pushed::Pushed;
 use super::{Context, select};
 
 /// 2016-01-01T00:00:00Z, as TSBS's data.
-const START_NS: i64 = 1_451_606_400_000_000_000;
-const SECOND_NS: i64 = 1_000_000_000;
+pub(super) const START_NS: i64 = 1_451_606_400_000_000_000;
+pub(super) const SECOND_NS: i64 = 1_000_000_000;
 
-fn engine(dir: &std::path::Path) -> Arc<Engine> {
+pub(super) fn engine(dir: &std::path::Path) -> Arc<Engine> {
     let options = EngineOptions {
         data_dirs: vec![dir.to_path_buf()],
         shards: 2,
@@ -35,7 +35,7 @@ fn engine(dir: &std::path::Path) -> Arc<Engine> {
 }
 
 /// Three hosts, two hours at 10 s, integer fields as TSBS writes them; `h2` has no `region`.
-fn tsbs_like(engine: &Engine) {
+pub(super) fn tsbs_like(engine: &Engine) {
     let mut body = String::new();
     for i in 0..720i64 {
         for (h, host) in ["h0", "h1", "h2"].iter().enumerate() {
@@ -73,12 +73,12 @@ fn cells(series: &super::Series) -> Vec<Vec<Value>> {
     series.values.iter().map(|row| row.to_vec()).collect()
 }
 
-async fn run(query: &QueryEngine, engine: &Engine, text: &str) -> Vec<super::Series> {
+pub(super) async fn run(query: &QueryEngine, engine: &Engine, text: &str) -> Vec<super::Series> {
     run_with(query, engine, text, false).await
 }
 
 /// [`run`], with raw rows left in Arrow batches when `arrow_rows`, as `/query` answers.
-async fn run_with(
+pub(super) async fn run_with(
     query: &QueryEngine,
     engine: &Engine,
     text: &str,
