@@ -197,7 +197,7 @@ pub(super) fn series(
             if statement.order_desc {
                 slots.rows.reverse();
             }
-            let mut series = new_series(schema, grouping, &key, projections);
+            let mut series = new_series(schema, grouping, key, projections);
             series.arrow = Some(ArrowRows::grid(
                 Arc::clone(&batches),
                 Arc::clone(&columns),

@@ -336,7 +336,7 @@ fn assemble(
         if per_bucket.is_empty() {
             continue;
         }
-        let mut series = new_series(schema, grouping, &key, projections);
+        let mut series = new_series(schema, grouping, key, projections);
         let own_grid;
         let times: &[i64] = match (&shared_grid, filled) {
             (Some(grid), _) => grid,

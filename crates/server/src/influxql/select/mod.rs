@@ -658,20 +658,17 @@ pub(super) fn key_matches(
     row_tags(columns, first, grouping, schema, row).eq(key.iter().map(String::as_str))
 }
 
+/// An empty series of `schema`'s measurement whose grouped tags have the values `key`
+/// (taken, not copied: a series per host is a string per host).
 pub(super) fn new_series(
     schema: &TableSchema,
     grouping: &Grouping,
-    key: &[String],
+    key: Vec<String>,
     projections: &Projections,
 ) -> Series {
     Series {
         name: schema.name.clone(),
-        tags: grouping
-            .tags
-            .iter()
-            .cloned()
-            .zip(key.iter().cloned())
-            .collect(),
+        tags: grouping.tags.iter().cloned().zip(key).collect(),
         columns: Arc::clone(&projections.names),
         values: Vec::new(),
         arrow: None,
@@ -801,7 +798,7 @@ async fn raw(
             .is_some_and(|k: &Vec<String>| key_matches(&columns, 1, grouping, schema, row, k))
         {
             let k = series_key(&columns, grouping, schema, row);
-            series.push(new_series(schema, grouping, &k, projections));
+            series.push(new_series(schema, grouping, k.clone(), projections));
             per_series.push((Vec::new(), Vec::new()));
             key = Some(k);
         }
@@ -975,23 +972,23 @@ fn arrow_series(
     } = answer;
     let mut series: Vec<Series> = Vec::new();
     let mut rows: Vec<Vec<(u32, u32)>> = Vec::new();
-    let mut key: Option<Vec<String>> = None;
     for (b, batch) in batches.iter().enumerate() {
         let tags: Vec<Option<&ArrayRef>> =
             tags.iter().map(|t| t.map(|c| batch.column(c))).collect();
         let field_columns: Vec<&ArrayRef> = fields.iter().map(|&c| batch.column(c)).collect();
         let time = batch.column(time);
         for row in 0..batch.num_rows() {
-            let same_series = key.as_ref().is_some_and(|key| {
-                key.iter()
+            // The last series' tags are `grouping`'s, in its order, as `tags` reads them.
+            let same_series = series.last().is_some_and(|s| {
+                s.tags
+                    .iter()
                     .zip(&tags)
-                    .all(|(k, tag)| k == tag_text(*tag, row))
+                    .all(|((_, value), tag)| value == tag_text(*tag, row))
             });
             if !same_series {
                 let k: Vec<String> = tags.iter().map(|t| tag_text(*t, row).to_owned()).collect();
-                series.push(new_series(schema, grouping, &k, projections));
+                series.push(new_series(schema, grouping, k, projections));
                 rows.push(Vec::new());
-                key = Some(k);
             }
             let empty = field_columns
                 .iter()
