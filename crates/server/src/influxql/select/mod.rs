@@ -29,14 +29,13 @@ mod subquery;
 mod tests;
 #[cfg(test)]
 mod tests_grid;
+mod ties;
 mod transform;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{
-    Array, ArrayRef, DictionaryArray, RecordBatch, StringArray, TimestampNanosecondArray,
-};
+use datafusion::arrow::array::{Array, ArrayRef, DictionaryArray, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Int32Type};
 use strata_influxql::{Dimension, Expr, MeasurementName, SelectStatement, Source};
 use strata_query::QueryEngine;
@@ -1002,7 +1001,7 @@ fn arrow_series(
         }
     }
     for (s, mut rows) in series.iter_mut().zip(rows) {
-        order_ties(&batches, &ties, &mut rows);
+        ties::order_ties(&batches, &ties, &mut rows);
         if desc {
             rows.reverse();
         }
@@ -1013,44 +1012,6 @@ fn arrow_series(
         ));
     }
     series
-}
-
-/// Puts each run of points at one instant (in `rows`, ordered by time) in the order of the
-/// tags in columns `ties` (missing first), as the sort by those tags would have.
-fn order_ties(batches: &[RecordBatch], ties: &[usize], rows: &mut [(u32, u32)]) {
-    if ties.is_empty() {
-        return;
-    }
-    // Each batch's time and tie columns, downcast once.
-    let times: Vec<Option<&TimestampNanosecondArray>> = batches
-        .iter()
-        .map(|b| b.column(0).as_any().downcast_ref())
-        .collect();
-    let tags: Vec<Vec<&ArrayRef>> = batches
-        .iter()
-        .map(|b| ties.iter().map(|&c| b.column(c)).collect())
-        .collect();
-    let time_of = |&(b, r): &(u32, u32)| times[b as usize].map(|t| t.value(r as usize));
-    let tag_of = |&(b, r): &(u32, u32), k: usize| {
-        let column = tags[b as usize][k];
-        (!column.is_null(r as usize)).then(|| tag_text(Some(column), r as usize))
-    };
-    // Each row's tags are read once, not once per comparison.
-    let key = |row: &(u32, u32)| -> Vec<Option<&str>> {
-        (0..ties.len()).map(|k| tag_of(row, k)).collect()
-    };
-    let mut start = 0;
-    while start < rows.len() {
-        let time = time_of(&rows[start]);
-        let mut end = start + 1;
-        while end < rows.len() && time_of(&rows[end]) == time {
-            end += 1;
-        }
-        if end - start > 1 {
-            rows[start..end].sort_by_cached_key(key);
-        }
-        start = end;
-    }
 }
 
 /// A grouped tag's value at `row` of its column; `""` where the series has none, as
