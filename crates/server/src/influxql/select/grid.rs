@@ -23,7 +23,7 @@ use super::condition::TimeRange;
 use super::fields::Projections;
 use super::grouped::{Call, bucket_grid};
 use super::pushed::Pushed;
-use super::{Context, Grouping, new_series, tag_text};
+use super::{Context, Grouping, grouped_tag_columns, new_series, tag_text};
 
 /// How a statement's answer becomes its grid: what [`plan`] found.
 pub(super) struct GridPlan {
@@ -132,8 +132,12 @@ pub(super) fn series(
     let mut found: BTreeMap<Vec<String>, Slots> = BTreeMap::new();
     // The series being filled, moved into `found` when another starts.
     let mut current: Option<(Vec<String>, Slots)> = None;
+    let tag_columns = grouped_tag_columns(schema, grouping, 0);
     for (b, batch) in batches.iter().enumerate() {
-        let tags = tag_columns(batch, grouping, schema);
+        let tags: Vec<Option<&ArrayRef>> = tag_columns
+            .iter()
+            .map(|c| c.map(|c| batch.column(c)))
+            .collect();
         let Some(buckets) = batch
             .column(layout.bucket())
             .as_any()
@@ -206,26 +210,6 @@ pub(super) fn series(
                 Arc::clone(&zero_when_empty),
             ));
             series
-        })
-        .collect()
-}
-
-/// Each grouped tag's column in `batch`, in `grouping`'s order; `None` for a tag the
-/// measurement lacks (every series has it as "").
-fn tag_columns<'b>(
-    batch: &'b RecordBatch,
-    grouping: &Grouping,
-    schema: &TableSchema,
-) -> Vec<Option<&'b ArrayRef>> {
-    let mut next = 0;
-    grouping
-        .tags
-        .iter()
-        .map(|t| {
-            schema.tags.contains(t).then(|| {
-                next += 1;
-                batch.column(next - 1)
-            })
         })
         .collect()
 }

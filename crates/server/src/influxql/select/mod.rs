@@ -508,7 +508,7 @@ pub(super) fn other_tags<'s>(schema: &'s TableSchema, grouping: &Grouping) -> Ve
 /// `ORDER BY` for points: by series (missing tags first, as InfluxDB's `''`), then time,
 /// then the other tags, so points of one instant come in series order.
 /// `others_in_sql`: whether the other tags break ties in the sort; when not, the caller
-/// orders points of one instant itself ([`order_ties`]) or needs no order among them.
+/// orders points of one instant itself ([`ties::order_ties`]) or needs no order among them.
 fn point_order(schema: &TableSchema, grouping: &Grouping, others_in_sql: bool) -> String {
     let mut keys: Vec<String> = grouping
         .tags_in(schema)
@@ -746,7 +746,7 @@ async fn raw(
             let answer = RawAnswer {
                 batches,
                 time: 0,
-                tags: sorted_tag_columns(schema, grouping),
+                tags: grouped_tag_columns(schema, grouping, 1),
                 columns,
                 fields,
                 ties,
@@ -930,22 +930,28 @@ struct RawAnswer {
     columns: Arc<[usize]>,
     /// The columns whose values make a point (the fields read).
     fields: Vec<usize>,
-    /// The other tags, by name, that order points of one instant ([`order_ties`]); empty
+    /// The other tags, by name, that order points of one instant ([`ties::order_ties`]); empty
     /// when the sort ordered them.
     ties: Vec<usize>,
 }
 
-/// Where [`points_statement`] puts the grouped tags: after `time`, those the measurement
-/// has, in `grouping`'s order.
-fn sorted_tag_columns(schema: &TableSchema, grouping: &Grouping) -> Vec<Option<usize>> {
-    let mut next = 0;
+/// The column of each grouped tag in an answer that holds, from column `first` on, the
+/// grouped tags the measurement has in `grouping`'s order (as [`points_statement`] puts
+/// them after `time`, and [`pushed::aggregate_sql`] first); `None` for a tag the
+/// measurement lacks.
+pub(super) fn grouped_tag_columns(
+    schema: &TableSchema,
+    grouping: &Grouping,
+    first: usize,
+) -> Vec<Option<usize>> {
+    let mut next = first;
     grouping
         .tags
         .iter()
         .map(|t| {
             schema.tags.contains(t).then(|| {
                 next += 1;
-                next
+                next - 1
             })
         })
         .collect()
