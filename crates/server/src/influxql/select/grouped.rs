@@ -181,6 +181,8 @@ pub(super) async fn grouped(
                 batches,
             ));
         }
+        // A type the grid does not write (none the engine answers these aggregates with
+        // today): the same answer, read as cells, goes the general way.
         buckets = pushed::collect(
             &calls,
             parts,
