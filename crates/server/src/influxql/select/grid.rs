@@ -23,7 +23,7 @@ use super::condition::TimeRange;
 use super::fields::Projections;
 use super::grouped::{Call, bucket_grid};
 use super::pushed::Pushed;
-use super::{Context, Grouping, grouped_tag_columns, new_series, tag_text};
+use super::{Context, Grouping, batch_tags, grouped_tag_columns, new_series, row_key, row_key_is};
 
 /// How a statement's answer becomes its grid: what [`plan`] found.
 pub(super) struct GridPlan {
@@ -134,10 +134,7 @@ pub(super) fn series(
     let mut current: Option<(Vec<String>, Slots)> = None;
     let tag_columns = grouped_tag_columns(schema, grouping, 0);
     for (b, batch) in batches.iter().enumerate() {
-        let tags: Vec<Option<&ArrayRef>> = tag_columns
-            .iter()
-            .map(|c| c.map(|c| batch.column(c)))
-            .collect();
+        let tags = batch_tags(batch, &tag_columns);
         let Some(buckets) = batch
             .column(layout.bucket())
             .as_any()
@@ -145,27 +142,32 @@ pub(super) fn series(
         else {
             continue;
         };
-        let values: Vec<&ArrayRef> = (0..plan.counts.len())
-            .map(|i| batch.column(layout.call(i)))
+        // Each call's column, and a count's as integers, downcast once per batch.
+        let values: Vec<(&ArrayRef, Option<&Int64Array>)> = (0..plan.counts.len())
+            .map(|i| {
+                let column = batch.column(layout.call(i));
+                let count = plan.counts[i]
+                    .then(|| column.as_any().downcast_ref())
+                    .flatten();
+                (column, count)
+            })
             .collect();
         for row in 0..batch.num_rows() {
-            let same_series = current.as_ref().is_some_and(|(key, _)| {
-                key.iter()
-                    .zip(&tags)
-                    .all(|(k, tag)| k == tag_text(*tag, row))
-            });
+            let same_series = current
+                .as_ref()
+                .is_some_and(|(key, _)| row_key_is(key, &tags, row));
             if !same_series {
                 if let Some((key, slots)) = current.take() {
                     found.insert(key, slots);
                 }
-                let key: Vec<String> = tags.iter().map(|t| tag_text(*t, row).to_owned()).collect();
+                let key = row_key(&tags, row);
                 let slots = found.remove(&key).unwrap_or_else(|| Slots {
                     rows: vec![EMPTY_BUCKET; plan.times.len()],
                     has_data: false,
                 });
                 current = Some((key, slots));
             }
-            if buckets.is_null(row) || !has_data(plan, &values, row) {
+            if buckets.is_null(row) || !has_data(&values, row) {
                 continue;
             }
             let Some((_, slots)) = current.as_mut() else {
@@ -214,15 +216,12 @@ pub(super) fn series(
         .collect()
 }
 
-/// Whether a bucket has data: a value of some call that is not null, nor a count of 0
-/// (a group whose rows hold other fields only is an empty bucket, as in InfluxDB).
-fn has_data(plan: &GridPlan, values: &[&ArrayRef], row: usize) -> bool {
-    values.iter().zip(&plan.counts).any(|(column, &count)| {
-        let zero_count = count
-            && column
-                .as_any()
-                .downcast_ref::<Int64Array>()
-                .is_some_and(|c| c.value(row) == 0);
+/// Whether a bucket has data: a value of some call (with its column as integers when it is
+/// a count) that is not null, nor a count of 0 (a group whose rows hold other fields only
+/// is an empty bucket, as in InfluxDB).
+fn has_data(values: &[(&ArrayRef, Option<&Int64Array>)], row: usize) -> bool {
+    values.iter().any(|(column, count)| {
+        let zero_count = count.is_some_and(|c| c.value(row) == 0);
         !column.is_null(row) && !zero_count
     })
 }

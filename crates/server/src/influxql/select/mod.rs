@@ -978,21 +978,21 @@ fn arrow_series(
     let mut series: Vec<Series> = Vec::new();
     let mut rows: Vec<Vec<(u32, u32)>> = Vec::new();
     for (b, batch) in batches.iter().enumerate() {
-        let tags: Vec<Option<&ArrayRef>> =
-            tags.iter().map(|t| t.map(|c| batch.column(c))).collect();
+        let tags = batch_tags(batch, &tags);
         let field_columns: Vec<&ArrayRef> = fields.iter().map(|&c| batch.column(c)).collect();
         let time = batch.column(time);
         for row in 0..batch.num_rows() {
             // The last series' tags are `grouping`'s, in its order, as `tags` reads them.
-            let same_series = series.last().is_some_and(|s| {
-                s.tags
-                    .iter()
-                    .zip(&tags)
-                    .all(|((_, value), tag)| value == tag_text(*tag, row))
-            });
+            let same_series = series
+                .last()
+                .is_some_and(|s| row_key_is(s.tags.iter().map(|(_, v)| v), &tags, row));
             if !same_series {
-                let k: Vec<String> = tags.iter().map(|t| tag_text(*t, row).to_owned()).collect();
-                series.push(new_series(schema, grouping, k, projections));
+                series.push(new_series(
+                    schema,
+                    grouping,
+                    row_key(&tags, row),
+                    projections,
+                ));
                 rows.push(Vec::new());
             }
             let empty = field_columns
@@ -1018,6 +1018,31 @@ fn arrow_series(
         ));
     }
     series
+}
+
+/// `batch`'s column of each grouped tag, from [`grouped_tag_columns`].
+pub(super) fn batch_tags<'b>(
+    batch: &'b RecordBatch,
+    columns: &[Option<usize>],
+) -> Vec<Option<&'b ArrayRef>> {
+    columns.iter().map(|c| c.map(|c| batch.column(c))).collect()
+}
+
+/// Row `row`'s grouped tags, read from `tags` ([`batch_tags`]) as [`tag_text`] reads them.
+pub(super) fn row_key(tags: &[Option<&ArrayRef>], row: usize) -> Vec<String> {
+    tags.iter().map(|t| tag_text(*t, row).to_owned()).collect()
+}
+
+/// Whether row `row`'s grouped tags ([`row_key`]) are `key`: rows of one series come
+/// together, so comparing with the last key spares building a key per row.
+pub(super) fn row_key_is<'k>(
+    key: impl IntoIterator<Item = &'k String>,
+    tags: &[Option<&ArrayRef>],
+    row: usize,
+) -> bool {
+    key.into_iter()
+        .zip(tags)
+        .all(|(k, tag)| k == tag_text(*tag, row))
 }
 
 /// A grouped tag's value at `row` of its column; `""` where the series has none, as
