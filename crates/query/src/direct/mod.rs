@@ -20,6 +20,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::common::Result as DfResult;
+use datafusion::sql::sqlparser::ast::Query;
 use strata_storage::{Engine, ReadRequest};
 
 use crate::preagg::plan::PreAggPlan;
@@ -45,10 +46,15 @@ pub(crate) struct DirectPlan {
 
 /// The direct plan of `sql` with unqualified tables in `database`, when it has one.
 pub(crate) fn plan(engine: &Engine, database: &str, sql: &str) -> Option<DirectPlan> {
-    let query = parse::query(sql)?;
-    let select = parse::plain_select(&query)?;
+    plan_query(engine, database, &*parse::query(sql)?)
+}
+
+/// The direct plan of `query`, sqlparser's tree of a statement, with unqualified tables in
+/// `database`, when it has one.
+pub(crate) fn plan_query(engine: &Engine, database: &str, query: &Query) -> Option<DirectPlan> {
+    let select = parse::plain_select(query)?;
     let from = parse::from(select, engine, database)?;
-    let shape = shape::shape(&query, select, &from)?;
+    let shape = shape::shape(query, select, &from)?;
     let filter = filter::filter(select.selection.as_ref(), &from)?;
     let mut fields: Vec<_> = shape
         .aggs

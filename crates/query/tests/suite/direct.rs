@@ -341,3 +341,53 @@ async fn top_n_over_time_buckets_matches_datafusion_across_gaps() {
     }
     assert!(rows > 800, "only {rows} rows");
 }
+
+/// A statement given as sqlparser's tree (`query_stream`, as InfluxQL runs) takes the path
+/// its text takes and answers as the text does: on the direct path, and where only
+/// DataFusion answers, with the direct path on and off.
+#[tokio::test]
+async fn a_statement_as_a_tree_answers_as_its_text() {
+    use datafusion::sql::sqlparser::ast::Statement;
+    use datafusion::sql::sqlparser::dialect::GenericDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+
+    let engines = engines();
+    let w = window(1, 3);
+    let statements = [
+        format!(
+            "SELECT date_bin(INTERVAL '60000000000 nanoseconds', \"time\") AS \"__bucket\", \
+             max(\"i\") AS \"__a0_0\" FROM \"cpu\" WHERE {w} AND (\"host\" = 'h1') \
+             GROUP BY \"__bucket\" ORDER BY \"__bucket\""
+        ),
+        "SELECT DISTINCT ON (\"host\") * FROM \"cpu\" ORDER BY \"host\", \"time\" DESC".into(),
+        // Not direct: a condition on a field's arithmetic, a subquery.
+        format!("SELECT host, time, f FROM cpu WHERE {w} AND (f * 2 > i) ORDER BY host, time"),
+        "SELECT count(*) AS n FROM (SELECT DISTINCT host FROM cpu)".into(),
+    ];
+    let mut direct_seen = 0;
+    for text in &statements {
+        let tree = || match Parser::parse_sql(&GenericDialect {}, text).unwrap().pop() {
+            Some(Statement::Query(query)) => query,
+            other => panic!("{other:?}"),
+        };
+        let direct = engines.direct.is_direct(DB, text);
+        assert_eq!(
+            engines.direct.is_direct_query(DB, &tree()),
+            direct,
+            "{text}"
+        );
+        assert!(!engines.planned.is_direct_query(DB, &tree()), "{text}");
+        direct_seen += usize::from(direct);
+        let want = engines.planned.sql_stream(DB, text).await.unwrap();
+        let want = to_rows(&want.collect().await.unwrap(), &|_| false);
+        assert!(!want.is_empty(), "{text}: no rows");
+        for engine in [&engines.direct, &engines.planned] {
+            let got = engine.query_stream(DB, tree()).await.unwrap();
+            let got = to_rows(&got.collect().await.unwrap(), &|_| false);
+            if let Some(diff) = difference(&want, &got) {
+                panic!("{text}\n{diff}");
+            }
+        }
+    }
+    assert_eq!(direct_seen, 2);
+}

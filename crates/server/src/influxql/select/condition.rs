@@ -4,12 +4,13 @@
 //! tag regex is resolved against the tag's stored values into an `IN` list, which the
 //! storage index answers.
 
+use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr as Sql};
 use strata_influxql::{BinaryOp, Expr, VarType};
 use strata_storage::Engine;
 use strata_storage::catalog::TableSchema;
 
 use super::regex::Regex;
-use super::sql::{quote_ident, quote_str};
+use super::tree;
 
 /// Nanoseconds since the epoch; `start` inclusive, `end` exclusive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -155,10 +156,10 @@ pub(crate) fn parse_time(text: &str) -> Option<i64> {
     parsed.timestamp_nanos_opt()
 }
 
-/// The SQL form of a (time-free) condition over `schema`'s columns.
-pub(crate) fn to_sql(expr: &Expr, schema: &TableSchema, engine: &Engine) -> Result<String, String> {
+/// The SQL form of a (time-free) condition over `schema`'s columns, as sqlparser's tree.
+pub(crate) fn to_sql(expr: &Expr, schema: &TableSchema, engine: &Engine) -> Result<Sql, String> {
     match expr {
-        Expr::Paren(inner) => Ok(format!("({})", to_sql(inner, schema, engine)?)),
+        Expr::Paren(inner) => Ok(tree::nested(to_sql(inner, schema, engine)?)),
         Expr::Binary {
             op: op @ (BinaryOp::And | BinaryOp::Or),
             ..
@@ -166,16 +167,12 @@ pub(crate) fn to_sql(expr: &Expr, schema: &TableSchema, engine: &Engine) -> Resu
             // A chain `a OR b OR c …` is one parenthesised list, not parentheses nested per
             // operator: the SQL parser bounds nesting at 50 levels, and InfluxDB answers
             // hundreds of ORed hosts.
-            let word = if *op == BinaryOp::And {
-                " AND "
-            } else {
-                " OR "
-            };
             let terms = chain_terms(expr, *op)
                 .into_iter()
                 .map(|term| to_sql(term, schema, engine))
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(format!("({})", terms.join(word)))
+            let chained = tree::chain(terms, op_sql(*op)).unwrap_or_else(|| tree::boolean(true));
+            Ok(tree::nested(chained))
         }
         Expr::Binary { op, lhs, rhs } if is_comparison(*op) => {
             if let Some((tag, value)) = tag_operand(lhs, rhs, schema) {
@@ -184,14 +181,13 @@ pub(crate) fn to_sql(expr: &Expr, schema: &TableSchema, engine: &Engine) -> Resu
             if matches!(op, BinaryOp::RegexMatch | BinaryOp::RegexNotMatch) {
                 return field_regex(*op, lhs, rhs);
             }
-            Ok(format!(
-                "({} {} {})",
+            Ok(tree::nested(tree::binary(
                 operand_sql(lhs, schema)?,
                 op_sql(*op),
-                operand_sql(rhs, schema)?
-            ))
+                operand_sql(rhs, schema)?,
+            )))
         }
-        Expr::Boolean(b) => Ok(if *b { "TRUE" } else { "FALSE" }.into()),
+        Expr::Boolean(b) => Ok(tree::boolean(*b)),
         _ => Err("invalid condition: expected a comparison".into()),
     }
 }
@@ -260,9 +256,9 @@ fn tag_condition(
     schema: &TableSchema,
     engine: &Engine,
     flipped: bool,
-) -> Result<String, String> {
+) -> Result<Sql, String> {
     let known = schema.tags.iter().any(|t| t == tag);
-    let column = quote_ident(tag);
+    let column = || tree::column(tag);
     let values = || {
         if known {
             engine.tag_values(schema.id, tag)
@@ -270,28 +266,30 @@ fn tag_condition(
             Vec::new()
         }
     };
+    let is_null = || Sql::IsNull(Box::new(column()));
     // Which stored values (and whether the missing value '') satisfy the condition.
     let (matching, missing_matches): (Vec<String>, bool) = match (op, value) {
         (BinaryOp::Eq, Expr::String(v)) if v.is_empty() => (Vec::new(), true),
         (BinaryOp::Eq, Expr::String(v)) => {
             return Ok(if known {
-                format!("({column} = {})", quote_str(v))
+                tree::nested(tree::binary(column(), BinaryOperator::Eq, tree::string(v)))
             } else {
-                "FALSE".into()
+                tree::boolean(false)
             });
         }
         (BinaryOp::NotEq, Expr::String(v)) if v.is_empty() => {
             return Ok(if known {
-                format!("({column} IS NOT NULL)")
+                tree::nested(Sql::IsNotNull(Box::new(column())))
             } else {
-                "FALSE".into()
+                tree::boolean(false)
             });
         }
         (BinaryOp::NotEq, Expr::String(v)) => {
             return Ok(if known {
-                format!("({column} IS NULL OR {column} <> {})", quote_str(v))
+                let differs = tree::binary(column(), BinaryOperator::NotEq, tree::string(v));
+                tree::nested(tree::binary(is_null(), BinaryOperator::Or, differs))
             } else {
-                "TRUE".into()
+                tree::boolean(true)
             });
         }
         (BinaryOp::RegexMatch | BinaryOp::RegexNotMatch, Expr::Regex(re)) => {
@@ -316,53 +314,53 @@ fn tag_condition(
         }
         _ => return Err(format!("invalid condition on tag {tag}")),
     };
-    let mut parts: Vec<String> = Vec::new();
+    if missing_matches && !known {
+        return Ok(tree::boolean(true));
+    }
+    let mut parts: Vec<Sql> = Vec::new();
     if !matching.is_empty() {
-        let list: Vec<String> = matching.iter().map(|v| quote_str(v)).collect();
-        parts.push(format!("{column} IN ({})", list.join(", ")));
+        parts.push(Sql::InList {
+            expr: Box::new(column()),
+            list: matching.iter().map(|v| tree::string(v)).collect(),
+            negated: false,
+        });
     }
-    if missing_matches && known {
-        parts.push(format!("{column} IS NULL"));
+    if missing_matches {
+        parts.push(is_null());
     }
-    Ok(match (parts.is_empty(), missing_matches && !known) {
-        (_, true) => "TRUE".into(),
-        (true, false) => "FALSE".into(),
-        (false, false) => format!("({})", parts.join(" OR ")),
+    Ok(match tree::chain(parts, BinaryOperator::Or) {
+        Some(any) => tree::nested(any),
+        None => tree::boolean(false),
     })
 }
 
-fn field_regex(op: BinaryOp, lhs: &Expr, rhs: &Expr) -> Result<String, String> {
+fn field_regex(op: BinaryOp, lhs: &Expr, rhs: &Expr) -> Result<Sql, String> {
     let (Expr::VarRef { name, .. }, Expr::Regex(re)) = (lhs, rhs) else {
         return Err("invalid regex condition".into());
     };
     Regex::new(re)?;
-    let sql_op = if op == BinaryOp::RegexMatch {
-        "~"
-    } else {
-        "!~"
-    };
-    Ok(format!(
-        "({} {sql_op} {})",
-        quote_ident(name),
-        quote_str(re)
-    ))
+    Ok(tree::nested(tree::binary(
+        tree::column(name),
+        op_sql(op),
+        tree::string(re),
+    )))
 }
 
-fn operand_sql(expr: &Expr, schema: &TableSchema) -> Result<String, String> {
+fn operand_sql(expr: &Expr, schema: &TableSchema) -> Result<Sql, String> {
     Ok(match expr {
         Expr::VarRef { name, .. } => {
             if schema.field(name).is_some() || schema.tags.iter().any(|t| t == name) {
-                quote_ident(name)
+                tree::column(name)
             } else {
                 // A field no row has: every comparison with it is false, as with NULL.
-                "NULL".into()
+                tree::null()
             }
         }
-        Expr::Paren(inner) => format!("({})", operand_sql(inner, schema)?),
-        Expr::Integer(v) => v.to_string(),
-        Expr::Float(v) => format!("{v:?}"),
-        Expr::String(s) => quote_str(s),
-        Expr::Boolean(b) => b.to_string(),
+        Expr::Paren(inner) => tree::nested(operand_sql(inner, schema)?),
+        Expr::Integer(v) => tree::number(&v.to_string()),
+        Expr::Float(v) => tree::number(&format!("{v:?}")),
+        Expr::String(s) => tree::string(s),
+        Expr::Boolean(b) => tree::boolean(*b),
         Expr::Binary { op, .. } if !is_comparison(*op) => {
             // `a + b + c`: one parenthesised chain (left-associative in SQL as in
             // InfluxQL), not parentheses per operator, which the SQL parser bounds at 50.
@@ -374,36 +372,36 @@ fn operand_sql(expr: &Expr, schema: &TableSchema) -> Result<String, String> {
                 right.push(rhs);
                 first = lhs;
             }
-            let mut sql = format!("({}", operand_sql(first, schema)?);
+            let mut terms = vec![operand_sql(first, schema)?];
             for rhs in right.iter().rev() {
-                sql.push_str(&format!(" {} {}", op_sql(*op), operand_sql(rhs, schema)?));
+                terms.push(operand_sql(rhs, schema)?);
             }
-            sql.push(')');
-            sql
+            let chained = tree::chain(terms, op_sql(*op)).unwrap_or_else(tree::null);
+            tree::nested(chained)
         }
         _ => return Err("invalid condition operand".into()),
     })
 }
 
-fn op_sql(op: BinaryOp) -> &'static str {
+fn op_sql(op: BinaryOp) -> BinaryOperator {
     match op {
-        BinaryOp::Add => "+",
-        BinaryOp::Sub => "-",
-        BinaryOp::Mul => "*",
-        BinaryOp::Div => "/",
-        BinaryOp::Mod => "%",
-        BinaryOp::BitAnd => "&",
-        BinaryOp::BitOr => "|",
-        BinaryOp::BitXor => "#",
-        BinaryOp::Eq => "=",
-        BinaryOp::NotEq => "<>",
-        BinaryOp::Lt => "<",
-        BinaryOp::LtEq => "<=",
-        BinaryOp::Gt => ">",
-        BinaryOp::GtEq => ">=",
-        BinaryOp::RegexMatch => "~",
-        BinaryOp::RegexNotMatch => "!~",
-        BinaryOp::And => "AND",
-        BinaryOp::Or => "OR",
+        BinaryOp::Add => BinaryOperator::Plus,
+        BinaryOp::Sub => BinaryOperator::Minus,
+        BinaryOp::Mul => BinaryOperator::Multiply,
+        BinaryOp::Div => BinaryOperator::Divide,
+        BinaryOp::Mod => BinaryOperator::Modulo,
+        BinaryOp::BitAnd => BinaryOperator::BitwiseAnd,
+        BinaryOp::BitOr => BinaryOperator::BitwiseOr,
+        BinaryOp::BitXor => BinaryOperator::PGBitwiseXor,
+        BinaryOp::Eq => BinaryOperator::Eq,
+        BinaryOp::NotEq => BinaryOperator::NotEq,
+        BinaryOp::Lt => BinaryOperator::Lt,
+        BinaryOp::LtEq => BinaryOperator::LtEq,
+        BinaryOp::Gt => BinaryOperator::Gt,
+        BinaryOp::GtEq => BinaryOperator::GtEq,
+        BinaryOp::RegexMatch => BinaryOperator::PGRegexMatch,
+        BinaryOp::RegexNotMatch => BinaryOperator::PGRegexNotMatch,
+        BinaryOp::And => BinaryOperator::And,
+        BinaryOp::Or => BinaryOperator::Or,
     }
 }

@@ -12,6 +12,7 @@ use super::buckets::{Cell, SeriesBuckets, Walk};
 use super::condition::TimeRange;
 use super::fields::{self, Projections};
 use super::pushed::{self, Buckets, Pushed};
+use super::tree::Where;
 use super::{
     Context, Grouping, MAX_BUCKETS, aggregate, eval, finish_rows, key_matches, new_series, points,
     series_key,
@@ -130,7 +131,7 @@ pub(super) async fn grouped(
     grouping: &Grouping,
     projections: &Projections,
     range: TimeRange,
-    filter: &str,
+    filter: &Where,
 ) -> Result<Vec<Series>, String> {
     let calls = calls(projections)?;
     let selectors = calls
@@ -169,7 +170,7 @@ pub(super) async fn grouped(
     if let (Some(parts), Some(grid)) = (&pushed, grid) {
         let group_tags: Vec<&String> = grouping.tags_in(schema).collect();
         let sql = pushed::aggregate_sql(schema, &group_tags, grouping.time, parts, filter);
-        let batches = sql::run_batches(ctx.query, database, &sql).await?;
+        let batches = sql::run_batches(ctx.query, database, sql).await?;
         if grid::readable(&grid, group_tags.len(), &batches) {
             return Ok(grid::series(
                 &grid,

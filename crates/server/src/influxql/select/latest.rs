@@ -5,12 +5,14 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
+use datafusion::sql::sqlparser::ast::{Expr as Sql, Query};
 use strata_influxql::{Expr, SelectStatement};
 use strata_storage::catalog::TableSchema;
 
 use super::super::result::{Series, Value};
 use super::fields::Projections;
-use super::sql::{self, quote_ident};
+use super::sql;
+use super::tree::{self, SelectTree, Where};
 use super::{ArrowRows, Context, Grouping, RawAnswer, arrow_series, field_reads};
 
 /// `SELECT * … GROUP BY <tags> ORDER BY time DESC LIMIT 1` (TSBS's and Grafana's "last
@@ -41,10 +43,10 @@ pub(super) async fn cells(
     schema: &TableSchema,
     grouping: &Grouping,
     vars: &[String],
-    filter: &str,
+    filter: &Where,
 ) -> Result<(Vec<Vec<Value>>, usize), String> {
     let (statement, tag_count) = latest_statement(schema, grouping, filter);
-    let (names, columns) = sql::run_named(ctx.query, database, &statement).await?;
+    let (names, columns) = sql::run_named(ctx.query, database, statement).await?;
     let rows = columns.first().map_or(0, Vec::len);
     let take = |name: &str| -> Vec<Value> {
         names
@@ -75,11 +77,11 @@ pub(super) async fn arrow(
     projections: &Projections,
     vars: &[String],
     columns: &[usize],
-    filter: &str,
+    filter: &Where,
     desc: bool,
 ) -> Result<Option<Vec<Series>>, String> {
     let (statement, _) = latest_statement(schema, grouping, filter);
-    let batches: Arc<[RecordBatch]> = sql::run_batches(ctx.query, database, &statement)
+    let batches: Arc<[RecordBatch]> = sql::run_batches(ctx.query, database, statement)
         .await?
         .into();
     let Some(first) = batches.first() else {
@@ -132,19 +134,29 @@ pub(super) async fn arrow(
 }
 
 /// The latest-row statement, and how many grouped tags it orders by.
-fn latest_statement(schema: &TableSchema, grouping: &Grouping, filter: &str) -> (String, usize) {
-    let group_tags: Vec<String> = grouping.tags_in(schema).map(|t| quote_ident(t)).collect();
-    let on = group_tags.join(", ");
-    let statement = if group_tags.is_empty() {
-        format!(
-            "SELECT * FROM {}{filter} ORDER BY \"time\" DESC LIMIT 1",
-            quote_ident(&schema.name)
-        )
-    } else {
-        format!(
-            "SELECT DISTINCT ON ({on}) * FROM {}{filter} ORDER BY {on}, \"time\" DESC",
-            quote_ident(&schema.name)
-        )
+fn latest_statement(
+    schema: &TableSchema,
+    grouping: &Grouping,
+    filter: &Where,
+) -> (Box<Query>, usize) {
+    let group_tags: Vec<Sql> = grouping.tags_in(schema).map(|t| tree::column(t)).collect();
+    let tag_count = group_tags.len();
+    let latest_first = (tree::column("time"), true);
+    let mut select = SelectTree {
+        projection: vec![tree::wildcard()],
+        table: schema.name.clone(),
+        filter: filter.clone(),
+        ..SelectTree::default()
     };
-    (statement, group_tags.len())
+    if group_tags.is_empty() {
+        // `SELECT * FROM m … ORDER BY "time" DESC LIMIT 1`
+        select.order_by = vec![latest_first];
+        select.limit = Some(1);
+    } else {
+        // `SELECT DISTINCT ON (<tags>) * FROM m … ORDER BY <tags>, "time" DESC`
+        select.order_by = group_tags.iter().map(|t| (t.clone(), false)).collect();
+        select.order_by.push(latest_first);
+        select.distinct_on = group_tags;
+    }
+    (select.query(), tag_count)
 }

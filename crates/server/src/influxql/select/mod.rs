@@ -31,6 +31,7 @@ mod tests;
 mod tests_grid;
 mod ties;
 mod transform;
+mod tree;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -46,9 +47,11 @@ use super::result::{Row, Series, Value};
 pub(crate) use arrow_rows::{ArrowRows, Resolved};
 use condition::TimeRange;
 pub(crate) use condition::split_time;
+use datafusion::sql::sqlparser::ast::BinaryOperator;
 pub(super) use fields::{Projection, Projections};
 pub(crate) use regex::Regex;
-use sql::{quote_ident, time_literal};
+use sql::quote_ident;
+use tree::Where;
 
 /// Most buckets one series may have: `GROUP BY time(1s)` over years would otherwise build
 /// billions of empty rows (InfluxDB's `max-select-buckets`, which it leaves unlimited).
@@ -368,22 +371,26 @@ async fn select_measurement(
             range.end = Some(end.saturating_add(grow));
         }
     }
-    let mut filter: Vec<String> = Vec::new();
+    let mut terms = Vec::new();
     if let Some(start) = range.start {
-        filter.push(format!("\"time\" >= {}", time_literal(start)));
+        terms.push(tree::binary(
+            tree::column("time"),
+            BinaryOperator::GtEq,
+            tree::time(start),
+        ));
     }
     if let Some(end) = range.end {
-        filter.push(format!("\"time\" < {}", time_literal(end)));
+        terms.push(tree::binary(
+            tree::column("time"),
+            BinaryOperator::Lt,
+            tree::time(end),
+        ));
     }
     // An inner answer is filtered in memory (subquery.rs), not by SQL.
     if let Some(condition) = condition.filter(|_| ctx.subquery.is_none()) {
-        filter.push(condition::to_sql(condition, schema, ctx.engine)?);
+        terms.push(condition::to_sql(condition, schema, ctx.engine)?);
     }
-    let filter = if filter.is_empty() {
-        String::new()
-    } else {
-        format!(" WHERE {}", filter.join(" AND "))
-    };
+    let filter = Where::new(tree::chain(terms, BinaryOperator::And));
     let plan = if projections.aggregate {
         selector::plan(&projections, projections.bare)?
     } else {
@@ -537,7 +544,7 @@ pub(super) async fn points(
     schema: &TableSchema,
     grouping: &Grouping,
     vars: &[String],
-    filter: &str,
+    filter: &Where,
     order_ties: bool,
 ) -> Result<(Vec<Vec<Value>>, usize), String> {
     if let Some(sub) = ctx.subquery {
@@ -566,7 +573,7 @@ fn points_statement(
     schema: &TableSchema,
     grouping: &Grouping,
     vars: &[String],
-    filter: &str,
+    filter: &Where,
     others_in_sql: bool,
 ) -> (String, usize) {
     let mut select = vec!["\"time\"".to_owned()];
@@ -682,7 +689,7 @@ async fn raw(
     schema: &TableSchema,
     grouping: &Grouping,
     projections: &Projections,
-    filter: &str,
+    filter: &Where,
 ) -> Result<Vec<Series>, String> {
     let vars = variables(projections);
     let latest_shape =

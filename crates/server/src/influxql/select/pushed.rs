@@ -3,7 +3,6 @@
 //! like any `/sql` statement, its rows gathered into each series' buckets.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use strata_influxql::{Fill, SelectStatement};
 use strata_storage::catalog::TableSchema;
@@ -13,8 +12,11 @@ use super::buckets::SeriesBuckets;
 use super::condition::TimeRange;
 use super::fields::Projections;
 use super::grouped::Call;
-use super::sql::{self, push_ident, quote_ident, time_literal};
+use super::sql;
+use super::tree::Where;
+use super::tree::{self, SelectTree};
 use super::{Context, Grouping, key_matches, series_key_from};
+use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr, Query, SelectItem};
 
 /// Each series' buckets, by series key.
 pub(super) type Buckets = BTreeMap<Vec<String>, SeriesBuckets>;
@@ -40,7 +42,7 @@ pub(super) async fn buckets(
     calls: &[Call<'_>],
     parts: &[Pushed<'_>],
     range: TimeRange,
-    filter: &str,
+    filter: &Where,
 ) -> Result<Buckets, String> {
     let group_tags: Vec<&String> = grouping.tags_in(schema).collect();
     let answer = Answer {
@@ -54,11 +56,10 @@ pub(super) async fn buckets(
     if let Some(shown) = first_buckets_shown(statement, grouping, &group_tags, projections, range) {
         // Its first `shown` buckets with rows, oldest first: the direct path narrows a top-n
         // over time buckets to them, from the oldest time stored.
-        let sql = format!(
-            "{} ORDER BY \"__bucket\" LIMIT {shown}",
-            aggregate_sql(schema, &group_tags, grouping.time, parts, filter)
-        );
-        let columns = sql::run(ctx.query, database, &sql).await?;
+        let mut sql = aggregate_select(schema, &group_tags, grouping.time, parts, filter);
+        sql.order_by = vec![(tree::column(BUCKET), false)];
+        sql.limit = Some(shown as u64);
+        let columns = sql::run(ctx.query, database, sql.query()).await?;
         let rows = columns.first().map_or(0, Vec::len);
         let buckets = answer.collect(&columns);
         let with_data: usize = buckets.values().map(SeriesBuckets::len).sum();
@@ -77,21 +78,19 @@ pub(super) async fn buckets(
             Window::All => filter,
             Window::Empty => return Ok(Buckets::new()),
             Window::Range(start, end) => {
-                let bounds = format!(
-                    "\"time\" >= {} AND \"time\" < {}",
-                    time_literal(start),
-                    time_literal(end)
-                );
-                narrowed = if filter.is_empty() {
-                    format!(" WHERE {bounds}")
-                } else {
-                    format!("{filter} AND {bounds}")
-                };
-                narrowed.as_str()
+                let time = || tree::column("time");
+                narrowed = filter
+                    .and(tree::binary(
+                        time(),
+                        BinaryOperator::GtEq,
+                        tree::time(start),
+                    ))
+                    .and(tree::binary(time(), BinaryOperator::Lt, tree::time(end)));
+                &narrowed
             }
         };
     let sql = aggregate_sql(schema, &group_tags, grouping.time, parts, filter);
-    let columns = sql::run(ctx.query, database, &sql).await?;
+    let columns = sql::run(ctx.query, database, sql).await?;
     Ok(answer.collect(&columns))
 }
 
@@ -218,6 +217,9 @@ impl Answer<'_> {
     }
 }
 
+/// The name of [`aggregate_sql`]'s time bucket column.
+pub(super) const BUCKET: &str = "__bucket";
+
 /// `SELECT <tags>, date_bin(…) AS "__bucket", <aggregates> FROM m WHERE … GROUP BY <tags>,
 /// "__bucket"`: the shape the direct path answers from pre-aggregates.
 pub(super) fn aggregate_sql(
@@ -225,58 +227,54 @@ pub(super) fn aggregate_sql(
     group_tags: &[&String],
     time: Option<(i64, i64)>,
     pushed: &[Pushed<'_>],
-    filter: &str,
-) -> String {
-    // Written into one string: a statement of ten aggregates would otherwise take some
-    // forty small allocations, which show in the small queries' latency.
-    let mut sql = String::with_capacity(160 + 48 * pushed.len() + filter.len());
-    sql.push_str("SELECT ");
-    let mut first = true;
-    let mut comma = |sql: &mut String| {
-        if !std::mem::take(&mut first) {
-            sql.push_str(", ");
-        }
-    };
-    for tag in group_tags {
-        comma(&mut sql);
-        push_ident(&mut sql, tag);
-    }
-    if let Some((width, offset)) = time {
-        comma(&mut sql);
-        let _ = write!(sql, "date_bin(INTERVAL '{width} nanoseconds', \"time\"");
-        if offset != 0 {
-            let _ = write!(sql, ", TIMESTAMP {}", time_literal(offset));
-        }
-        sql.push_str(") AS \"__bucket\"");
-    }
+    filter: &Where,
+) -> Box<Query> {
+    aggregate_select(schema, group_tags, time, pushed, filter).query()
+}
+
+fn aggregate_select(
+    schema: &TableSchema,
+    group_tags: &[&String],
+    time: Option<(i64, i64)>,
+    pushed: &[Pushed<'_>],
+    filter: &Where,
+) -> SelectTree {
+    let mut aggregates = Vec::new();
     for (i, call) in pushed.iter().enumerate() {
         for (j, function) in call.functions.iter().enumerate() {
-            comma(&mut sql);
-            sql.push_str(function);
-            sql.push('(');
-            push_ident(&mut sql, call.field);
-            let _ = write!(sql, ") AS \"__a{i}_{j}\"");
+            let aggregate = tree::call(function, vec![tree::column(call.field)]);
+            aggregates.push(tree::aliased(aggregate, &format!("__a{i}_{j}")));
         }
     }
-    sql.push_str(" FROM ");
-    push_ident(&mut sql, &schema.name);
-    sql.push_str(filter);
-    if !group_tags.is_empty() || time.is_some() {
-        sql.push_str(" GROUP BY ");
-        for (i, tag) in group_tags.iter().enumerate() {
-            if i > 0 {
-                sql.push_str(", ");
-            }
-            push_ident(&mut sql, tag);
-        }
-        if time.is_some() {
-            if !group_tags.is_empty() {
-                sql.push_str(", ");
-            }
-            sql.push_str("\"__bucket\"");
-        }
+    grouped_select(schema, group_tags, time, aggregates, filter)
+}
+
+/// `SELECT <tags>, date_bin(…) AS "__bucket", <aggregates> FROM m WHERE … GROUP BY <tags>,
+/// "__bucket"`, without the bucket when `time` is `None`.
+fn grouped_select(
+    schema: &TableSchema,
+    group_tags: &[&String],
+    time: Option<(i64, i64)>,
+    aggregates: Vec<SelectItem>,
+    filter: &Where,
+) -> SelectTree {
+    let mut projection: Vec<SelectItem> = group_tags
+        .iter()
+        .map(|tag| SelectItem::UnnamedExpr(tree::column(tag)))
+        .collect();
+    let mut group_by: Vec<Expr> = group_tags.iter().map(|tag| tree::column(tag)).collect();
+    if let Some((width, offset)) = time {
+        projection.push(tree::aliased(tree::date_bin(width, offset), BUCKET));
+        group_by.push(tree::column(BUCKET));
     }
-    sql
+    projection.extend(aggregates);
+    SelectTree {
+        projection,
+        table: schema.name.clone(),
+        filter: filter.clone(),
+        group_by,
+        ..SelectTree::default()
+    }
 }
 
 /// Which rows an aggregate must read.
@@ -304,7 +302,7 @@ async fn first_buckets_window(
     schema: &TableSchema,
     grouping: &Grouping,
     range: TimeRange,
-    filter: &str,
+    filter: &Where,
 ) -> Result<Window, String> {
     let (Some((width, _)), None, Some(limit), false) = (
         grouping.time,
@@ -321,24 +319,16 @@ async fn first_buckets_window(
     let shown =
         i64::try_from(limit.saturating_add(statement.offset.unwrap_or(0))).unwrap_or(i64::MAX);
     // Per series: each one's buckets start at its own first point.
-    let group_tags: Vec<String> = grouping.tags_in(schema).map(|t| quote_ident(t)).collect();
-    let tags_then = |rest: &str| {
-        group_tags
-            .iter()
-            .map(String::as_str)
-            .chain(std::iter::once(rest))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let coarse = format!(
-        "SELECT {}, count(*) AS \"__rows\" FROM {}{filter} GROUP BY {}",
-        tags_then(&format!(
-            "date_bin(INTERVAL '{COARSE_BUCKET_NS} nanoseconds', \"time\") AS \"__bucket\""
-        )),
-        quote_ident(&schema.name),
-        tags_then("\"__bucket\"")
+    let group_tags: Vec<&String> = grouping.tags_in(schema).collect();
+    let rows = tree::aliased(tree::count_star(), "__rows");
+    let coarse = grouped_select(
+        schema,
+        &group_tags,
+        Some((COARSE_BUCKET_NS, 0)),
+        vec![rows],
+        filter,
     );
-    let columns = sql::run(ctx.query, database, &coarse).await?;
+    let columns = sql::run(ctx.query, database, coarse.query()).await?;
     let mut firsts: BTreeMap<Vec<String>, i64> = BTreeMap::new();
     let rows = columns.first().map_or(0, Vec::len);
     for row in 0..rows {

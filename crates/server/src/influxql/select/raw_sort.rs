@@ -7,9 +7,11 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::{
     SortColumn, SortOptions, concat_batches, lexsort_to_indices, take_record_batch,
 };
+use datafusion::sql::sqlparser::ast::SelectItem;
 use strata_storage::catalog::TableSchema;
 
-use super::sql::{self, quote_ident};
+use super::sql;
+use super::tree::{self, SelectTree, Where};
 use super::{Context, Grouping, is_column, other_tags, points_statement};
 
 /// The rows of `SELECT "time", <grouped tags>, <vars> … ORDER BY <grouped tags>, "time"` as
@@ -23,7 +25,7 @@ pub(super) async fn points(
     schema: &TableSchema,
     grouping: &Grouping,
     vars: &[String],
-    filter: &str,
+    filter: &Where,
     order_ties: bool,
 ) -> Result<(Vec<RecordBatch>, usize), String> {
     let group_tags: Vec<&String> = grouping.tags_in(schema).collect();
@@ -50,14 +52,20 @@ pub(super) async fn points(
     read.extend(ties.iter().map(|t| t.as_str()));
     read.sort_unstable();
     read.dedup();
-    let select = if read.len() == every_column {
-        "*".to_owned()
+    let projection = if read.len() == every_column {
+        vec![tree::wildcard()]
     } else {
-        let names: Vec<String> = read.iter().map(|c| quote_ident(c)).collect();
-        names.join(", ")
+        read.iter()
+            .map(|c| SelectItem::UnnamedExpr(tree::column(c)))
+            .collect()
     };
-    let statement = format!("SELECT {select} FROM {}{filter}", quote_ident(&schema.name));
-    let batches = sql::run_batches(ctx.query, database, &statement).await?;
+    let statement = SelectTree {
+        projection,
+        table: schema.name.clone(),
+        filter: filter.clone(),
+        ..SelectTree::default()
+    };
+    let batches = sql::run_batches(ctx.query, database, statement.query()).await?;
     let Some(first) = batches.first() else {
         return Ok((Vec::new(), group_tags.len()));
     };

@@ -23,6 +23,7 @@ use strata_storage::model::FieldType;
 use super::super::result::{Row, Series, Value};
 use super::condition::TimeRange;
 use super::fields::{self, Projections};
+use super::tree::Where;
 use super::{
     Context, Grouping, cast_value, eval, finish_rows, grouped, new_series, points, series_key,
 };
@@ -296,7 +297,7 @@ pub(super) async fn run(
     projections: &Projections,
     plan: Plan,
     range: TimeRange,
-    filter: &str,
+    filter: &Where,
 ) -> Result<Vec<Series>, String> {
     let call = match &plan {
         Plan::Point(c) | Plan::Top(c, _, _) | Plan::Distinct(c) => c.clone(),

@@ -1,6 +1,7 @@
-//! SQL text for the engine, and its Arrow answers read back as InfluxQL values. InfluxQL
-//! runs as SQL statements through [`strata_query::QueryEngine`], the same entry point as
-//! `/sql`, so its aggregates take the direct path and the pre-aggregates where SQL's do.
+//! SQL for the engine, and its Arrow answers read back as InfluxQL values. InfluxQL runs
+//! as SQL statements through [`strata_query::QueryEngine`], the same engine as `/sql`, so
+//! its aggregates take the direct path and the pre-aggregates where SQL's do. The common
+//! statements are built as sqlparser's tree ([`super::tree`]); the rest as text.
 
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray,
@@ -8,6 +9,7 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
+use datafusion::sql::sqlparser::ast::Query;
 use futures::StreamExt;
 use strata_query::{QueryEngine, QueryStream};
 
@@ -32,18 +34,29 @@ pub(crate) fn push_ident(out: &mut String, name: &str) {
     out.push('"');
 }
 
-/// `text` as a SQL string literal.
-pub(crate) fn quote_str(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "''"))
+/// A statement for the engine: SQL text, or a `SELECT` as sqlparser's tree.
+pub(crate) enum Statement {
+    Text(String),
+    /// Boxed: a tree is large, and the futures that hold it are moved whole.
+    Tree(Box<Query>),
 }
 
-/// `nanos` as a SQL timestamp literal the direct path reads.
-pub(crate) fn time_literal(nanos: i64) -> String {
-    let mut out = Vec::with_capacity(34);
-    out.push(b'\'');
-    crate::sql_cells::write_rfc3339(nanos, &mut out);
-    out.push(b'\'');
-    String::from_utf8(out).unwrap_or_default()
+impl From<&str> for Statement {
+    fn from(text: &str) -> Self {
+        Statement::Text(text.to_owned())
+    }
+}
+
+impl From<&String> for Statement {
+    fn from(text: &String) -> Self {
+        Statement::Text(text.clone())
+    }
+}
+
+impl From<Box<Query>> for Statement {
+    fn from(tree: Box<Query>) -> Self {
+        Statement::Tree(tree)
+    }
 }
 
 /// Runs `statement` in `database` and returns its columns as values, one vector per
@@ -51,7 +64,7 @@ pub(crate) fn time_literal(nanos: i64) -> String {
 pub(crate) async fn run(
     query: &QueryEngine,
     database: &str,
-    statement: &str,
+    statement: impl Into<Statement>,
 ) -> Result<Vec<Vec<Value>>, String> {
     Ok(run_named(query, database, statement).await?.1)
 }
@@ -60,7 +73,7 @@ pub(crate) async fn run(
 pub(crate) async fn run_named(
     query: &QueryEngine,
     database: &str,
-    statement: &str,
+    statement: impl Into<Statement>,
 ) -> Result<(Vec<String>, Vec<Vec<Value>>), String> {
     let mut stream = start(query, database, statement).await?;
     let names: Vec<String> = stream
@@ -81,7 +94,7 @@ pub(crate) async fn run_named(
 pub(crate) async fn run_batches(
     query: &QueryEngine,
     database: &str,
-    statement: &str,
+    statement: impl Into<Statement>,
 ) -> Result<Vec<RecordBatch>, String> {
     let mut stream = start(query, database, statement).await?;
     let mut batches = Vec::new();
@@ -95,13 +108,19 @@ pub(crate) async fn run_batches(
 async fn start(
     query: &QueryEngine,
     database: &str,
-    statement: &str,
+    statement: impl Into<Statement>,
 ) -> Result<QueryStream, String> {
-    tracing::debug!(statement, "influxql → sql");
-    query
-        .sql_stream(database, statement)
-        .await
-        .map_err(|e| e.to_string())
+    let started = match statement.into() {
+        Statement::Text(text) => {
+            tracing::debug!(statement = text, "influxql → sql");
+            query.sql_stream(database, &text).await
+        }
+        Statement::Tree(tree) => {
+            tracing::debug!(statement = %tree, "influxql → sql tree");
+            query.query_stream(database, tree).await
+        }
+    };
+    started.map_err(|e| e.to_string())
 }
 
 /// The cells of `batches` (of one schema), one vector per column.

@@ -8,6 +8,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use datafusion::sql::sqlparser::ast::{BinaryOperator, Statement as SqlStatement};
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::parser::Parser;
 use strata_influxql::{Statement, parse_query};
 use strata_lineproto::Precision;
 use strata_query::QueryEngine;
@@ -15,6 +18,7 @@ use strata_storage::{Engine, EngineOptions, ManualClock, WalSync};
 
 use super::super::result::Value;
 use super::pushed::Pushed;
+use super::tree::{self, Where};
 use super::{Context, select};
 
 /// 2016-01-01T00:00:00Z, as TSBS's data.
@@ -118,7 +122,25 @@ async fn tsbs_aggregate_shapes_take_the_direct_path() {
         field: "usage_user",
         functions: &["avg"],
     }];
-    let window = " WHERE \"time\" >= '2016-01-01T00:00:00.000000000Z' AND \"time\" < '2016-01-01T01:00:00.000000000Z'";
+    let window = Where::default()
+        .and(tree::binary(
+            tree::column("time"),
+            BinaryOperator::GtEq,
+            tree::time(START_NS),
+        ))
+        .and(tree::binary(
+            tree::column("time"),
+            BinaryOperator::Lt,
+            tree::time(START_NS + 3_600 * SECOND_NS),
+        ));
+    let host = |h: &str| {
+        tree::nested(tree::binary(
+            tree::column("hostname"),
+            BinaryOperator::Eq,
+            tree::string(h),
+        ))
+    };
+    let hosts = tree::nested(tree::binary(host("h0"), BinaryOperator::Or, host("h1")));
     let cases = [
         // cpu-max-all / single-groupby: one host (or an OR of hosts), by hour or minute.
         super::pushed::aggregate_sql(
@@ -126,7 +148,7 @@ async fn tsbs_aggregate_shapes_take_the_direct_path() {
             &[],
             Some((3_600 * SECOND_NS, 0)),
             &max,
-            &format!("{window} AND ((\"hostname\" = 'h0') OR (\"hostname\" = 'h1'))"),
+            &window.and(hosts),
         ),
         // double-groupby: every host, by hour and hostname.
         super::pushed::aggregate_sql(
@@ -134,14 +156,14 @@ async fn tsbs_aggregate_shapes_take_the_direct_path() {
             &[&hostname],
             Some((3_600 * SECOND_NS, 0)),
             &mean,
-            window,
+            &window,
         ),
         // a whole-range aggregate.
-        super::pushed::aggregate_sql(&schema, &[], None, &mean, window),
+        super::pushed::aggregate_sql(&schema, &[], None, &mean, &window),
     ];
     for sql in cases {
         assert!(
-            query.is_direct("benchmark", &sql),
+            query.is_direct_query("benchmark", &sql),
             "not on the direct path: {sql}"
         );
     }
@@ -297,7 +319,7 @@ async fn long_chains_of_ored_hosts_are_answered() {
     let filter =
         super::condition::to_sql(three.condition.as_ref().unwrap(), &schema, &engine).unwrap();
     assert_eq!(
-        filter,
+        filter.to_string(),
         "((\"hostname\" = 'h0') OR (\"hostname\" = 'h1') OR (\"hostname\" = 'h2'))"
     );
     let sql = super::pushed::aggregate_sql(
@@ -308,10 +330,16 @@ async fn long_chains_of_ored_hosts_are_answered() {
             field: "usage_user",
             functions: &["max"],
         }],
-        &format!(" WHERE \"time\" >= '2016-01-01T00:00:00.000000000Z' AND {filter}"),
+        &Where::default()
+            .and(tree::binary(
+                tree::column("time"),
+                BinaryOperator::GtEq,
+                tree::time(START_NS),
+            ))
+            .and(filter),
     );
     assert!(
-        query.is_direct("benchmark", &sql),
+        query.is_direct_query("benchmark", &sql),
         "not on the direct path: {sql}"
     );
 }
@@ -743,7 +771,12 @@ async fn raw_points_of_one_instant_come_in_series_order() {
 }
 
 #[test]
-fn aggregate_sql_text_names_tags_bucket_and_each_aggregate() {
+fn aggregate_sql_names_tags_bucket_and_each_aggregate() {
+    // The tree is the one the engine would parse from the statement's text.
+    let parsed = |text: &str| match Parser::parse_sql(&GenericDialect {}, text).unwrap().pop() {
+        Some(SqlStatement::Query(query)) => query,
+        other => panic!("{other:?}"),
+    };
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(dir.path());
     tsbs_like(&engine);
@@ -765,16 +798,18 @@ fn aggregate_sql_text_names_tags_bucket_and_each_aggregate() {
             &[&host, &odd],
             Some((60 * SECOND_NS, 15 * SECOND_NS)),
             &pushed,
-            " WHERE x",
+            &Where::new(Some(tree::column("x"))),
         ),
-        "SELECT \"hostname\", \"we\"\"ird\", date_bin(INTERVAL '60000000000 nanoseconds', \
+        parsed(
+            "SELECT \"hostname\", \"we\"\"ird\", date_bin(INTERVAL '60000000000 nanoseconds', \
          \"time\", TIMESTAMP '1970-01-01T00:00:15.000000000Z') AS \"__bucket\", \
          max(\"usage_user\") AS \"__a0_0\", min(\"usage_user\") AS \"__a0_1\", \
-         count(\"us\"\"er\") AS \"__a1_0\" FROM \"cpu\" WHERE x \
+         count(\"us\"\"er\") AS \"__a1_0\" FROM \"cpu\" WHERE \"x\" \
          GROUP BY \"hostname\", \"we\"\"ird\", \"__bucket\""
+        )
     );
     assert_eq!(
-        super::pushed::aggregate_sql(&schema, &[], None, &pushed[1..], ""),
-        "SELECT count(\"us\"\"er\") AS \"__a0_0\" FROM \"cpu\""
+        super::pushed::aggregate_sql(&schema, &[], None, &pushed[1..], &Where::default()),
+        parsed("SELECT count(\"us\"\"er\") AS \"__a0_0\" FROM \"cpu\"")
     );
 }
