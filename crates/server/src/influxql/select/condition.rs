@@ -164,9 +164,10 @@ pub(crate) fn to_sql(expr: &Expr, schema: &TableSchema, engine: &Engine) -> Resu
             op: op @ (BinaryOp::And | BinaryOp::Or),
             ..
         } => {
-            // A chain `a OR b OR c …` is one parenthesised list, not parentheses nested per
-            // operator: the SQL parser bounds nesting at 50 levels, and InfluxDB answers
-            // hundreds of ORed hosts.
+            // A chain `a OR b OR c …` is one parenthesised list (grouped from the left, as
+            // SQL parses it), not parentheses nested per operator: printed for a statement
+            // still sent as text, the SQL parser bounds nesting at 50 levels, and InfluxDB
+            // answers hundreds of ORed hosts. (A chain has two terms or more.)
             let terms = chain_terms(expr, *op)
                 .into_iter()
                 .map(|term| to_sql(term, schema, engine))
