@@ -372,20 +372,8 @@ async fn select_measurement(
         }
     }
     let mut terms = Vec::new();
-    if let Some(start) = range.start {
-        terms.push(tree::binary(
-            tree::column("time"),
-            BinaryOperator::GtEq,
-            tree::time(start),
-        ));
-    }
-    if let Some(end) = range.end {
-        terms.push(tree::binary(
-            tree::column("time"),
-            BinaryOperator::Lt,
-            tree::time(end),
-        ));
-    }
+    terms.extend(range.start.map(tree::time_from));
+    terms.extend(range.end.map(tree::time_before));
     // An inner answer is filtered in memory (subquery.rs), not by SQL.
     if let Some(condition) = condition.filter(|_| ctx.subquery.is_none()) {
         terms.push(condition::to_sql(condition, schema, ctx.engine)?);

@@ -13,10 +13,9 @@ use super::condition::TimeRange;
 use super::fields::Projections;
 use super::grouped::Call;
 use super::sql;
-use super::tree::Where;
-use super::tree::{self, SelectTree};
+use super::tree::{self, SelectTree, Where};
 use super::{Context, Grouping, key_matches, series_key_from};
-use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr, Query, SelectItem};
+use datafusion::sql::sqlparser::ast::{Expr, Query, SelectItem};
 
 /// Each series' buckets, by series key.
 pub(super) type Buckets = BTreeMap<Vec<String>, SeriesBuckets>;
@@ -78,14 +77,9 @@ pub(super) async fn buckets(
             Window::All => filter,
             Window::Empty => return Ok(Buckets::new()),
             Window::Range(start, end) => {
-                let time = || tree::column("time");
                 narrowed = filter
-                    .and(tree::binary(
-                        time(),
-                        BinaryOperator::GtEq,
-                        tree::time(start),
-                    ))
-                    .and(tree::binary(time(), BinaryOperator::Lt, tree::time(end)));
+                    .and(tree::time_from(start))
+                    .and(tree::time_before(end));
                 &narrowed
             }
         };
@@ -218,7 +212,7 @@ impl Answer<'_> {
 }
 
 /// The name of [`aggregate_sql`]'s time bucket column.
-pub(super) const BUCKET: &str = "__bucket";
+const BUCKET: &str = "__bucket";
 
 /// `SELECT <tags>, date_bin(…) AS "__bucket", <aggregates> FROM m WHERE … GROUP BY <tags>,
 /// "__bucket"`: the shape the direct path answers from pre-aggregates.

@@ -35,25 +35,25 @@ pub(crate) fn push_ident(out: &mut String, name: &str) {
 }
 
 /// A statement for the engine: SQL text, or a `SELECT` as sqlparser's tree.
-pub(crate) enum Statement {
-    Text(String),
+pub(crate) enum Statement<'a> {
+    Text(&'a str),
     /// Boxed: a tree is large, and the futures that hold it are moved whole.
     Tree(Box<Query>),
 }
 
-impl From<&str> for Statement {
-    fn from(text: &str) -> Self {
-        Statement::Text(text.to_owned())
+impl<'a> From<&'a str> for Statement<'a> {
+    fn from(text: &'a str) -> Self {
+        Statement::Text(text)
     }
 }
 
-impl From<&String> for Statement {
-    fn from(text: &String) -> Self {
-        Statement::Text(text.clone())
+impl<'a> From<&'a String> for Statement<'a> {
+    fn from(text: &'a String) -> Self {
+        Statement::Text(text)
     }
 }
 
-impl From<Box<Query>> for Statement {
+impl From<Box<Query>> for Statement<'_> {
     fn from(tree: Box<Query>) -> Self {
         Statement::Tree(tree)
     }
@@ -64,7 +64,7 @@ impl From<Box<Query>> for Statement {
 pub(crate) async fn run(
     query: &QueryEngine,
     database: &str,
-    statement: impl Into<Statement>,
+    statement: impl Into<Statement<'_>>,
 ) -> Result<Vec<Vec<Value>>, String> {
     Ok(run_named(query, database, statement).await?.1)
 }
@@ -73,7 +73,7 @@ pub(crate) async fn run(
 pub(crate) async fn run_named(
     query: &QueryEngine,
     database: &str,
-    statement: impl Into<Statement>,
+    statement: impl Into<Statement<'_>>,
 ) -> Result<(Vec<String>, Vec<Vec<Value>>), String> {
     let mut stream = start(query, database, statement).await?;
     let names: Vec<String> = stream
@@ -94,7 +94,7 @@ pub(crate) async fn run_named(
 pub(crate) async fn run_batches(
     query: &QueryEngine,
     database: &str,
-    statement: impl Into<Statement>,
+    statement: impl Into<Statement<'_>>,
 ) -> Result<Vec<RecordBatch>, String> {
     let mut stream = start(query, database, statement).await?;
     let mut batches = Vec::new();
@@ -108,12 +108,12 @@ pub(crate) async fn run_batches(
 async fn start(
     query: &QueryEngine,
     database: &str,
-    statement: impl Into<Statement>,
+    statement: impl Into<Statement<'_>>,
 ) -> Result<QueryStream, String> {
     let started = match statement.into() {
         Statement::Text(text) => {
             tracing::debug!(statement = text, "influxql → sql");
-            query.sql_stream(database, &text).await
+            query.sql_stream(database, text).await
         }
         Statement::Tree(tree) => {
             tracing::debug!(statement = %tree, "influxql → sql tree");

@@ -123,16 +123,8 @@ async fn tsbs_aggregate_shapes_take_the_direct_path() {
         functions: &["avg"],
     }];
     let window = Where::default()
-        .and(tree::binary(
-            tree::column("time"),
-            BinaryOperator::GtEq,
-            tree::time(START_NS),
-        ))
-        .and(tree::binary(
-            tree::column("time"),
-            BinaryOperator::Lt,
-            tree::time(START_NS + 3_600 * SECOND_NS),
-        ));
+        .and(tree::time_from(START_NS))
+        .and(tree::time_before(START_NS + 3_600 * SECOND_NS));
     let host = |h: &str| {
         tree::nested(tree::binary(
             tree::column("hostname"),
@@ -330,13 +322,7 @@ async fn long_chains_of_ored_hosts_are_answered() {
             field: "usage_user",
             functions: &["max"],
         }],
-        &Where::default()
-            .and(tree::binary(
-                tree::column("time"),
-                BinaryOperator::GtEq,
-                tree::time(START_NS),
-            ))
-            .and(filter),
+        &Where::default().and(tree::time_from(START_NS)).and(filter),
     );
     assert!(
         query.is_direct_query("benchmark", &sql),

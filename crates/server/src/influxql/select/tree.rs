@@ -42,6 +42,16 @@ fn rfc3339(nanos: i64) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// `"time" >= start`: the first instant a range includes.
+pub(crate) fn time_from(start: i64) -> Expr {
+    binary(column("time"), BinaryOperator::GtEq, time(start))
+}
+
+/// `"time" < end`: the first instant after a range.
+pub(crate) fn time_before(end: i64) -> Expr {
+    binary(column("time"), BinaryOperator::Lt, time(end))
+}
+
 /// A number written as `text` (digits, a fraction, an exponent); a leading `-` becomes a
 /// negation of the rest, as SQL parses it.
 pub(crate) fn number(text: &str) -> Expr {
@@ -294,9 +304,7 @@ mod tests {
     }
 
     fn time_range(start: i64, end: i64) -> Where {
-        Where::default()
-            .and(binary(column("time"), BinaryOperator::GtEq, time(start)))
-            .and(binary(column("time"), BinaryOperator::Lt, time(end)))
+        Where::default().and(time_from(start)).and(time_before(end))
     }
 
     #[test]
