@@ -51,6 +51,21 @@ pub(crate) fn json_results(results: &[StatementResult], epoch: Epoch, out: &mut 
     out.extend_from_slice(b"]}\n");
 }
 
+/// About how many bytes [`json_results`] writes for `results`, so that writing a large
+/// answer does not copy it again each time its buffer doubles: a dozen bytes a cell, a
+/// few dozen a column name and a series. Capped: a guess must not reserve gigabytes.
+pub(crate) fn json_size_hint(results: &[StatementResult]) -> usize {
+    const CAP: usize = 64 << 20;
+    let series = results.iter().flat_map(|r| &r.series);
+    let bytes = series.fold(64usize, |bytes, s| {
+        let cells = s.columns.len().saturating_mul(s.row_count());
+        bytes
+            .saturating_add(64 + 24 * s.columns.len())
+            .saturating_add(cells.saturating_mul(12))
+    });
+    bytes.min(CAP)
+}
+
 /// One `{"results":[…]}` line of a chunked answer: `result` with `"partial":true` unless it
 /// is the statement's last chunk.
 pub(crate) fn json_chunk(result: &StatementResult, epoch: Epoch, partial: bool, out: &mut Vec<u8>) {
@@ -490,7 +505,7 @@ mod tests {
     #[test]
     fn json_shape() {
         let mut series = Series::new("cpu", &["time", "mean"]);
-        series.tags = vec![("host".into(), "a".into())];
+        series.tags = super::super::result::Tags::from_pairs([("host", "a")]);
         series.values = vec![smallvec::smallvec![Value::Time(0), Value::Float(1.5)]];
         let results = [
             StatementResult {
@@ -543,6 +558,40 @@ mod tests {
                 "[\"time\",\"x\"]",
                 "[\"time\",\"x\"]"
             ]
+        );
+    }
+
+    /// A `lastpoint`-like answer (100 series of one row: a time, 10 floats, 9 tags) fits
+    /// the size hint, and the hint does not reserve many times what is written.
+    #[test]
+    fn size_hint_covers_a_typical_answer() {
+        let names: Vec<String> = (0..20).map(|i| format!("column_{i}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let series: Vec<Series> = (0..100)
+            .map(|host| {
+                let mut series = Series::new("cpu", &names);
+                series.tags =
+                    super::super::result::Tags::from_pairs([("hostname", format!("host_{host}"))]);
+                let mut row: super::super::result::Row = smallvec::smallvec![Value::Time(
+                    1_451_606_400_000_000_000 + host * 10_000_000_000
+                )];
+                row.extend((0..10).map(|i| Value::Float(i as f64 * 7.3 + host as f64 / 3.0)));
+                row.extend((0..9).map(|i| Value::text(format!("tag_value_{i}"))));
+                series.values = vec![row];
+                series
+            })
+            .collect();
+        let results = [StatementResult {
+            series,
+            ..StatementResult::default()
+        }];
+        let mut out = Vec::new();
+        json_results(&results, Epoch::Rfc3339, &mut out);
+        let hint = json_size_hint(&results);
+        assert!(
+            out.len() <= hint && hint <= 2 * out.len(),
+            "{} bytes written, {hint} hinted",
+            out.len()
         );
     }
 }

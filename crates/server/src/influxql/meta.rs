@@ -17,7 +17,7 @@ use strata_storage::catalog::TableSchema;
 use strata_storage::model::FieldType;
 use strata_storage::{Engine, Retention};
 
-use super::result::{Series, Value};
+use super::result::{Series, Tags, Value};
 use super::select::Regex;
 use super::text::{drop_series, quote_ident};
 
@@ -667,7 +667,7 @@ fn stats(engine: &Engine) -> Vec<Series> {
         let tables = engine.catalog().tables(&database);
         let series: usize = tables.iter().map(|t| engine.series_tags(t.id).len()).sum();
         let mut s = Series::new("database", &["numMeasurements", "numSeries"]);
-        s.tags = vec![("database".into(), database)];
+        s.tags = Tags::from_pairs([("database", database)]);
         s.values = vec![smallvec![
             Value::Integer(tables.len() as i64),
             Value::Integer(series as i64),

@@ -285,7 +285,7 @@ fn respond(
     } else if let Some(rows) = chunk_rows {
         ("application/json", chunked(&results, epoch, rows))
     } else {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(encode::json_size_hint(&results));
         encode::json_results(&results, epoch, &mut out);
         if params.get("pretty").is_some_and(|p| p == "true") {
             out = encode::pretty(&out);

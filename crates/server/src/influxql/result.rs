@@ -53,14 +53,93 @@ impl Value {
     }
 }
 
+/// A series' tag values, one per key: held inline for one tag (TSBS's and Grafana's
+/// `GROUP BY host`), so that a series per host is one allocation, its host's name.
+pub(crate) type TagValues = SmallVec<[String; 1]>;
+
+/// A series' tag set: its keys, shared by the series of one statement (a series per host
+/// must not copy the key per host), and this series' value of each.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Tags {
+    keys: Arc<[String]>,
+    values: TagValues,
+}
+
+impl Tags {
+    /// The value `values[i]` for each key `keys[i]`.
+    pub(crate) fn new(keys: Arc<[String]>, values: impl Into<TagValues>) -> Self {
+        let values = values.into();
+        debug_assert_eq!(keys.len(), values.len());
+        Tags { keys, values }
+    }
+
+    /// A tag set of (key, value) pairs.
+    pub(crate) fn from_pairs<K: Into<String>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        let (keys, values): (Vec<String>, Vec<String>) =
+            pairs.into_iter().map(|(k, v)| (k.into(), v.into())).unzip();
+        Tags::new(keys.into(), values)
+    }
+
+    /// The (key, value) pairs, in the keys' order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.keys
+            .iter()
+            .zip(&self.values)
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// The value of tag `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
+        self.iter().find_map(|(k, v)| (k == key).then_some(v))
+    }
+
+    /// The values, in the keys' order.
+    pub(crate) fn values(&self) -> &[String] {
+        &self.values
+    }
+
+    /// Whether there is no tag.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+}
+
+/// Tag sets compare pair by pair, as a list of (key, value) does.
+impl Ord for Tags {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        if Arc::ptr_eq(&self.keys, &other.keys) {
+            // The series of one statement: the same keys, so the values decide.
+            return self.values.cmp(&other.values);
+        }
+        self.iter().cmp(other.iter())
+    }
+}
+
+impl PartialOrd for Tags {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Tags {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Tags {}
+
 /// One series of an answer: a measurement (or the name a `SHOW` gives), the tag set it is
 /// grouped by, and its rows.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct Series {
     /// `name`; empty for answers without one (`SHOW DATABASES` has one, `SHOW STATS` too).
-    pub name: String,
+    /// Shared: the series of one measurement are named once.
+    pub name: Arc<str>,
     /// `tags`, sorted by key; left out of the answer when empty.
-    pub tags: Vec<(String, String)>,
+    pub tags: Tags,
     /// `columns`: shared by the series of one statement.
     pub columns: Arc<[String]>,
     /// `values`, one row each, as long as `columns`; empty when `arrow` holds them.
@@ -74,8 +153,8 @@ impl Series {
     /// A series named `name` with `columns` and no tags.
     pub(crate) fn new(name: &str, columns: &[&str]) -> Self {
         Series {
-            name: name.to_owned(),
-            tags: Vec::new(),
+            name: name.into(),
+            tags: Tags::default(),
             columns: columns.iter().map(|c| (*c).to_owned()).collect(),
             values: Vec::new(),
             arrow: None,

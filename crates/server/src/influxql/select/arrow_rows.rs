@@ -4,6 +4,7 @@
 //! high-cpu-all: 33,700 rows × 21 columns). What needs cells (CSV, chunks) asks for them
 //! with [`ArrowRows::to_values`].
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
@@ -26,7 +27,7 @@ pub(crate) struct ArrowRows {
     /// column holding it.
     columns: Arc<[usize]>,
     /// The series' rows in the order they are answered: (batch, row), or [`EMPTY_BUCKET`].
-    rows: Vec<(u32, u32)>,
+    rows: Span<(u32, u32)>,
     /// Set when the rows are the buckets of a `GROUP BY time` grid.
     grid: Option<Grid>,
 }
@@ -36,9 +37,54 @@ pub(crate) struct ArrowRows {
 #[derive(Debug, Clone, PartialEq)]
 struct Grid {
     /// Each row's bucket start time (the answer's `time`).
-    times: Vec<i64>,
+    times: Span<i64>,
     /// Per column, whether an empty bucket shows 0 there (a count) rather than null.
     zero_when_empty: Arc<[bool]>,
+}
+
+/// A span of a list shared by the series of one statement: their rows are one allocation,
+/// not one per series (`lastpoint` answers a series of one row per host).
+#[derive(Debug, Clone)]
+struct Span<T> {
+    all: Arc<[T]>,
+    start: usize,
+    end: usize,
+}
+
+impl<T> Span<T> {
+    fn new(all: &Arc<[T]>, range: Range<usize>) -> Self {
+        debug_assert!(range.start <= range.end && range.end <= all.len());
+        Span {
+            all: Arc::clone(all),
+            start: range.start,
+            end: range.end,
+        }
+    }
+
+    fn as_slice(&self) -> &[T] {
+        &self.all[self.start..self.end]
+    }
+
+    fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// Drops the first `n` items.
+    fn skip(&mut self, n: usize) {
+        self.start = self.start.saturating_add(n).min(self.end);
+    }
+
+    /// Keeps the first `n` items.
+    fn truncate(&mut self, n: usize) {
+        self.end = self.end.min(self.start.saturating_add(n));
+    }
+}
+
+/// Spans are equal when their items are, wherever they are kept.
+impl<T: PartialEq> PartialEq for Span<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
 }
 
 /// A row of a [`Grid`] whose bucket has no data.
@@ -79,38 +125,42 @@ fn typed(array: &ArrayRef) -> Option<Typed<'_>> {
 }
 
 impl ArrowRows {
-    /// Rows `rows` of `batches`, reading the series' columns from `columns` (`time` first).
+    /// Rows `rows[range]` of `batches` (`rows` is shared by the statement's series),
+    /// reading the series' columns from `columns` (`time` first).
     pub(crate) fn new(
         batches: Arc<[RecordBatch]>,
         columns: Arc<[usize]>,
-        rows: Vec<(u32, u32)>,
+        rows: &Arc<[(u32, u32)]>,
+        range: Range<usize>,
     ) -> Self {
         ArrowRows {
             batches,
             columns,
-            rows,
+            rows: Span::new(rows, range),
             grid: None,
         }
     }
 
-    /// The buckets of a `GROUP BY time` grid: row i is bucket `times[i]`, read from `rows[i]`
-    /// or, when that is [`EMPTY_BUCKET`], null in every column but those `zero_when_empty`
-    /// marks (counts), which show 0. `columns` are the value columns, without `time`.
+    /// The buckets of a `GROUP BY time` grid: row i is bucket `times[i]`, read from
+    /// `rows[range][i]` or, when that is [`EMPTY_BUCKET`], null in every column but those
+    /// `zero_when_empty` marks (counts), which show 0. `columns` are the value columns,
+    /// without `time`. `rows` and `times` are shared by the statement's series.
     pub(crate) fn grid(
         batches: Arc<[RecordBatch]>,
         columns: Arc<[usize]>,
-        rows: Vec<(u32, u32)>,
-        times: Vec<i64>,
+        rows: &Arc<[(u32, u32)]>,
+        range: Range<usize>,
+        times: &Arc<[i64]>,
         zero_when_empty: Arc<[bool]>,
     ) -> Self {
-        debug_assert_eq!(rows.len(), times.len());
+        debug_assert_eq!(range.len(), times.len());
         debug_assert_eq!(columns.len(), zero_when_empty.len());
         ArrowRows {
             batches,
             columns,
-            rows,
+            rows: Span::new(rows, range),
             grid: Some(Grid {
-                times,
+                times: Span::new(times, 0..times.len()),
                 zero_when_empty,
             }),
         }
@@ -133,9 +183,9 @@ impl ArrowRows {
 
     /// Drops the first `n` rows (`OFFSET`).
     pub(crate) fn skip(&mut self, n: usize) {
-        self.rows.drain(..n.min(self.rows.len()));
+        self.rows.skip(n);
         if let Some(grid) = &mut self.grid {
-            grid.times.drain(..n.min(grid.times.len()));
+            grid.times.skip(n);
         }
     }
 
@@ -152,10 +202,11 @@ impl ArrowRows {
         // Each batch's columns as cells, read once, for the batches the rows are in.
         let mut cells: Vec<Option<Vec<Vec<Value>>>> = vec![None; self.batches.len()];
         let mut out = Vec::with_capacity(self.rows.len());
-        for (i, &(b, r)) in self.rows.iter().enumerate() {
+        let times = self.grid.as_ref().map(|grid| grid.times.as_slice());
+        for (i, &(b, r)) in self.rows.as_slice().iter().enumerate() {
             let mut row = Row::with_capacity(self.columns.len() + 1);
-            if let Some(grid) = &self.grid {
-                row.push(Value::Time(grid.times[i]));
+            if let (Some(grid), Some(times)) = (&self.grid, times) {
+                row.push(Value::Time(times[i]));
                 if (b, r) == EMPTY_BUCKET {
                     row.extend(grid.zero_when_empty.iter().map(|&zero| match zero {
                         true => Value::Integer(0),
@@ -194,13 +245,14 @@ impl ArrowRows {
         out: &mut Vec<u8>,
     ) {
         let resolved = resolved.for_rows(self);
-        for (i, &(b, r)) in self.rows.iter().enumerate() {
+        let times = self.grid.as_ref().map(|grid| grid.times.as_slice());
+        for (i, &(b, r)) in self.rows.as_slice().iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
             out.push(b'[');
-            if let Some(grid) = &self.grid {
-                json_time(grid.times[i], epoch, out);
+            if let (Some(grid), Some(times)) = (&self.grid, times) {
+                json_time(times[i], epoch, out);
                 if (b, r) == EMPTY_BUCKET {
                     for zero in grid.zero_when_empty.iter() {
                         out.extend_from_slice(if *zero { b",0" } else { b",null" });

@@ -160,7 +160,7 @@ pub(super) fn series(
                 if let Some((key, slots)) = current.take() {
                     found.insert(key, slots);
                 }
-                let key = row_key(&tags, row);
+                let key: Vec<String> = row_key(&tags, row);
                 let slots = found.remove(&key).unwrap_or_else(|| Slots {
                     rows: vec![EMPTY_BUCKET; plan.times.len()],
                     has_data: false,
@@ -196,19 +196,33 @@ pub(super) fn series(
     if statement.order_desc {
         times.reverse();
     }
-    found
+    let times: Arc<[i64]> = times.into();
+    // The shown series' rows, one after another, in one list they share.
+    let found: Vec<(Vec<String>, Slots)> = found
         .into_iter()
         .filter(|(_, slots)| slots.has_data)
-        .map(|(key, mut slots)| {
-            if statement.order_desc {
-                slots.rows.reverse();
-            }
-            let mut series = new_series(schema, grouping, key, projections);
+        .collect();
+    let mut rows: Vec<(u32, u32)> = Vec::with_capacity(found.len() * times.len());
+    for (_, slots) in &found {
+        let start = rows.len();
+        rows.extend_from_slice(&slots.rows);
+        if statement.order_desc {
+            rows[start..].reverse();
+        }
+    }
+    let rows: Arc<[(u32, u32)]> = rows.into();
+    found
+        .into_iter()
+        .enumerate()
+        .map(|(i, (key, _))| {
+            let range = i * times.len()..(i + 1) * times.len();
+            let mut series = new_series(grouping, key, projections);
             series.arrow = Some(ArrowRows::grid(
                 Arc::clone(&batches),
                 Arc::clone(&columns),
-                slots.rows,
-                times.clone(),
+                &rows,
+                range,
+                &times,
                 Arc::clone(&zero_when_empty),
             ));
             series

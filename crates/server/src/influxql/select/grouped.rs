@@ -293,7 +293,6 @@ pub(super) async fn grouped(
     }
     assemble(
         statement,
-        schema,
         grouping,
         projections,
         &calls,
@@ -307,7 +306,6 @@ pub(super) async fn grouped(
 #[allow(clippy::too_many_arguments)]
 fn assemble(
     statement: &SelectStatement,
-    schema: &TableSchema,
     grouping: &Grouping,
     projections: &Projections,
     calls: &[Call<'_>],
@@ -339,7 +337,7 @@ fn assemble(
         if per_bucket.is_empty() {
             continue;
         }
-        let mut series = new_series(schema, grouping, key, projections);
+        let mut series = new_series(grouping, key, projections);
         let own_grid;
         let times: &[i64] = match (&shared_grid, filled) {
             (Some(grid), _) => grid,

@@ -124,13 +124,7 @@ pub(super) async fn arrow(
         fields,
         ties: Vec::new(),
     };
-    Ok(Some(arrow_series(
-        schema,
-        grouping,
-        projections,
-        desc,
-        answer,
-    )))
+    Ok(Some(arrow_series(grouping, projections, desc, answer)))
 }
 
 /// The latest-row statement, and how many grouped tags it orders by.

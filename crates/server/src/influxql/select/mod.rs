@@ -34,6 +34,7 @@ mod transform;
 mod tree;
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, DictionaryArray, RecordBatch, StringArray};
@@ -43,7 +44,7 @@ use strata_query::QueryEngine;
 use strata_storage::Engine;
 use strata_storage::catalog::TableSchema;
 
-use super::result::{Row, Series, Value};
+use super::result::{Row, Series, TagValues, Tags, Value};
 pub(crate) use arrow_rows::{ArrowRows, Resolved};
 use condition::TimeRange;
 pub(crate) use condition::split_time;
@@ -129,11 +130,15 @@ pub(crate) async fn select(
             ..*ctx
         };
         let answer = Box::pin(select(&base, &inner)).await?;
-        let mut names: Vec<&str> = answer.iter().map(|s| s.name.as_str()).collect();
+        let mut names: Vec<&str> = answer.iter().map(|s| &*s.name).collect();
         names.sort_unstable();
         names.dedup();
         for name in names {
-            let series: Vec<Series> = answer.iter().filter(|s| s.name == name).cloned().collect();
+            let series: Vec<Series> = answer
+                .iter()
+                .filter(|s| &*s.name == name)
+                .cloned()
+                .collect();
             let schema = subquery::schema_of(name, &series);
             let sub = subquery::Subquery {
                 series,
@@ -174,7 +179,7 @@ pub(crate) async fn select(
 /// kept stay in the answer's order.
 fn limit_series(all: Vec<Series>, statement: &SelectStatement) -> Vec<Series> {
     let key = |s: &Series| {
-        let mut key = s.name.clone();
+        let mut key = s.name.to_string();
         for (k, v) in s.tags.iter().filter(|(_, v)| !v.is_empty()) {
             key.push(',');
             key.push_str(k);
@@ -245,9 +250,13 @@ fn resolve_sources(
     Ok(out)
 }
 
-/// `GROUP BY`: the tags (sorted) and the time bucket (width, offset).
+/// How one measurement's points fall into series: `GROUP BY`'s tags (sorted) and time
+/// bucket (width, offset), and the name the series carry.
 pub(super) struct Grouping {
-    pub tags: Vec<String>,
+    /// The measurement's name, shared by its series.
+    pub name: Arc<str>,
+    /// The grouped tags, shared by the series as their tag keys.
+    pub tags: Arc<[String]>,
     pub time: Option<(i64, i64)>,
 }
 
@@ -289,7 +298,11 @@ fn grouping(dimensions: &[Dimension], schema: &TableSchema) -> Result<Grouping, 
     }
     tags.sort();
     tags.dedup();
-    Ok(Grouping { tags, time })
+    Ok(Grouping {
+        name: schema.name.as_str().into(),
+        tags: tags.into(),
+        time,
+    })
 }
 
 /// The fields and tags of all `schemas` (a field's type from the first that has it).
@@ -652,17 +665,16 @@ pub(super) fn key_matches(
     row_tags(columns, first, grouping, schema, row).eq(key.iter().map(String::as_str))
 }
 
-/// An empty series of `schema`'s measurement whose grouped tags have the values `key`
+/// An empty series of `grouping`'s measurement whose grouped tags have the values `key`
 /// (taken, not copied: a series per host is a string per host).
 pub(super) fn new_series(
-    schema: &TableSchema,
     grouping: &Grouping,
-    key: Vec<String>,
+    key: impl Into<TagValues>,
     projections: &Projections,
 ) -> Series {
     Series {
-        name: schema.name.clone(),
-        tags: grouping.tags.iter().cloned().zip(key).collect(),
+        name: Arc::clone(&grouping.name),
+        tags: Tags::new(Arc::clone(&grouping.tags), key),
         columns: Arc::clone(&projections.names),
         values: Vec::new(),
         arrow: None,
@@ -747,7 +759,6 @@ async fn raw(
                 ties,
             };
             return Ok(arrow_series(
-                schema,
                 grouping,
                 projections,
                 statement.order_desc,
@@ -792,7 +803,7 @@ async fn raw(
             .is_some_and(|k: &Vec<String>| key_matches(&columns, 1, grouping, schema, row, k))
         {
             let k = series_key(&columns, grouping, schema, row);
-            series.push(new_series(schema, grouping, k.clone(), projections));
+            series.push(new_series(grouping, k.clone(), projections));
             per_series.push((Vec::new(), Vec::new()));
             key = Some(k);
         }
@@ -956,7 +967,6 @@ pub(super) fn grouped_tag_columns(
 /// grouped tags (the answer's `tags` columns) change, rows where every column of `fields`
 /// is null left out, as [`raw`] does with cells.
 fn arrow_series(
-    schema: &TableSchema,
     grouping: &Grouping,
     projections: &Projections,
     desc: bool,
@@ -971,46 +981,55 @@ fn arrow_series(
         ties,
     } = answer;
     let mut series: Vec<Series> = Vec::new();
-    let mut rows: Vec<Vec<(u32, u32)>> = Vec::new();
+    // All series' rows, each series' together: where each series' rows start.
+    let mut rows: Vec<(u32, u32)> = Vec::new();
+    let mut starts: Vec<usize> = Vec::new();
     for (b, batch) in batches.iter().enumerate() {
         let tags = batch_tags(batch, &tags);
         let field_columns: Vec<&ArrayRef> = fields.iter().map(|&c| batch.column(c)).collect();
         let time = batch.column(time);
+        // A field column without nulls makes every row of the batch a point: no row is
+        // checked (lastpoint's 100 rows x 10 fields).
+        let rows_may_be_empty = !field_columns
+            .iter()
+            .any(|v| v.data_type() != &DataType::Null && v.null_count() == 0);
+        let times_may_be_null = time.null_count() > 0;
         for row in 0..batch.num_rows() {
             // The last series' tags are `grouping`'s, in its order, as `tags` reads them.
             let same_series = series
                 .last()
-                .is_some_and(|s| row_key_is(s.tags.iter().map(|(_, v)| v), &tags, row));
+                .is_some_and(|s| row_key_is(s.tags.values(), &tags, row));
             if !same_series {
-                series.push(new_series(
-                    schema,
-                    grouping,
-                    row_key(&tags, row),
-                    projections,
-                ));
-                rows.push(Vec::new());
+                let key: TagValues = row_key(&tags, row);
+                series.push(new_series(grouping, key, projections));
+                starts.push(rows.len());
             }
-            let empty = field_columns
-                .iter()
-                .all(|v| v.data_type() == &DataType::Null || v.is_null(row));
-            if time.is_null(row) || empty {
+            let empty = rows_may_be_empty
+                && field_columns
+                    .iter()
+                    .all(|v| v.data_type() == &DataType::Null || v.is_null(row));
+            if (times_may_be_null && time.is_null(row)) || empty {
                 continue;
             }
-            if let Some(rows) = rows.last_mut() {
-                rows.push((b as u32, row as u32));
-            }
+            rows.push((b as u32, row as u32));
         }
     }
-    for (s, mut rows) in series.iter_mut().zip(rows) {
-        ties::order_ties(&batches, &ties, &mut rows);
+    let ranges: Vec<Range<usize>> = starts
+        .iter()
+        .zip(starts.iter().skip(1).chain([&rows.len()]))
+        .map(|(&start, &end)| start..end)
+        .collect();
+    for range in &ranges {
+        let mine = &mut rows[range.clone()];
+        ties::order_ties(&batches, &ties, mine);
         if desc {
-            rows.reverse();
+            mine.reverse();
         }
-        s.arrow = Some(ArrowRows::new(
-            Arc::clone(&batches),
-            Arc::clone(&columns),
-            rows,
-        ));
+    }
+    let rows: Arc<[(u32, u32)]> = rows.into();
+    for (s, range) in series.iter_mut().zip(ranges) {
+        let columns = Arc::clone(&columns);
+        s.arrow = Some(ArrowRows::new(Arc::clone(&batches), columns, &rows, range));
     }
     series
 }
@@ -1024,7 +1043,7 @@ pub(super) fn batch_tags<'b>(
 }
 
 /// Row `row`'s grouped tags, read from `tags` ([`batch_tags`]) as [`tag_text`] reads them.
-pub(super) fn row_key(tags: &[Option<&ArrayRef>], row: usize) -> Vec<String> {
+pub(super) fn row_key<K: FromIterator<String>>(tags: &[Option<&ArrayRef>], row: usize) -> K {
     tags.iter().map(|t| tag_text(*t, row).to_owned()).collect()
 }
 

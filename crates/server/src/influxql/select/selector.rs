@@ -381,7 +381,7 @@ pub(super) async fn run(
     };
     let mut out = Vec::new();
     for (key, buckets) in per_series {
-        let mut series = new_series(schema, grouping, key, projections);
+        let mut series = new_series(grouping, key, projections);
         // Per bucket: its rows as (time, values), in the order shown.
         let mut selected: BTreeMap<i64, Vec<(i64, Vec<Value>)>> = BTreeMap::new();
         for (bucket, bucket_rows) in &buckets {

@@ -176,9 +176,9 @@ pub(super) fn schema_of(name: &str, series: &[Series]) -> TableSchema {
         time_unit: None,
     };
     for s in series {
-        for (key, _) in &s.tags {
-            if !schema.tags.contains(key) {
-                schema.tags.push(key.clone());
+        for (key, _) in s.tags.iter() {
+            if !schema.tags.iter().any(|t| t == key) {
+                schema.tags.push(key.to_owned());
             }
         }
         for (i, column) in s.columns.iter().enumerate().skip(1) {
@@ -227,8 +227,8 @@ pub(super) fn points(
     for s in &sub.series {
         for row in &s.values {
             // A tag of the series, or else a string column of the row by that name.
-            let tag = |key: &str| match s.tags.iter().find(|(k, _)| k == key) {
-                Some((_, v)) => v.clone(),
+            let tag = |key: &str| match s.tags.get(key) {
+                Some(v) => v.to_owned(),
                 None => match s
                     .columns
                     .iter()
@@ -254,8 +254,8 @@ pub(super) fn points(
                 if let Some(i) = s.columns.iter().position(|c| c == name) {
                     return row.get(i).cloned().unwrap_or(Value::Null);
                 }
-                match s.tags.iter().find(|(k, _)| k == name) {
-                    Some((_, v)) => Value::text(v.as_str()),
+                match s.tags.get(name) {
+                    Some(v) => Value::text(v),
                     None => Value::Null,
                 }
             };

@@ -196,13 +196,13 @@ async fn answers_of_tsbs_queries() {
     // double-groupby shape: one series per host, means are floats; h2's missing region
     // does not matter when grouping by hostname.
     let series = run(&query, &engine, "SELECT mean(usage_user) from cpu where time >= '2016-01-01T00:00:00Z' and time < '2016-01-01T01:00:00Z' group by time(1h),hostname").await;
-    let tags: Vec<_> = series.iter().map(|s| s.tags.clone()).collect();
+    let tags: Vec<Vec<(&str, &str)>> = series.iter().map(|s| s.tags.iter().collect()).collect();
     assert_eq!(
         tags,
-        vec![
-            vec![("hostname".to_owned(), "h0".to_owned())],
-            vec![("hostname".to_owned(), "h1".to_owned())],
-            vec![("hostname".to_owned(), "h2".to_owned())],
+        [
+            [("hostname", "h0")],
+            [("hostname", "h1")],
+            [("hostname", "h2")]
         ]
     );
     for (h, s) in series.iter().enumerate() {
@@ -226,8 +226,8 @@ async fn answers_of_tsbs_queries() {
     let last = START_NS + 719 * 10 * SECOND_NS;
     assert_eq!(series.len(), 3);
     assert_eq!(
-        series[0].tags,
-        vec![("hostname".to_owned(), "h2".to_owned())]
+        series[0].tags.iter().collect::<Vec<_>>(),
+        [("hostname", "h2")]
     );
     assert_eq!(
         series[0].columns[..],
@@ -580,7 +580,7 @@ async fn limits_on_transformed_buckets_cut_the_unlimited_answer() {
 fn slimit_counts_series_in_series_key_order() {
     let series = |dc: &str, host: &str| super::super::result::Series {
         name: "net".into(),
-        tags: vec![("dc".into(), dc.into()), ("host".into(), host.into())],
+        tags: super::super::result::Tags::from_pairs([("dc", dc), ("host", host)]),
         ..Default::default()
     };
     // The answer's order: by tag values, "" first.
@@ -599,7 +599,7 @@ fn slimit_counts_series_in_series_key_order() {
         };
         super::limit_series(all.clone(), &statement)
             .into_iter()
-            .map(|s| s.tags[1].1.clone())
+            .map(|s| s.tags.values()[1].clone())
             .collect()
     };
     assert_eq!(hosts("SELECT x FROM net GROUP BY * SLIMIT 1"), ["alpha"]);

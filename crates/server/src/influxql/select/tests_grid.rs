@@ -127,7 +127,7 @@ async fn grid_answer_of_gaps_and_limits() {
     let text = "SELECT count(f), max(f) FROM m WHERE time >= '2016-01-01T00:04:00Z' AND \
                 time < '2016-01-01T00:20:00Z' GROUP BY time(1m), host LIMIT 4";
     let series = run_with(&query, &engine, text, true).await;
-    let tags: Vec<&str> = series.iter().map(|s| s.tags[0].1.as_str()).collect();
+    let tags: Vec<&str> = series.iter().map(|s| s.tags.values()[0].as_str()).collect();
     assert_eq!(tags, ["a", "b"]);
     let a = json(vec![series[0].clone()], Epoch::Units(60 * SECOND_NS));
     // Minute 4 of host a: points k = 34..=42 (t = 3 + 7k s in [240, 300)), k = 40 without
