@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The server's instructions per request, counted by valgrind's callgrind: unlike CPU time,
-# the count does not move with the machine's noise (two runs agree within 0.3%), so two
-# builds, or /query and /sql, compare on a 2-core shared machine. It is not a time: a
-# cache miss counts one instruction.
+# the count does not move with the machine's noise, so two builds, or /query and /sql,
+# compare on a 2-core shared machine. Two runs of one build still differ by up to a few
+# percent (0.3% on most statements; 2.4% seen on lastpoint over /sql, whose work depends on
+# the state the copied directory starts in): compare builds in one run. It is not a time:
+# a cache miss counts one instruction.
 #
 #   bench/instructions-per-query.sh BINARY DATA_DIR N PATH:STATEMENT_FILE ...
 #
