@@ -272,6 +272,31 @@ async fn answers_of_tsbs_queries() {
 /// Hundreds of ORed hosts, as a dashboard with a long host list sends them, are answered,
 /// and an OR of hosts still takes the direct path. Each OR used to open its own
 /// parentheses in the SQL, and past about 50 the SQL parser refused the statement.
+/// A point without a tag reads as having it empty, as in influxd: `!=` a value keeps it, `=
+/// ''` keeps only it, `!= ''` drops it, and a regex it does not match keeps it under `!~`.
+#[tokio::test]
+async fn a_missing_tag_reads_as_empty_in_conditions() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    tsbs_like(&engine);
+    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    for (condition, hosts) in [
+        ("region != 'r0'", &["h1", "h2"][..]),
+        ("region = ''", &["h2"]),
+        ("region != ''", &["h0", "h1"]),
+        ("region !~ /r1/", &["h0", "h2"]),
+        ("region =~ /^$/", &["h2"]),
+    ] {
+        let text = format!(
+            "SELECT count(usage_user) FROM cpu WHERE time >= '2016-01-01T00:00:00Z' AND \
+             time < '2016-01-01T01:00:00Z' AND {condition} GROUP BY hostname"
+        );
+        let series = run(&query, &engine, &text).await;
+        let shown: Vec<&str> = series.iter().map(|s| s.tags.values()[0].as_str()).collect();
+        assert_eq!(shown, hosts, "{condition}");
+    }
+}
+
 #[tokio::test]
 async fn long_chains_of_ored_hosts_are_answered() {
     let dir = tempfile::tempdir().unwrap();
