@@ -204,20 +204,19 @@ fn merges_yield_the_cpu_to_writes_and_flushes() {
     .unwrap();
     let own = nice_in_stat(&std::fs::read_to_string("/proc/thread-self/stat").unwrap());
     // Thread names are cut to 15 bytes: "strata-maintenance-0" reads "strata-maintena".
-    // Engines of other tests start threads too: wait until every one has set its nice.
+    // Engines of other tests start and stop threads too, and one just started has not set
+    // its nice yet: this engine's three must be among those that have. (Waiting for every
+    // one to have set it failed once in CI, with other tests' engines coming and going.)
+    let lowered = |nice: &[i64]| nice.iter().filter(|n| **n == own + 10).count();
     let mut maintenance = Vec::new();
-    for _ in 0..200 {
+    for _ in 0..1000 {
         maintenance = nice_of_threads("strata-maintena");
-        if maintenance.len() >= 3 && maintenance.iter().all(|n| *n == own + 10) {
+        if lowered(&maintenance) >= 3 {
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert!(maintenance.len() >= 3, "{maintenance:?}");
-    assert!(
-        maintenance.iter().all(|n| *n == own + 10),
-        "{maintenance:?}, own {own}"
-    );
+    assert!(lowered(&maintenance) >= 3, "{maintenance:?}, own {own}");
     let flush = nice_of_threads("strata-flush-");
     assert!(flush.len() >= 3, "{flush:?}");
     assert!(flush.iter().all(|n| *n == own), "{flush:?}, own {own}");
