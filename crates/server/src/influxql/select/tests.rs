@@ -38,6 +38,16 @@ pub(super) fn engine(dir: &std::path::Path) -> Arc<Engine> {
     Arc::new(Engine::open(options).unwrap().0)
 }
 
+/// An engine in a fresh directory holding [`tsbs_like`]'s points, and a query engine on
+/// it; the directory lives as long as the first value is kept.
+fn tsbs_fixture() -> (tempfile::TempDir, Arc<Engine>, QueryEngine) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    tsbs_like(&engine);
+    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    (dir, engine, query)
+}
+
 /// Three hosts, two hours at 10 s, integer fields as TSBS writes them; `h2` has no `region`.
 pub(super) fn tsbs_like(engine: &Engine) {
     let mut body = String::new();
@@ -102,10 +112,7 @@ pub(super) async fn run_with(
 
 #[tokio::test]
 async fn tsbs_aggregate_shapes_take_the_direct_path() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path());
-    tsbs_like(&engine);
-    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let (_dir, engine, query) = tsbs_fixture();
     let schema = engine.table("benchmark", "cpu").unwrap();
     let hostname = "hostname".to_owned();
     let max = [
@@ -168,10 +175,7 @@ async fn tsbs_aggregate_shapes_take_the_direct_path() {
 
 #[tokio::test]
 async fn answers_of_tsbs_queries() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path());
-    tsbs_like(&engine);
-    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let (_dir, engine, query) = tsbs_fixture();
 
     // cpu-max-all-1 shape: max per hour for one host; integers stay integers.
     let series = run(&query, &engine, "SELECT max(usage_user),max(usage_system) from cpu where (hostname = 'h1') and time >= '2016-01-01T00:00:00Z' and time < '2016-01-01T02:00:00Z' group by time(1h)").await;
@@ -276,10 +280,7 @@ async fn answers_of_tsbs_queries() {
 /// ''` keeps only it, `!= ''` drops it, and a regex it does not match keeps it under `!~`.
 #[tokio::test]
 async fn a_missing_tag_reads_as_empty_in_conditions() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path());
-    tsbs_like(&engine);
-    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let (_dir, engine, query) = tsbs_fixture();
     for (condition, hosts) in [
         ("region != 'r0'", &["h1", "h2"][..]),
         ("region = ''", &["h2"]),
@@ -299,10 +300,7 @@ async fn a_missing_tag_reads_as_empty_in_conditions() {
 
 #[tokio::test]
 async fn long_chains_of_ored_hosts_are_answered() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path());
-    tsbs_like(&engine);
-    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let (_dir, engine, query) = tsbs_fixture();
 
     let absent: Vec<String> = (0..300).map(|i| format!("hostname = 'x{i}'")).collect();
     let text = format!(
@@ -361,10 +359,7 @@ async fn long_chains_of_ored_hosts_are_answered() {
 /// sorted by time alone and the ties ordered afterwards.
 #[tokio::test]
 async fn raw_answers_from_arrow_batches_match_cells() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path());
-    tsbs_like(&engine);
-    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let (_dir, engine, query) = tsbs_fixture();
     let window = "time >= '2016-01-01T00:00:00Z' AND time < '2016-01-01T00:01:00Z'";
     for text in [
         format!("SELECT * FROM cpu WHERE {window}"),
@@ -557,10 +552,7 @@ async fn first_buckets_without_a_lower_bound_match_the_bounded_statement() {
 /// the transformation reads before its first shown one are not cut away by the limit.
 #[tokio::test]
 async fn limits_on_transformed_buckets_cut_the_unlimited_answer() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path());
-    tsbs_like(&engine);
-    let query = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let (_dir, engine, query) = tsbs_fixture();
     let range = format!(
         "time >= {} AND time < {}",
         START_NS + 600 * SECOND_NS,
