@@ -95,6 +95,9 @@ pub struct ServerConfig {
     pub data_dirs: Vec<PathBuf>,
     /// Engine shards; 0 (the default) means one per core this process may use.
     pub shards: usize,
+    /// Writes that parse and store their rows at once (the others wait their turn); 0 (the
+    /// default) means two per core this process may use.
+    pub write_concurrency: usize,
     /// WAL durability. Default: fsync at least every second.
     pub wal_sync: WalSync,
     /// Default retention of every database without its own (`CREATE DATABASE … WITH
@@ -208,6 +211,7 @@ impl Default for ServerConfig {
             pg: PgListen::Default,
             data_dirs: vec![PathBuf::from(DEFAULT_DATA_DIR)],
             shards: 0,
+            write_concurrency: 0,
             wal_sync: WalSync::Interval(Duration::from_secs(1)),
             retention: None,
             max_series: None,
@@ -239,6 +243,7 @@ impl Default for ServerConfig {
 /// opentsdb_db = "opentsdb"
 /// pg = "127.0.0.1:5432"       # or "off"
 /// shards = 8
+/// write_concurrency = 16      # writes storing at once; 0: two per core
 /// wal_sync = "500ms"          # always | none | a duration
 /// wal_recovery = "strict"     # strict | skip-damaged
 /// retention = "30d"           # default retention of databases; 0 keeps rows forever
@@ -285,6 +290,8 @@ pub struct FileConfig {
     pub pg: Option<String>,
     /// Engine shards.
     pub shards: Option<usize>,
+    /// Writes storing at once.
+    pub write_concurrency: Option<usize>,
     /// WAL durability (`always`, `none` or a duration such as `1s`).
     pub wal_sync: Option<String>,
     /// What start-up does with damage in the middle of the WAL (`strict`, `skip-damaged`).
@@ -497,7 +504,8 @@ mod tests {
     #[test]
     fn known_keys_parse() {
         let file = FileConfig::parse(
-            "data_dirs = [\"a\", \"b\"]\nshards = 3\nwal_sync = \"500ms\"\n",
+            "data_dirs = [\"a\", \"b\"]\nshards = 3\nwal_sync = \"500ms\"\n\
+             write_concurrency = 5\n",
             "f.toml",
         )
         .expect("parse");
@@ -506,6 +514,7 @@ mod tests {
             Some(vec![PathBuf::from("a"), PathBuf::from("b")])
         );
         assert_eq!(file.shards, Some(3));
+        assert_eq!(file.write_concurrency, Some(5));
         assert_eq!(
             parse_wal_sync(file.wal_sync.as_deref().unwrap_or_default()).ok(),
             Some(WalSync::Interval(Duration::from_millis(500)))

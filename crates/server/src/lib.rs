@@ -126,6 +126,7 @@ pub async fn serve(
     let mut options = EngineOptions {
         data_dirs: config.data_dirs.clone(),
         shards: config.shards,
+        write_concurrency: config.write_concurrency,
         wal_sync: config.wal_sync,
         retention: config.retention,
         max_series_per_database: config.max_series,

@@ -57,6 +57,14 @@ pub(crate) fn settings(c: &ServerConfig) -> Vec<(&'static str, String)> {
             },
         ),
         (
+            "write-concurrency",
+            if c.write_concurrency == 0 {
+                "0 (two per core)".to_string()
+            } else {
+                c.write_concurrency.to_string()
+            },
+        ),
+        (
             "wal-sync",
             match c.wal_sync {
                 WalSync::Always => "always".to_string(),

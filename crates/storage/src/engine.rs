@@ -27,12 +27,13 @@ use crate::layout;
 use crate::model::{FieldId, TableId, Timestamp};
 use crate::options::{EngineOptions, available_cores};
 use crate::series::{SeriesLimit, TagPredicate};
+use crate::write_slots::{WriteSlot, WriteSlots};
 use crate::write_stages::{StageTimes, WriteStage};
 use retention::RetentionState;
 
 use crate::shard::{
-    LatestView, QuarantinedPart, SeriesRows, SeriesSummary, Shard, ShardConfig, ShardOpenReport,
-    ShardReadRequest,
+    Applied, LatestView, QuarantinedPart, SeriesRows, SeriesSummary, Shard, ShardConfig,
+    ShardOpenReport, ShardReadRequest,
 };
 
 /// Engine meta file kind/version.
@@ -160,6 +161,8 @@ struct Inner {
     next_start: AtomicUsize,
     /// The writer's share of the write path's time (parse, catalog; `write_stages.rs`).
     stages: StageTimes,
+    /// How many writes run at once (`write_slots.rs`).
+    write_slots: WriteSlots,
     /// Retention's counters and the state of its upkeep (`engine/retention.rs`).
     retention: RetentionState,
     /// The downsample thread's state (`engine/downsample.rs`).
@@ -238,6 +241,9 @@ impl Inner {
             precision,
             ..ParseOptions::default()
         };
+        let arrived = Instant::now();
+        let (slot, started) = self.write_slots.acquire();
+        self.stages.add(WriteStage::Admission, arrived, started);
         let times = self.write_times(database);
         let now = times.now;
         let mut cache = SchemaCache::new(database);
@@ -245,7 +251,6 @@ impl Inner {
             .map(|_| ShardBatch::default())
             .collect();
         let mut errors = Vec::new();
-        let started = Instant::now();
         let grouped = group_lines(
             body,
             &options,
@@ -256,7 +261,7 @@ impl Inner {
             &mut errors,
         );
         self.stages.lap(WriteStage::Parse, started);
-        self.store_batches(database, &batches, grouped, errors, now)
+        self.store_batches(database, &batches, grouped, errors, now, slot)
     }
 
     /// [`Engine::write_series`].
@@ -277,13 +282,15 @@ impl Inner {
                 start..keys.len()
             })
             .collect();
+        let arrived = Instant::now();
+        let (slot, started) = self.write_slots.acquire();
+        self.stages.add(WriteStage::Admission, arrived, started);
         let times = self.write_times(database);
         let mut cache = SchemaCache::new(database);
         let mut batches: Vec<ShardBatch<'_>> = (0..self.shards.len())
             .map(|_| ShardBatch::default())
             .collect();
         let mut errors = Vec::new();
-        let started = Instant::now();
         let grouped = group_series(
             series,
             &keys,
@@ -295,11 +302,12 @@ impl Inner {
             &mut errors,
         );
         self.stages.lap(WriteStage::Parse, started);
-        self.store_batches(database, &batches, grouped, errors, times.now)
+        self.store_batches(database, &batches, grouped, errors, times.now, slot)
     }
 
     /// The part of a write after its rows are grouped by shard: the catalog made durable,
-    /// each shard's batch applied (series limit checked), and the report.
+    /// each shard's batch applied (series limit checked), the write slot given back, the
+    /// WAL records committed, and the report.
     fn store_batches(
         &self,
         database: &str,
@@ -307,6 +315,7 @@ impl Inner {
         grouped: Grouped,
         mut errors: Vec<LineError>,
         now: Timestamp,
+        mut slot: WriteSlot<'_>,
     ) -> Result<WriteReport, StorageError> {
         // New tables, tags or fields must be durable before rows that use them are.
         let started = Instant::now();
@@ -333,7 +342,14 @@ impl Inner {
                 ))
             }
         };
-        self.apply_batches(batches, now, &mut shard_errors, &mut admit)?;
+        let pending = self.apply_batches(batches, now, &mut shard_errors, &mut admit, &mut slot);
+        // The rows are stored and their records pending: waiting for the WAL's I/O leaves
+        // the core to another write.
+        drop(slot);
+        let pending = pending?;
+        for (shard, seq) in pending {
+            self.shards[shard].commit(seq)?;
+        }
         let rejected_by_shards = shard_errors.len() as u64;
         errors.extend(shard_errors);
         errors.sort_by_key(|e| e.line);
@@ -359,31 +375,41 @@ impl Inner {
         now: Timestamp,
         errors: &mut Vec<LineError>,
         admit: &mut dyn FnMut(TableId) -> Result<(), String>,
-    ) -> Result<(), StorageError> {
+        slot: &mut WriteSlot<'_>,
+    ) -> Result<Vec<(usize, u64)>, StorageError> {
         let count = batches.len();
         let start = self.next_start.fetch_add(1, Ordering::Relaxed) % count.max(1);
         let mut pending: Vec<usize> = (0..count)
             .map(|i| (start + i) % count)
             .filter(|i| !batches[*i].is_empty())
             .collect();
+        let mut enqueued = Vec::with_capacity(pending.len());
         while let Some(&first) = pending.first() {
             let mut index = 0;
             let mut progressed = false;
             while index < pending.len() {
                 let shard = pending[index];
-                if self.shards[shard].write(&batches[shard], now, errors, false, admit)? {
-                    pending.remove(index);
-                    progressed = true;
-                } else {
-                    index += 1;
+                match self.shards[shard].write(&batches[shard], now, errors, false, admit, slot)? {
+                    Applied::Busy => index += 1,
+                    applied => {
+                        if let Applied::Enqueued(seq) = applied {
+                            enqueued.push((shard, seq));
+                        }
+                        pending.remove(index);
+                        progressed = true;
+                    }
                 }
             }
             if !progressed {
-                self.shards[first].write(&batches[first], now, errors, true, admit)?;
+                if let Applied::Enqueued(seq) =
+                    self.shards[first].write(&batches[first], now, errors, true, admit, slot)?
+                {
+                    enqueued.push((first, seq));
+                }
                 pending.retain(|shard| *shard != first);
             }
         }
-        Ok(())
+        Ok(enqueued)
     }
 }
 
@@ -490,6 +516,10 @@ impl Engine {
             shards.push(shard);
         }
         report.shards = shard_count;
+        let write_slots = WriteSlots::new(match options.write_concurrency {
+            0 => 2 * available_cores(),
+            n => n,
+        });
         let inner = Arc::new(Inner {
             options,
             catalog,
@@ -499,6 +529,7 @@ impl Engine {
             retire_owed: AtomicBool::new(false),
             next_start: AtomicUsize::new(0),
             stages: StageTimes::default(),
+            write_slots,
             retention: RetentionState::new(shard_count),
             downsample: downsample::DownsampleState::new(),
             quarantined: parking_lot::Mutex::new(report.quarantined.clone()),

@@ -48,6 +48,7 @@ pub mod thread_priority;
 mod varint;
 pub mod wal;
 mod wal_record;
+mod write_slots;
 pub mod write_stages;
 
 pub use catalog::{Aggregate, Retention};

@@ -71,6 +71,10 @@ pub struct EngineOptions {
     pub shards: usize,
     /// WAL durability. Default: fsync at least every second.
     pub wal_sync: WalSync,
+    /// Writes that parse and store their rows at once; the others wait for a slot in
+    /// arrival order (`write_slots.rs`). 0 (the default) means twice the number of cores
+    /// this process may use.
+    pub write_concurrency: usize,
     /// A shard's memtable is frozen and flushed when it holds this many bytes. Default 64 MiB:
     /// large enough that parts hold long runs per series (better compression), small enough
     /// that a few shards' memtables fit comfortably in memory.
@@ -118,6 +122,7 @@ impl Default for EngineOptions {
             data_dirs: vec![PathBuf::from("strata-data")],
             shards: 0,
             wal_sync: WalSync::Interval(Duration::from_secs(1)),
+            write_concurrency: 0,
             memtable_bytes_max: 64 << 20,
             frozen_memtables_max: 2,
             flush_interval: Duration::from_secs(600),

@@ -7,7 +7,8 @@
 //! totals; a shard's stages once per request's share of that shard, to the shard's own
 //! totals, so writers on different shards touch different cache lines. Divided by the
 //! points written, the totals say how much of each point's cost is work and how much is
-//! waiting (`lock_wait`, `backpressure`, and `wal_commit` under `--wal-sync always`).
+//! waiting (`admission`, `lock_wait`, `backpressure`, and `wal_commit` under `--wal-sync
+//! always`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -15,6 +16,9 @@ use std::time::Instant;
 /// One stage of a write (see `docs/architecture.md`, "The write path, stage by stage").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteStage {
+    /// Waiting for a write slot: more writes arrived than may run at once
+    /// (`write_slots.rs`), and they wait their turn here, before any work, holding nothing.
+    Admission,
     /// Line protocol parsed, tables, tags and fields resolved through the request's schema
     /// cache, rows routed to their shards (the writer's thread, no lock).
     Parse,
@@ -31,8 +35,9 @@ pub enum WriteStage {
     Memtable,
     /// The WAL record framed into the WAL's pending buffer, under the shard lock.
     WalAppend,
-    /// After the lock: the record written to the WAL file (and fsynced under
-    /// `--wal-sync always`), by this writer or the one leading the group commit.
+    /// After every shard of the request has its rows and the write slot is given back: the
+    /// records written to the WAL files (and fsynced under `--wal-sync always`), by this
+    /// writer or the one leading each shard's group commit.
     WalCommit,
     /// Memtables written as parts (the shard's flush thread).
     Flush,
@@ -42,7 +47,8 @@ pub enum WriteStage {
 
 impl WriteStage {
     /// Every stage, in the order of the write path.
-    pub const ALL: [WriteStage; 10] = [
+    pub const ALL: [WriteStage; 11] = [
+        WriteStage::Admission,
         WriteStage::Parse,
         WriteStage::Catalog,
         WriteStage::LockWait,
@@ -58,6 +64,7 @@ impl WriteStage {
     /// The stage's label on `/metrics`.
     pub fn name(self) -> &'static str {
         match self {
+            WriteStage::Admission => "admission",
             WriteStage::Parse => "parse",
             WriteStage::Catalog => "catalog",
             WriteStage::LockWait => "lock_wait",
@@ -127,7 +134,7 @@ mod tests {
             assert_eq!(ns, want, "{}", stage.name());
         }
         let names: Vec<&str> = WriteStage::ALL.iter().map(|s| s.name()).collect();
-        assert_eq!(names.len(), 10);
+        assert_eq!(names.len(), 11);
         assert!(names.windows(2).all(|w| w[0] != w[1]));
         assert_eq!(
             WriteStage::ALL[WriteStage::WalCommit as usize],

@@ -55,6 +55,10 @@ pub struct ServeArgs {
     /// [default: 0]
     #[arg(long, env = "STRATA_SHARDS", value_name = "N")]
     shards: Option<usize>,
+    /// Writes that parse and store their rows at once; more wait their turn in arrival
+    /// order. 0 means two per core [default: 0]
+    #[arg(long, env = "STRATA_WRITE_CONCURRENCY", value_name = "N")]
+    write_concurrency: Option<usize>,
     /// WAL durability: always (fsync before acknowledging), none, or a sync interval such
     /// as 1s or 500ms [default: 1s]
     #[arg(long, env = "STRATA_WAL_SYNC", value_name = "always|DURATION|none")]
@@ -308,6 +312,10 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
             .unwrap_or(defaults.opentsdb_database),
         data_dirs,
         shards: args.shards.or(file.shards).unwrap_or(defaults.shards),
+        write_concurrency: args
+            .write_concurrency
+            .or(file.write_concurrency)
+            .unwrap_or(defaults.write_concurrency),
         wal_sync,
         retention,
         max_series,

@@ -49,6 +49,7 @@ use crate::part::PartReader;
 use crate::series::{SeriesIndex, SeriesLimit};
 use crate::wal::{Wal, WalOptions, WalSync};
 use crate::wal_record::{BatchEncoder, BatchVisitor, decode_batch};
+use crate::write_slots::WriteSlot;
 use crate::write_stages::{StageTimes, WriteStage};
 use strata_lineproto::parse_series_key;
 
@@ -104,6 +105,18 @@ impl ShardConfig {
     pub fn partition_of(&self, time: Timestamp) -> i64 {
         time.div_euclid(self.partition_ns)
     }
+}
+
+/// What [`Shard::write`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Applied {
+    /// Another writer held the shard (only when not asked to wait): nothing was done.
+    Busy,
+    /// No row was stored (none for this shard, or all refused).
+    Nothing,
+    /// The rows are stored and their WAL record, this sequence number, is pending: it must
+    /// be committed ([`Shard::commit`]) before the write is acknowledged.
+    Enqueued(u64),
 }
 
 /// A memtable that no longer takes writes and waits for its flush.
@@ -353,12 +366,15 @@ impl Shard {
         Ok((shard, report))
     }
 
-    /// Applies one write's rows for this shard; returns once they are in the WAL (and
-    /// fsynced for `WalSync::Always`). Rows the series index refuses (limits) are reported in
-    /// `errors` by line and skipped.
+    /// Applies one write's rows for this shard: they are in the memtable and their WAL record
+    /// in the WAL's pending buffer when it returns [`Applied::Enqueued`] with the record's
+    /// sequence number, which [`Shard::commit`] then waits for (the write is acknowledged only
+    /// after). Rows the series index refuses (limits) are reported in `errors` by line and
+    /// skipped.
     ///
-    /// With `wait == false` it returns `Ok(false)` at once, doing nothing, if another writer
-    /// holds the shard: the caller can serve another shard first and come back. `admit` is
+    /// With `wait == false` it returns [`Applied::Busy`] at once, doing nothing, if another
+    /// writer holds the shard: the caller can serve another shard first and come back. A
+    /// write that must wait for a flush gives its `slot` back first. `admit` is
     /// asked before each new series is created (the series limit); its `Err(reason)`
     /// refuses the row like any other index error.
     ///
@@ -371,9 +387,10 @@ impl Shard {
         errors: &mut Vec<LineError>,
         wait: bool,
         admit: &mut dyn FnMut(TableId) -> Result<(), String>,
-    ) -> Result<bool, StorageError> {
+        slot: &mut WriteSlot<'_>,
+    ) -> Result<Applied, StorageError> {
         if batch.is_empty() {
-            return Ok(true);
+            return Ok(Applied::Nothing);
         }
         let stages = &self.stats.stages;
         let mut encoder = BatchEncoder::new();
@@ -394,12 +411,13 @@ impl Shard {
                     Some(state) => state,
                     None => {
                         self.stats.busy.fetch_add(1, Ordering::Relaxed);
-                        return Ok(false);
+                        return Ok(Applied::Busy);
                     }
                 }
             };
             let mut lap = stages.lap(WriteStage::LockWait, asked);
             if self.config.background && state.frozen.len() >= self.config.frozen_memtables_max {
+                slot.give_back();
                 while state.frozen.len() >= self.config.frozen_memtables_max {
                     if let Some(failure) = self.flush_failure.lock().as_ref() {
                         return Err(failure.error(&self.config.home()));
@@ -433,7 +451,7 @@ impl Shard {
             }
             lap = stages.lap(WriteStage::Memtable, lap);
             if encoder.rows() == 0 {
-                return Ok(true);
+                return Ok(Applied::Nothing);
             }
             let seq = self.wal.enqueue(&encoder.finish())?;
             state.last_seq = seq;
@@ -444,7 +462,7 @@ impl Shard {
             }
             (seq, freeze, lap)
         };
-        let enqueued = stages.lap(WriteStage::WalAppend, appended);
+        stages.lap(WriteStage::WalAppend, appended);
         self.stats.rows_written.fetch_add(rows, Ordering::Relaxed);
         self.stats
             .points_written
@@ -452,9 +470,16 @@ impl Shard {
         if freeze {
             self.request_flush();
         }
+        Ok(Applied::Enqueued(seq))
+    }
+
+    /// Waits until the WAL record `seq` of [`Shard::write`] is written (and fsynced for
+    /// `WalSync::Always`), leading the group commit if no other writer does.
+    pub fn commit(&self, seq: u64) -> Result<(), StorageError> {
+        let started = Instant::now();
         self.wal.commit(seq)?;
-        stages.lap(WriteStage::WalCommit, enqueued);
-        Ok(true)
+        self.stats.stages.lap(WriteStage::WalCommit, started);
+        Ok(())
     }
 
     /// The series of `row`, which the index did not find by its raw key: found by its tags
