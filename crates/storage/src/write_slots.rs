@@ -10,9 +10,8 @@
 //! (`admission`), holding nothing, instead of in the shards' locks and flushes.
 //!
 //! The default is two slots per core (`EngineOptions::write_concurrency`): with one, a
-//! slot's write that paused (a page fault, the WAL's lock, a core taken by the HTTP
-//! threads) left its core idle, 4-5% of two cores; with two, the cores are as busy as
-//! without a limit (`docs/benchmarks.md`, "Write slots").
+//! core whose write paused had no other write to run, and two cores were 4-5% less busy;
+//! with two, they are as busy as without a limit (`docs/benchmarks.md`, "Write slots").
 //!
 //! The WAL commit (the write to the file, or the fsync under `--wal-sync always`) happens
 //! after the slot is given back: a writer waiting for the disk leaves its core to another.
