@@ -7,8 +7,9 @@
 #   meters   seed 000's meters, 100 meters, METERS_ROWS rows per meter per core.
 # For each k of CORES (default "1 12 8"): cpu-only both ways, then meters both ways, while
 # the budget lasts, with WRITERS_PER_CORE (default 4) writers per server core: with
-# `bench scale`'s default of two, two slots per core never make a writer wait. The stage table of each run (admission, lock_wait, backpressure, …) is in
-# its log; the rows are summed up in run.log.
+# `bench scale`'s default of two, two slots per core never make a writer wait. The stage
+# table of each run (admission, lock_wait, backpressure, …) is in its log; the rows are
+# summed up in run.log.
 # KIT (default: device/ beside bench/) holds strata.xz. Data in /dev/shm.
 # Usage: bench/device/slots-ab.sh OUT   (env: BUDGET seconds, default 520; CORES;
 # WRITERS_PER_CORE; CPU_HOURS, default 4; METERS_ROWS, default 200000; SAVE, the archive to

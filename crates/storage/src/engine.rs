@@ -241,9 +241,7 @@ impl Inner {
             precision,
             ..ParseOptions::default()
         };
-        let arrived = Instant::now();
-        let (slot, started) = self.write_slots.acquire();
-        self.stages.add(WriteStage::Admission, arrived, started);
+        let (slot, started) = self.take_write_slot();
         let times = self.write_times(database);
         let now = times.now;
         let mut cache = SchemaCache::new(database);
@@ -282,9 +280,7 @@ impl Inner {
                 start..keys.len()
             })
             .collect();
-        let arrived = Instant::now();
-        let (slot, started) = self.write_slots.acquire();
-        self.stages.add(WriteStage::Admission, arrived, started);
+        let (slot, started) = self.take_write_slot();
         let times = self.write_times(database);
         let mut cache = SchemaCache::new(database);
         let mut batches: Vec<ShardBatch<'_>> = (0..self.shards.len())
@@ -303,6 +299,15 @@ impl Inner {
         );
         self.stages.lap(WriteStage::Parse, started);
         self.store_batches(database, &batches, grouped, errors, times.now, slot)
+    }
+
+    /// Waits for a write slot (`write_slots.rs`), counting the wait as `admission`; returns
+    /// the slot and when it was taken.
+    fn take_write_slot(&self) -> (WriteSlot<'_>, Instant) {
+        let arrived = Instant::now();
+        let (slot, taken) = self.write_slots.acquire();
+        self.stages.add(WriteStage::Admission, arrived, taken);
+        (slot, taken)
     }
 
     /// The part of a write after its rows are grouped by shard: the catalog made durable,

@@ -273,9 +273,6 @@ async fn answers_of_tsbs_queries() {
     assert_eq!(cells(&series[0]), expected);
 }
 
-/// Hundreds of ORed hosts, as a dashboard with a long host list sends them, are answered,
-/// and an OR of hosts still takes the direct path. Each OR used to open its own
-/// parentheses in the SQL, and past about 50 the SQL parser refused the statement.
 /// A point without a tag reads as having it empty, as in influxd: `!=` a value keeps it, `=
 /// ''` keeps only it, `!= ''` drops it, and a regex it does not match keeps it under `!~`.
 #[tokio::test]
@@ -298,6 +295,9 @@ async fn a_missing_tag_reads_as_empty_in_conditions() {
     }
 }
 
+/// Hundreds of ORed hosts, as a dashboard with a long host list sends them, are answered,
+/// and an OR of hosts still takes the direct path. Each OR used to open its own
+/// parentheses in the SQL, and past about 50 the SQL parser refused the statement.
 #[tokio::test]
 async fn long_chains_of_ored_hosts_are_answered() {
     let (_dir, engine, query) = tsbs_fixture();
