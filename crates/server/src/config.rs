@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use strata_query::QueryOptions;
-use strata_storage::WalSync;
+use strata_storage::{EngineOptions, WalSync};
 
 use crate::error::ServerError;
 
@@ -98,6 +98,10 @@ pub struct ServerConfig {
     /// Writes that parse and store their rows at once (the others wait their turn); 0 (the
     /// default) means two per core this process may use.
     pub write_concurrency: usize,
+    /// While a partition holds more than this many parts, each write first merges some of
+    /// them (assisted merges); 0 turns them off. Default 64
+    /// ([`strata_storage::EngineOptions::merge_assist_parts`]).
+    pub merge_assist_parts: usize,
     /// WAL durability. Default: fsync at least every second.
     pub wal_sync: WalSync,
     /// Default retention of every database without its own (`CREATE DATABASE … WITH
@@ -212,6 +216,7 @@ impl Default for ServerConfig {
             data_dirs: vec![PathBuf::from(DEFAULT_DATA_DIR)],
             shards: 0,
             write_concurrency: 0,
+            merge_assist_parts: EngineOptions::default().merge_assist_parts,
             wal_sync: WalSync::Interval(Duration::from_secs(1)),
             retention: None,
             max_series: None,
@@ -244,6 +249,7 @@ impl Default for ServerConfig {
 /// pg = "127.0.0.1:5432"       # or "off"
 /// shards = 8
 /// write_concurrency = 16      # writes storing at once; 0: two per core
+/// merge_assist_parts = 64     # writes merge first above this many parts a partition; 0: off
 /// wal_sync = "500ms"          # always | none | a duration
 /// wal_recovery = "strict"     # strict | skip-damaged
 /// retention = "30d"           # default retention of databases; 0 keeps rows forever
@@ -292,6 +298,8 @@ pub struct FileConfig {
     pub shards: Option<usize>,
     /// Writes storing at once.
     pub write_concurrency: Option<usize>,
+    /// Parts of a partition above which writes merge first.
+    pub merge_assist_parts: Option<usize>,
     /// WAL durability (`always`, `none` or a duration such as `1s`).
     pub wal_sync: Option<String>,
     /// What start-up does with damage in the middle of the WAL (`strict`, `skip-damaged`).
@@ -505,7 +513,7 @@ mod tests {
     fn known_keys_parse() {
         let file = FileConfig::parse(
             "data_dirs = [\"a\", \"b\"]\nshards = 3\nwal_sync = \"500ms\"\n\
-             write_concurrency = 5\n",
+             write_concurrency = 5\nmerge_assist_parts = 0\n",
             "f.toml",
         )
         .expect("parse");
@@ -515,6 +523,7 @@ mod tests {
         );
         assert_eq!(file.shards, Some(3));
         assert_eq!(file.write_concurrency, Some(5));
+        assert_eq!(file.merge_assist_parts, Some(0));
         assert_eq!(
             parse_wal_sync(file.wal_sync.as_deref().unwrap_or_default()).ok(),
             Some(WalSync::Interval(Duration::from_millis(500)))

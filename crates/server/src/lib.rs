@@ -127,6 +127,7 @@ pub async fn serve(
         data_dirs: config.data_dirs.clone(),
         shards: config.shards,
         write_concurrency: config.write_concurrency,
+        merge_assist_parts: config.merge_assist_parts,
         wal_sync: config.wal_sync,
         retention: config.retention,
         max_series_per_database: config.max_series,

@@ -336,8 +336,15 @@ impl Metrics {
         counter(
             &mut out,
             "strata_merges_total",
-            "Part merges since start.",
+            "Part merges since start (assisted ones included).",
             engine.merges,
+        );
+        counter(
+            &mut out,
+            "strata_assisted_merges_total",
+            "Merges run by writes, before their rows, because a partition held more than \
+             merge_assist_parts parts.",
+            engine.assisted_merges,
         );
         counter(
             &mut out,

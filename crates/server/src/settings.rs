@@ -65,6 +65,14 @@ pub(crate) fn settings(c: &ServerConfig) -> Vec<(&'static str, String)> {
             },
         ),
         (
+            "merge-assist-parts",
+            if c.merge_assist_parts == 0 {
+                "0 (off)".to_string()
+            } else {
+                c.merge_assist_parts.to_string()
+            },
+        ),
+        (
             "wal-sync",
             match c.wal_sync {
                 WalSync::Always => "always".to_string(),

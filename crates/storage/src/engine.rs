@@ -46,6 +46,7 @@ mod delete;
 mod disk;
 mod downsample;
 mod downsample_fold;
+mod merge_assist;
 mod mirror;
 mod repair;
 mod repair_catalog;
@@ -163,6 +164,8 @@ struct Inner {
     stages: StageTimes,
     /// How many writes run at once (`write_slots.rs`).
     write_slots: WriteSlots,
+    /// Writes merging crowded partitions before they parse (`engine/merge_assist.rs`).
+    merge_assist: merge_assist::MergeAssist,
     /// Retention's counters and the state of its upkeep (`engine/retention.rs`).
     retention: RetentionState,
     /// The downsample thread's state (`engine/downsample.rs`).
@@ -301,13 +304,15 @@ impl Inner {
         self.store_batches(database, &batches, grouped, errors, times.now, slot)
     }
 
-    /// Waits for a write slot (`write_slots.rs`), counting the wait as `admission`; returns
-    /// the slot and when it was taken.
+    /// Waits for a write slot (`write_slots.rs`), counting the wait as `admission`, then
+    /// merges first if a partition holds too many parts (`engine/merge_assist.rs`); returns
+    /// the slot and when the write's own work may start.
     fn take_write_slot(&self) -> (WriteSlot<'_>, Instant) {
         let arrived = Instant::now();
         let (slot, taken) = self.write_slots.acquire();
         self.stages.add(WriteStage::Admission, arrived, taken);
-        (slot, taken)
+        let ready = self.assist_merges(taken);
+        (slot, ready)
     }
 
     /// The part of a write after its rows are grouped by shard: the catalog made durable,
@@ -535,6 +540,7 @@ impl Engine {
             next_start: AtomicUsize::new(0),
             stages: StageTimes::default(),
             write_slots,
+            merge_assist: merge_assist::MergeAssist::new(shard_count),
             retention: RetentionState::new(shard_count),
             downsample: downsample::DownsampleState::new(),
             quarantined: parking_lot::Mutex::new(report.quarantined.clone()),
@@ -908,6 +914,7 @@ impl Engine {
         self.inner.retention.add_to(&mut stats);
         stats.tombstones_pending = self.pending_tombstones() as u64;
         stats.parts_quarantined = self.inner.quarantined.lock().len() as u64;
+        stats.assisted_merges = self.inner.merge_assist.merges();
         stats.shards_refusing_writes = self.write_problems().len() as u64;
         downsample::add_to(&self.inner, &mut stats);
         stats
@@ -1086,8 +1093,11 @@ pub struct EngineStats {
     pub points_written: u64,
     /// Memtable flushes since open.
     pub flushes: u64,
-    /// Merges since open.
+    /// Merges since open (assisted ones included).
     pub merges: u64,
+    /// Merges run by writes, before their own rows, because a partition held more than
+    /// `merge_assist_parts` parts (`engine/merge_assist.rs`).
+    pub assisted_merges: u64,
     /// Times a writer waited for a flush (back-pressure).
     pub backpressure_waits: u64,
     /// Live series over all shards.

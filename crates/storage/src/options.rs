@@ -94,6 +94,13 @@ pub struct EngineOptions {
     /// Size-tiered merges: this many parts of similar size in one partition are merged into
     /// one. Default 4.
     pub merge_min_parts: usize,
+    /// While a partition of a shard holds more than this many parts, each write first
+    /// merges some of them itself (an assisted merge, `engine/merge_assist.rs`): merges,
+    /// which run at a low priority, must keep up with flushes under a long full-speed
+    /// load, or parts pile up and every read of the partition opens them all. 0 turns
+    /// assisted merges off. Default 64: eight times what the maintenance thread leaves when
+    /// it keeps up (`merge_min_parts` × 2 starts its merges whatever the sizes).
+    pub merge_assist_parts: usize,
     /// Run flushes, merges, WAL syncs and retention on background threads. Tests turn it off
     /// and call [`crate::Engine::maintain`] themselves. Default true.
     pub background: bool,
@@ -129,6 +136,7 @@ impl Default for EngineOptions {
             partition_duration: Duration::from_secs(86_400),
             retention: None,
             merge_min_parts: 4,
+            merge_assist_parts: 64,
             background: true,
             wal_skip_damaged: false,
             max_series_per_database: None,

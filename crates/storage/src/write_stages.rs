@@ -19,6 +19,10 @@ pub enum WriteStage {
     /// Waiting for a write slot: more writes arrived than may run at once
     /// (`write_slots.rs`), and they wait their turn here, before any work, holding nothing.
     Admission,
+    /// Merging a crowded partition's parts before parsing, because a partition held more
+    /// than `merge_assist_parts` parts (`engine/merge_assist.rs`), or waiting for another
+    /// merge of it to end.
+    MergeAssist,
     /// Line protocol parsed, tables, tags and fields resolved through the request's schema
     /// cache, rows routed to their shards (the writer's thread, no lock).
     Parse,
@@ -47,8 +51,9 @@ pub enum WriteStage {
 
 impl WriteStage {
     /// Every stage, in the order of the write path.
-    pub const ALL: [WriteStage; 11] = [
+    pub const ALL: [WriteStage; 12] = [
         WriteStage::Admission,
+        WriteStage::MergeAssist,
         WriteStage::Parse,
         WriteStage::Catalog,
         WriteStage::LockWait,
@@ -65,6 +70,7 @@ impl WriteStage {
     pub fn name(self) -> &'static str {
         match self {
             WriteStage::Admission => "admission",
+            WriteStage::MergeAssist => "merge_assist",
             WriteStage::Parse => "parse",
             WriteStage::Catalog => "catalog",
             WriteStage::LockWait => "lock_wait",
@@ -134,7 +140,7 @@ mod tests {
             assert_eq!(ns, want, "{}", stage.name());
         }
         let names: Vec<&str> = WriteStage::ALL.iter().map(|s| s.name()).collect();
-        assert_eq!(names.len(), 11);
+        assert_eq!(names.len(), 12);
         assert!(names.windows(2).all(|w| w[0] != w[1]));
         assert_eq!(
             WriteStage::ALL[WriteStage::WalCommit as usize],

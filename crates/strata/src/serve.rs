@@ -59,6 +59,10 @@ pub struct ServeArgs {
     /// order. 0 means two per core [default: 0]
     #[arg(long, env = "STRATA_WRITE_CONCURRENCY", value_name = "N")]
     write_concurrency: Option<usize>,
+    /// While a partition holds more than this many parts, each write first merges some of
+    /// them (merges must keep up with a long full-speed load); 0 turns it off [default: 64]
+    #[arg(long, env = "STRATA_MERGE_ASSIST_PARTS", value_name = "N")]
+    merge_assist_parts: Option<usize>,
     /// WAL durability: always (fsync before acknowledging), none, or a sync interval such
     /// as 1s or 500ms [default: 1s]
     #[arg(long, env = "STRATA_WAL_SYNC", value_name = "always|DURATION|none")]
@@ -316,6 +320,10 @@ fn merge(args: ServeArgs, file: FileConfig) -> Result<ServerConfig, strata_serve
             .write_concurrency
             .or(file.write_concurrency)
             .unwrap_or(defaults.write_concurrency),
+        merge_assist_parts: args
+            .merge_assist_parts
+            .or(file.merge_assist_parts)
+            .unwrap_or(defaults.merge_assist_parts),
         wal_sync,
         retention,
         max_series,

@@ -95,7 +95,7 @@ impl Shard {
             let mut state = self.state.lock();
             let mut parts: Vec<LivePart> = state.parts.as_ref().clone();
             parts.extend(new_parts);
-            state.parts = Arc::new(parts);
+            self.publish_parts(&mut state, parts);
             state.frozen.retain(|f| !Arc::ptr_eq(f, &frozen));
         }
         self.flushed.notify_all();

@@ -83,10 +83,38 @@ impl Shard {
         min_parts: usize,
         size_ratio_max: Option<u64>,
     ) -> Result<bool, StorageError> {
-        let _merging = self.merging.lock();
+        let merging = self.merging.lock();
+        self.merge_picked(merging, |parts| pick_run(parts, min_parts, size_ratio_max))
+    }
+
+    /// An assisted merge (`engine/merge_assist.rs`): one merge of a partition holding more
+    /// than `above` parts, its longest run of similar parts or else its cheapest
+    /// `merge_min_parts` adjacent ones. With `wait == false` it returns `Ok(None)` at once if
+    /// another merge runs on this shard; otherwise whether a merge ran (or was thrown away,
+    /// see [`Shard::merge_with`]): `false` when no partition holds that many parts any more.
+    pub fn merge_crowded(&self, above: usize, wait: bool) -> Result<Option<bool>, StorageError> {
+        let merging = if wait {
+            self.merging.lock()
+        } else {
+            match self.merging.try_lock() {
+                Some(merging) => merging,
+                None => return Ok(None),
+            }
+        };
+        let min_parts = self.config.merge_min_parts.max(2);
+        self.merge_picked(merging, |parts| crowded_run(parts, above, min_parts))
+            .map(Some)
+    }
+
+    /// [`Shard::merge_with`]'s work once `_merging` is held, with the run `pick` chooses.
+    fn merge_picked(
+        &self,
+        _merging: parking_lot::MutexGuard<'_, ()>,
+        pick: impl FnOnce(&[LivePart]) -> Option<Vec<LivePart>>,
+    ) -> Result<bool, StorageError> {
         let (run, id) = {
             let mut manifest = self.manifest.lock();
-            let Some(run) = pick_run(&self.parts(), min_parts, size_ratio_max) else {
+            let Some(run) = pick(&self.parts()) else {
                 return Ok(false);
             };
             (run, manifest.take_part_id())
@@ -211,7 +239,7 @@ impl Shard {
                 .cloned()
                 .collect();
             parts.extend(new_part);
-            state.parts = Arc::new(parts);
+            self.publish_parts(&mut state, parts);
             if replacement.removes_rows {
                 state.latest.invalidate();
             }
@@ -348,7 +376,7 @@ impl Shard {
                 .filter(|p| !ids.contains(&p.entry.id))
                 .cloned()
                 .collect();
-            state.parts = Arc::new(parts);
+            self.publish_parts(&mut state, parts);
             // Some series' latest rows may have been in the dropped parts.
             state.latest.invalidate();
         }
@@ -427,16 +455,32 @@ fn pick_run(
 /// The `min_parts` adjacent parts (in precedence order) with the fewest rows in total, in
 /// the first partition holding at least [`CROWDED_FACTOR`] times `min_parts` parts.
 fn crowded_window(parts: &[LivePart], min_parts: usize) -> Option<Vec<LivePart>> {
-    for in_partition in by_partition(parts) {
-        if in_partition.len() < min_parts.saturating_mul(CROWDED_FACTOR) {
-            continue;
-        }
-        let cheapest = in_partition
-            .windows(min_parts)
-            .min_by_key(|w| w.iter().map(|p| p.entry.rows).sum::<u64>())?;
-        return Some(cheapest.iter().map(|p| (*p).clone()).collect());
-    }
-    None
+    let crowded = min_parts.saturating_mul(CROWDED_FACTOR);
+    let in_partition = by_partition(parts)
+        .into_iter()
+        .find(|in_partition| in_partition.len() >= crowded)?;
+    cheapest_window(&in_partition, min_parts)
+}
+
+/// The `min_parts` adjacent parts of one partition with the fewest rows in total.
+fn cheapest_window(in_partition: &[&LivePart], min_parts: usize) -> Option<Vec<LivePart>> {
+    let cheapest = in_partition
+        .windows(min_parts)
+        .min_by_key(|w| w.iter().map(|p| p.entry.rows).sum::<u64>())?;
+    Some(cheapest.iter().map(|p| (*p).clone()).collect())
+}
+
+/// The run an assisted merge takes: in the first partition holding more than `above`
+/// parts, the first run of at least `min_parts` similar parts (as [`pick_run`] finds it,
+/// at most [`MERGE_PARTS_MAX`]: a run of equal flushes shrinks the partition the most),
+/// else its cheapest `min_parts` adjacent parts.
+fn crowded_run(parts: &[LivePart], above: usize, min_parts: usize) -> Option<Vec<LivePart>> {
+    let in_partition = by_partition(parts)
+        .into_iter()
+        .find(|in_partition| in_partition.len() > above)?;
+    let owned: Vec<LivePart> = in_partition.iter().map(|p| (*p).clone()).collect();
+    pick_run(&owned, min_parts, Some(SIZE_RATIO_MAX))
+        .or_else(|| cheapest_window(&in_partition, min_parts))
 }
 
 /// The parts of each partition in precedence order, partitions in time order.

@@ -33,7 +33,7 @@ mod retire;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex};
@@ -188,6 +188,10 @@ pub(crate) struct Shard {
     /// Held by a merge from its choice of parts to its publication: merges run one at a
     /// time, and write their part without the manifest lock (see `merge.rs`).
     pub merging: Mutex<()>,
+    /// How many live parts the partition with the most holds, set with every new part set
+    /// ([`Shard::publish_parts`]): writers read it, without a lock, to know whether to
+    /// merge first (assisted merges, `engine/merge_assist.rs`).
+    pub most_partition_parts: AtomicUsize,
     /// Called by a merge between writing its part and publishing it, with no lock held:
     /// tests change the part set there.
     #[cfg(test)]
@@ -333,6 +337,7 @@ impl Shard {
         // Replayed records have sequence numbers 1..=records; rows in `active` are covered by
         // them, so the flush of `active` may drop the replayed segments.
         let replayed_seq = wal_report.records;
+        let most_partition_parts = AtomicUsize::new(most_parts_in_a_partition(&parts));
         let shard = Shard {
             config,
             wal,
@@ -352,6 +357,7 @@ impl Shard {
             flush_requested: Mutex::new(false),
             flush_work: Condvar::new(),
             merging: Mutex::new(()),
+            most_partition_parts,
             #[cfg(test)]
             merge_written_hook: Mutex::new(None),
             flush_log: Mutex::new(changes::FlushLog::new(manifest.next_order)),
@@ -585,6 +591,14 @@ impl Shard {
                 .sum::<usize>()
     }
 
+    /// Makes `parts` the live parts (`state` is the shard lock's) and records how many the
+    /// most crowded partition holds.
+    pub(crate) fn publish_parts(&self, state: &mut ShardState, parts: Vec<LivePart>) {
+        self.most_partition_parts
+            .store(most_parts_in_a_partition(&parts), Ordering::Relaxed);
+        state.parts = Arc::new(parts);
+    }
+
     /// The live parts.
     pub fn parts(&self) -> Arc<Vec<LivePart>> {
         Arc::clone(&self.state.lock().parts)
@@ -634,6 +648,17 @@ impl Shard {
             .map(|tags| tags.map(|(k, v)| (k.to_owned(), v.to_owned())).collect())
             .collect()
     }
+}
+
+/// How many of `parts` the partition with the most holds (0 for none).
+fn most_parts_in_a_partition(parts: &[LivePart]) -> usize {
+    let mut partitions: Vec<i64> = parts.iter().map(|p| p.entry.partition).collect();
+    partitions.sort_unstable();
+    partitions
+        .chunk_by(|a, b| a == b)
+        .map(<[i64]>::len)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Applies replayed WAL batches to the series index and memtable.

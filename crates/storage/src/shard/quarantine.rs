@@ -122,7 +122,7 @@ impl super::Shard {
                 .filter(|p| p.entry.id != entry.id || p.entry.partition != entry.partition)
                 .cloned()
                 .collect();
-            state.parts = std::sync::Arc::new(parts);
+            self.publish_parts(&mut state, parts);
         }
         drop(manifest);
         self.invalidate_latest();

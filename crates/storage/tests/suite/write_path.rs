@@ -122,6 +122,7 @@ fn every_stage_a_write_passes_through_is_counted() {
     // Nothing waited for a flush, and no merge ran.
     assert_eq!(ns(WriteStage::Backpressure), 0);
     assert_eq!(ns(WriteStage::Merge), 0);
+    assert_eq!(ns(WriteStage::MergeAssist), 0);
     assert_eq!(stats.shard_busy, 0);
 }
 
