@@ -19,6 +19,11 @@
 //! the maintenance thread's at low priority) and then merges there if still crowded. A
 //! failed assisted merge is logged and does not fail the write; that shard is not assisted
 //! again for [`FAILED_PAUSE`], and its maintenance thread goes on retrying.
+//!
+//! Under a long one-core load (`docs/benchmarks.md`, "Assisted merges") the waiting is what
+//! happened every time: the maintenance thread had begun a merge early in the load and
+//! starved in it, so no write found the merge lock free; the writers waited, and that merge
+//! ran on their core.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
