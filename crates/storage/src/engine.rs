@@ -244,7 +244,7 @@ impl Inner {
             precision,
             ..ParseOptions::default()
         };
-        let (slot, started) = self.take_write_slot();
+        let (slot, started) = self.admit_write();
         let times = self.write_times(database);
         let now = times.now;
         let mut cache = SchemaCache::new(database);
@@ -283,7 +283,7 @@ impl Inner {
                 start..keys.len()
             })
             .collect();
-        let (slot, started) = self.take_write_slot();
+        let (slot, started) = self.admit_write();
         let times = self.write_times(database);
         let mut cache = SchemaCache::new(database);
         let mut batches: Vec<ShardBatch<'_>> = (0..self.shards.len())
@@ -307,7 +307,7 @@ impl Inner {
     /// Waits for a write slot (`write_slots.rs`), counting the wait as `admission`, then
     /// merges first if a partition holds too many parts (`engine/merge_assist.rs`); returns
     /// the slot and when the write's own work may start.
-    fn take_write_slot(&self) -> (WriteSlot<'_>, Instant) {
+    fn admit_write(&self) -> (WriteSlot<'_>, Instant) {
         let arrived = Instant::now();
         let (slot, taken) = self.write_slots.acquire();
         self.stages.add(WriteStage::Admission, arrived, taken);

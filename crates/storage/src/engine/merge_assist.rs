@@ -83,20 +83,18 @@ impl Inner {
         if above == 0 {
             return taken;
         }
-        let crowded: Vec<usize> = (0..self.shards.len())
-            .filter(|&index| {
-                self.shards[index]
-                    .most_partition_parts
-                    .load(Ordering::Relaxed)
-                    > above
-            })
-            .collect();
-        if crowded.is_empty() {
+        let is_crowded = |index: &usize| {
+            self.shards[*index]
+                .most_partition_parts
+                .load(Ordering::Relaxed)
+                > above
+        };
+        if !(0..self.shards.len()).any(|index| is_crowded(&index)) {
             return taken;
         }
         let started = Instant::now();
-        let crowded: Vec<usize> = crowded
-            .into_iter()
+        let crowded: Vec<usize> = (0..self.shards.len())
+            .filter(is_crowded)
             .filter(|&index| !self.assist_paused(index, started))
             .collect();
         if crowded.is_empty() {

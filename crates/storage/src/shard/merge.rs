@@ -484,7 +484,7 @@ fn crowded_run(parts: &[LivePart], above: usize, min_parts: usize) -> Option<Vec
 }
 
 /// The parts of each partition in precedence order, partitions in time order.
-fn by_partition(parts: &[LivePart]) -> Vec<Vec<&LivePart>> {
+pub(super) fn by_partition(parts: &[LivePart]) -> Vec<Vec<&LivePart>> {
     let mut sorted: Vec<&LivePart> = parts.iter().collect();
     sorted.sort_by_key(|p| (p.entry.partition, p.entry.order));
     sorted

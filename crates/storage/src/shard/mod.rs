@@ -652,11 +652,9 @@ impl Shard {
 
 /// How many of `parts` the partition with the most holds (0 for none).
 fn most_parts_in_a_partition(parts: &[LivePart]) -> usize {
-    let mut partitions: Vec<i64> = parts.iter().map(|p| p.entry.partition).collect();
-    partitions.sort_unstable();
-    partitions
-        .chunk_by(|a, b| a == b)
-        .map(<[i64]>::len)
+    merge::by_partition(parts)
+        .iter()
+        .map(Vec::len)
         .max()
         .unwrap_or(0)
 }
