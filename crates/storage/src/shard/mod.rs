@@ -399,7 +399,7 @@ impl Shard {
             return Ok(Applied::Nothing);
         }
         let stages = &self.stats.stages;
-        let mut encoder = BatchEncoder::new();
+        let mut encoder = BatchEncoder::with_room_for(batch.rows.len(), batch.fields.len());
         let mut ids: Vec<Option<SeriesId>> = Vec::with_capacity(batch.rows.len());
         let mut points = 0u64;
         let mut rows = 0u64;
