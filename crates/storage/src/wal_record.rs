@@ -224,6 +224,7 @@ mod tests {
             encoder.rows.len()
         );
     }
+
     #[test]
     fn batch_round_trips_and_every_truncation_is_an_error() {
         let mut encoder = BatchEncoder::default();
