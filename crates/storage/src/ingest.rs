@@ -148,7 +148,8 @@ pub(crate) fn group_lines<'a>(
             &mut line,
             catalog,
             cache,
-            (&mut keys, &mut fields),
+            &mut keys,
+            &mut fields,
             times.now,
             rows_per_shard,
             batches,
@@ -202,11 +203,13 @@ const ROWS_ROOM_MAX: usize = 1 << 16;
 /// The most fields per row a batch makes room for ahead.
 const FIELDS_ROOM_PER_ROW: usize = 32;
 
+#[allow(clippy::too_many_arguments)] // the write path's context, passed flat as in group_lines
 fn add_line<'a>(
     line: &mut Line<'a>,
     catalog: &Catalog,
     cache: &mut SchemaCache,
-    (keys, fields): (&mut TagKeys<'a>, &mut FieldKeys<'a>),
+    keys: &mut TagKeys<'a>,
+    fields: &mut FieldKeys<'a>,
     now: Timestamp,
     rows_per_shard: usize,
     batches: &mut [ShardBatch<'a>],
@@ -345,25 +348,15 @@ pub(crate) fn shard_of(
     tags: &[(Cow<'_, str>, Cow<'_, str>)],
     shards: usize,
 ) -> usize {
-    shard_with(table_hash(table), tags, |_, key| key_hash(key), shards)
-}
-
-/// [`shard_of`], with `key_hash(i, key)` the hash of the `i`th tag's key.
-#[inline]
-fn shard_with(
-    table_hash: u64,
-    tags: &[(Cow<'_, str>, Cow<'_, str>)],
-    key_hash: impl Fn(usize, &str) -> u64,
-    shards: usize,
-) -> usize {
     if shards <= 1 {
         return 0;
     }
+    let table_hash = table_hash(table);
     let mut hash = table_hash;
     let mut seen_bits = 0u64;
     let mut maybe_repeated = false;
-    for (i, (key, value)) in tags.iter().enumerate() {
-        let key_hash = key_hash(i, key);
+    for (key, value) in tags {
+        let key_hash = key_hash(key);
         let bit = 1u64 << (key_hash % 64);
         maybe_repeated |= seen_bits & bit != 0;
         seen_bits |= bit;
@@ -374,7 +367,7 @@ fn shard_with(
         for (i, (key, value)) in tags.iter().enumerate() {
             let overridden = tags[i + 1..].iter().any(|(later, _)| later == key);
             if !overridden {
-                hash = hash.wrapping_add(xxh3_64_with_seed(value.as_bytes(), key_hash(i, key)));
+                hash = hash.wrapping_add(xxh3_64_with_seed(value.as_bytes(), key_hash(key)));
             }
         }
     }
@@ -554,7 +547,7 @@ mod tests {
             // reserve room for a line per byte.
             let odd = [vec![b'\n'; 64 << 10], vec![b'x'; 1 << 20]].concat();
             assert_eq!(rows_per_shard(&odd, shards), ROWS_ROOM_MAX / shards + 1);
-            for batch in &batches {
+            for (shard, batch) in batches.iter().enumerate() {
                 if batch.rows.len() <= room {
                     assert_eq!(batch.rows.capacity(), room, "{shards} shards");
                     assert_eq!(batch.fields.capacity(), 2 * room, "{shards} shards");
@@ -563,7 +556,6 @@ mod tests {
                     let line = std::str::from_utf8(row.raw_key).unwrap();
                     let host = line.split(['=', ',']).nth(2).unwrap();
                     let tags = tags(&[("hostname", host), ("region", "eu")]);
-                    let shard = batches.iter().position(|b| std::ptr::eq(b, batch)).unwrap();
                     assert_eq!(shard, shard_of(row.table, &tags, shards));
                 }
             }
