@@ -82,6 +82,7 @@
 mod chunk;
 mod cut;
 mod format;
+mod open_files;
 mod preagg;
 mod reader;
 mod recovery;
@@ -91,6 +92,7 @@ mod writer;
 pub use chunk::{BlockRef, ChunkMeta, ColumnMeta};
 pub use cut::{CHUNK_ALIGN_NS, MIN_ROWS_PER_CHUNK, chunk_ranges};
 pub use format::{FORMAT_VERSION, MAX_ROWS_PER_CHUNK, OLDEST_READABLE_VERSION};
+pub use open_files::{OpenFileTicket, PartFile, PartFiles, PartFilesStats};
 pub use preagg::PreAgg;
 pub use reader::PartReader;
 pub use recovery::{PartRecovery, Provenance, SeriesKey, TableNames};

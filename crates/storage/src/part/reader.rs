@@ -16,6 +16,7 @@ use super::format::{
     FOOTER_LEN, Footer, HEADER_LEN, IndexCursor, MAX_INDEX_RAW_BYTES, MAX_ROWS_PER_CHUNK,
     check_header, corrupt, unpack,
 };
+use super::open_files::{PartFile, PartFiles};
 use super::recovery::{PartRecovery, RECOVERY_TRAILER_LEN, RecoveryTrailer};
 use super::run;
 use super::writer::PartSummary;
@@ -31,11 +32,13 @@ struct DirEntry {
     data_offset: u64,
 }
 
-/// An open part file. `Send + Sync`: reads go through `read_exact_at` on a shared file.
+/// A part, checked and with its index in memory. `Send + Sync`: reads go through
+/// `read_exact_at` on a shared file, which the process's budget of open part files
+/// ([`PartFiles`]) may close between reads and open again.
 #[derive(Debug)]
 pub struct PartReader {
     path: PathBuf,
-    file: File,
+    file: PartFile,
     summary: PartSummary,
     /// The decompressed index.
     index: Vec<u8>,
@@ -124,7 +127,7 @@ impl PartReader {
             .ok_or_else(|| corrupt(path, index_at, "index does not decompress to its length"))?;
         let mut reader = Self {
             path: path.to_path_buf(),
-            file,
+            file: PartFiles::global().adopt(path, file),
             summary: PartSummary {
                 path: path.to_path_buf(),
                 file_bytes: file_len,
@@ -171,6 +174,15 @@ impl PartReader {
             .read_exact_at(&mut stored, at)
             .map_err(|e| StorageError::io("cannot read part", &self.path, e))?;
         trailer.decode_section(&self.path, at, stored).map(Some)
+    }
+
+    /// Keeps the file open until the reader is dropped, opening it if it was closed: for a
+    /// part about to be unlinked while readers may still hold it (an open file outlives its
+    /// unlink).
+    pub fn pin_open(&self) -> Result<(), StorageError> {
+        self.file
+            .pin_open()
+            .map_err(|e| StorageError::io("cannot open part", &self.path, e))
     }
 
     /// What the part holds.

@@ -16,6 +16,7 @@ use super::format::{
     FOOTER_LEN, FORMAT_VERSION, Footer, INDEX_ZSTD_LEVEL, OLDEST_READABLE_VERSION, encode_header,
     put_i64, put_u64,
 };
+use super::open_files::{OpenFileTicket, PartFiles};
 use super::preagg::PreAgg;
 use super::recovery::{Provenance, RecoveryBuilder, TableNames};
 
@@ -44,6 +45,8 @@ pub struct PartSummary {
 pub struct PartWriter {
     path: PathBuf,
     out: BufWriter<File>,
+    /// The file counts in the process's budget of open part files while it is written.
+    _open: OpenFileTicket,
     /// Bytes written so far = file offset of the next block.
     offset: u64,
     index: Vec<u8>,
@@ -85,6 +88,7 @@ impl PartWriter {
                 "part format version {version} cannot be written"
             )));
         }
+        let open = PartFiles::global().ticket();
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -92,6 +96,7 @@ impl PartWriter {
             .map_err(|e| StorageError::io("cannot create part", path, e))?;
         let mut writer = Self {
             path: path.to_path_buf(),
+            _open: open,
             out: BufWriter::with_capacity(WRITE_BUFFER_BYTES, file),
             offset: 0,
             index: Vec::new(),

@@ -128,35 +128,63 @@ impl Shard {
         let dropped = self.config.dropped.snapshot();
         let mut kept = frozen.memtable.series();
         kept.retain(|(_, table)| !dropped.contains(*table));
-        for batch in kept.chunks(TAGS_BATCH) {
-            let tags = self.batch_tags(batch.iter().map(|(series, _)| *series));
-            for (at, &(series, table)) in batch.iter().enumerate() {
-                let Some(data) = frozen.memtable.series_data(series) else {
-                    continue;
-                };
-                super::changes::add_hours(hours.entry(table).or_default(), &data.times);
-                for (partition, range) in partition_runs(&data.times, &self.config) {
-                    let (writer, tables) = parts.writer(partition)?;
-                    writer.write_series(series, table, &data.slice_rows(range.start, range.end))?;
-                    writer.add_series_key(series, table, tags.tags(at));
-                    tables.insert(table);
+        let mut written = Vec::new();
+        // Partitions whose parts are written; a pass leaves the partitions past the first
+        // `FLUSH_WRITERS_MAX` it meets to a later one.
+        let mut finished = BTreeSet::new();
+        for pass in 0.. {
+            let mut left_for_later = false;
+            for batch in kept.chunks(TAGS_BATCH) {
+                let tags = self.batch_tags(batch.iter().map(|(series, _)| *series));
+                for (at, &(series, table)) in batch.iter().enumerate() {
+                    let Some(data) = frozen.memtable.series_data(series) else {
+                        continue;
+                    };
+                    if pass == 0 {
+                        super::changes::add_hours(hours.entry(table).or_default(), &data.times);
+                    }
+                    for (partition, range) in partition_runs(&data.times, &self.config) {
+                        if finished.contains(&partition) {
+                            continue;
+                        }
+                        if !parts.writers.contains_key(&partition)
+                            && parts.writers.len() >= FLUSH_WRITERS_MAX
+                        {
+                            left_for_later = true;
+                            continue;
+                        }
+                        let (writer, tables) = parts.writer(partition)?;
+                        let rows = data.slice_rows(range.start, range.end);
+                        writer.write_series(series, table, &rows)?;
+                        writer.add_series_key(series, table, tags.tags(at));
+                        tables.insert(table);
+                    }
                 }
             }
-        }
-        let mut written = Vec::with_capacity(parts.writers.len());
-        for (partition, (id, mut writer, tables)) in parts.writers {
-            writer.set_tables(self.table_names(tables));
-            let summary = writer.finish()?;
-            // The part's directory entry must be durable before the manifest names it.
-            if let Some(parent) = summary.path.parent() {
-                crate::fsutil::sync_dir(parent)
-                    .map_err(|e| StorageError::io("cannot sync directory", parent, e))?;
+            for (partition, (id, mut writer, tables)) in std::mem::take(&mut parts.writers) {
+                writer.set_tables(self.table_names(tables));
+                let summary = writer.finish()?;
+                // The part's directory entry must be durable before the manifest names it.
+                if let Some(parent) = summary.path.parent() {
+                    crate::fsutil::sync_dir(parent)
+                        .map_err(|e| StorageError::io("cannot sync directory", parent, e))?;
+                }
+                finished.insert(partition);
+                written.push((partition, id, summary));
             }
-            written.push((partition, id, summary));
+            if !left_for_later {
+                break;
+            }
         }
         Ok((written, hours.into_iter().collect()))
     }
 }
+
+/// Most parts a flush writes at once. A memtable of backfilled rows can span months of
+/// partitions; writing them all at once would hold a file open for each. Past this, the
+/// flush reads the memtable again for the next partitions: one pass in the usual case of
+/// recent rows, a pass per this many partitions for a backfill.
+const FLUSH_WRITERS_MAX: usize = 16;
 
 /// The parts a flush is writing, one per partition its rows fall in.
 struct FlushParts<'a> {

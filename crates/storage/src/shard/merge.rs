@@ -244,11 +244,9 @@ impl Shard {
                 state.latest.invalidate();
             }
         }
-        // Readers that still hold the old parts keep reading them: an open file outlives
-        // its unlink.
         for part in run {
             let data_dir = &self.config.data_dirs[part.entry.dir];
-            remove_part_file(data_dir, self.config.id, &part.entry)?;
+            remove_part_file(data_dir, self.config.id, &part.entry, Some(&part.reader))?;
             if emptied {
                 // A purge removed the partition's last rows; a failure (another part is
                 // there) only leaves the directory.
@@ -368,22 +366,23 @@ impl Shard {
         next.parts.retain(|p| !ids.contains(&p.id));
         next.store(&self.config.home().join(layout::MANIFEST_FILE))?;
         *manifest = next;
-        {
+        let gone: Vec<LivePart> = {
             let mut state = self.state.lock();
-            let parts: Vec<LivePart> = state
+            let (parts, gone): (Vec<LivePart>, Vec<LivePart>) = state
                 .parts
                 .iter()
-                .filter(|p| !ids.contains(&p.entry.id))
                 .cloned()
-                .collect();
+                .partition(|p| !ids.contains(&p.entry.id));
             self.publish_parts(&mut state, parts);
             // Some series' latest rows may have been in the dropped parts.
             state.latest.invalidate();
-        }
+            gone
+        };
         self.series_may_be_empty();
         for entry in &dropped {
             let data_dir = &self.config.data_dirs[entry.dir];
-            remove_part_file(data_dir, self.config.id, entry)?;
+            let reader = gone.iter().find(|p| p.entry.id == entry.id);
+            remove_part_file(data_dir, self.config.id, entry, reader.map(|p| &*p.reader))?;
             // Fails unless the partition's last part is gone; then the directory goes too.
             let _ = std::fs::remove_dir(layout::partition_dir(
                 data_dir,
@@ -398,12 +397,20 @@ impl Shard {
     }
 }
 
+/// Removes a part's file. Readers that still hold the part keep reading it: its file is
+/// pinned open first, and an open file outlives its unlink. Where it cannot be opened
+/// (no file descriptor left), the file is removed all the same (the part is already gone
+/// from the manifest), and a reader still holding the part gets an error, not wrong rows.
 fn remove_part_file(
     data_dir: &std::path::Path,
     shard: usize,
     entry: &PartEntry,
+    reader: Option<&PartReader>,
 ) -> Result<(), StorageError> {
     let path = layout::part_path(data_dir, shard, entry.partition, entry.id);
+    if let Some(Err(e)) = reader.map(PartReader::pin_open) {
+        tracing::warn!("removing part {} unpinned: {e}", path.display());
+    }
     match std::fs::remove_file(&path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

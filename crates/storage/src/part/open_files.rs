@@ -1,0 +1,423 @@
+//! Part files kept open within a budget.
+//!
+//! A live part used to hold its file open for as long as it lived, so the open files of a
+//! server grew with its history: shards × partitions × parts. A year of daily partitions
+//! on four shards passed 1,024, the usual default limit of open files; from then on every
+//! flush failed with "Too many open files" and writes were refused. Now a part's file is
+//! open while it is read and stays open while the open part files are within a budget;
+//! opening one more past the budget closes one that was not used lately. The next read of
+//! a closed part opens it again.
+//!
+//! Which file to close is chosen by CLOCK, an approximation of least recently used: a read
+//! sets its file's `used` flag (a relaxed store, and only when the flag was clear), and
+//! only a miss walks the ring of files, clearing flags until it finds one clear. Reads of
+//! open files take no shared lock: each file has its own read-write lock, which readers
+//! share and which the sweep only ever tries (`try_write`), so a sweep never waits for a
+//! read and skips a file being read.
+//!
+//! A part that is unlinked (merged away, dropped by retention) while readers still hold it
+//! is pinned open first ([`PartFile::pin_open`]): an open file outlives its unlink, a
+//! closed one could not be opened again. Pinned files are never closed by the sweep; they
+//! close when their last reader lets go of the part.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+
+use parking_lot::{Mutex, RwLock};
+
+/// Fewest part files kept open, whatever the limit of open files says.
+const BUDGET_MIN: usize = 16;
+
+/// The open part files of a process and their budget. The engine uses [`PartFiles::global`];
+/// tests make their own.
+#[derive(Debug)]
+pub struct PartFiles {
+    budget: usize,
+    /// Part files open now (pinned ones included).
+    open: AtomicUsize,
+    /// Times a closed part file was opened again to be read.
+    reopens: AtomicU64,
+    /// Times the sweep closed a file to make room.
+    closes: AtomicU64,
+    /// Registered files not yet dropped: dead entries of the ring are pruned when it grows
+    /// past twice this, so parts that come and go (merges) do not grow it without bound.
+    /// Not in the ring's lock: a file may be dropped while the sweep holds that lock.
+    live: AtomicUsize,
+    ring: Mutex<Ring>,
+}
+
+/// Every registered file, in registration order, with the sweep's position.
+#[derive(Debug, Default)]
+struct Ring {
+    files: Vec<Weak<Slot>>,
+    hand: usize,
+}
+
+/// One part file: its path and, while open, the file.
+#[derive(Debug)]
+struct Slot {
+    path: PathBuf,
+    file: RwLock<Option<File>>,
+    used: AtomicBool,
+    pinned: AtomicBool,
+    files: Arc<PartFiles>,
+}
+
+/// A part's file, opened on demand within its [`PartFiles`]' budget. `Send + Sync`.
+#[derive(Debug)]
+pub struct PartFile {
+    slot: Arc<Slot>,
+}
+
+/// What [`PartFiles::stats`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartFilesStats {
+    /// Most part files kept open (pinned ones aside).
+    pub budget: usize,
+    /// Part files open now.
+    pub open: usize,
+    /// Times a part file closed for the budget was opened again to be read.
+    pub reopens: u64,
+    /// Times a part file was closed to keep within the budget.
+    pub closes: u64,
+}
+
+impl PartFiles {
+    /// At most `budget` part files open (at least [`BUDGET_MIN`]), pinned ones aside.
+    pub fn new(budget: usize) -> Arc<Self> {
+        Arc::new(Self {
+            budget: budget.max(BUDGET_MIN),
+            open: AtomicUsize::new(0),
+            reopens: AtomicU64::new(0),
+            closes: AtomicU64::new(0),
+            live: AtomicUsize::new(0),
+            ring: Mutex::new(Ring::default()),
+        })
+    }
+
+    /// The process's part files, with half the soft limit of open files as their budget
+    /// (read once, at the first part opened; `strata serve` raises the soft limit to the
+    /// hard one before it opens the engine). The other half is for connections, WAL
+    /// segments, parts being written and everything else.
+    pub fn global() -> &'static Arc<Self> {
+        static GLOBAL: OnceLock<Arc<PartFiles>> = OnceLock::new();
+        GLOBAL.get_or_init(|| Self::new(default_budget()))
+    }
+
+    /// The budget, the files open now, and counts since the process started.
+    pub fn stats(&self) -> PartFilesStats {
+        PartFilesStats {
+            budget: self.budget,
+            open: self.open.load(Ordering::Relaxed),
+            reopens: self.reopens.load(Ordering::Relaxed),
+            closes: self.closes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Registers `file`, just opened at `path`, as open and recently used; closes others
+    /// when that passes the budget.
+    pub fn adopt(self: &Arc<Self>, path: &Path, file: File) -> PartFile {
+        let slot = Arc::new(Slot {
+            path: path.to_path_buf(),
+            file: RwLock::new(Some(file)),
+            used: AtomicBool::new(true),
+            pinned: AtomicBool::new(false),
+            files: Arc::clone(self),
+        });
+        self.open.fetch_add(1, Ordering::Relaxed);
+        let live = self.live.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut ring = self.ring.lock();
+        if ring.files.len() >= 2 * live + 64 {
+            ring.files.retain(|slot| slot.strong_count() > 0);
+            ring.hand = 0;
+        }
+        ring.files.push(Arc::downgrade(&slot));
+        self.make_room(&mut ring);
+        PartFile { slot }
+    }
+
+    /// Closes unpinned files not used since the sweep last passed them until the open
+    /// files are within the budget, or every file has been passed twice (the rest are in
+    /// use or pinned; the budget is then exceeded until they are let go).
+    fn make_room(&self, ring: &mut Ring) {
+        let mut steps = 2 * ring.files.len();
+        while self.open.load(Ordering::Relaxed) > self.budget && steps > 0 {
+            steps -= 1;
+            if ring.hand >= ring.files.len() {
+                ring.hand = 0;
+            }
+            let Some(slot) = ring.files[ring.hand].upgrade() else {
+                ring.files.swap_remove(ring.hand);
+                continue;
+            };
+            ring.hand += 1;
+            if slot.pinned.load(Ordering::Relaxed) || slot.used.swap(false, Ordering::Relaxed) {
+                continue;
+            }
+            // A file being read is in use: skip it rather than wait.
+            if let Some(mut file) = slot.file.try_write()
+                && file.take().is_some()
+            {
+                self.open.fetch_sub(1, Ordering::Relaxed);
+                self.closes.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// One open file counted in a [`PartFiles`]' budget for as long as it lives: a part being
+/// written holds one, so that parts read and parts written share the budget.
+#[derive(Debug)]
+pub struct OpenFileTicket {
+    files: Arc<PartFiles>,
+}
+
+impl PartFiles {
+    /// Counts one more open file, closing others when that passes the budget; taken before
+    /// the file is opened.
+    pub fn ticket(self: &Arc<Self>) -> OpenFileTicket {
+        self.open.fetch_add(1, Ordering::Relaxed);
+        self.make_room(&mut self.ring.lock());
+        OpenFileTicket {
+            files: Arc::clone(self),
+        }
+    }
+}
+
+impl Drop for OpenFileTicket {
+    fn drop(&mut self) {
+        self.files.open.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl PartFile {
+    /// Reads exactly `buf.len()` bytes at `offset`, opening the file again if the budget
+    /// closed it.
+    pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let slot = &self.slot;
+        if !slot.used.load(Ordering::Relaxed) {
+            slot.used.store(true, Ordering::Relaxed);
+        }
+        {
+            let file = slot.file.read();
+            if let Some(file) = file.as_ref() {
+                return file.read_exact_at(buf, offset);
+            }
+        }
+        let file = self.reopen()?;
+        let file = parking_lot::RwLockWriteGuard::downgrade(file);
+        match file.as_ref() {
+            Some(file) => file.read_exact_at(buf, offset),
+            None => unreachable!("reopen leaves the file open"),
+        }
+    }
+
+    /// Opens the file if the budget closed it, and keeps it open until the part is
+    /// dropped: for a part about to be unlinked that readers may still hold.
+    pub fn pin_open(&self) -> io::Result<()> {
+        self.slot.pinned.store(true, Ordering::Relaxed);
+        if self.slot.file.read().is_some() {
+            return Ok(());
+        }
+        self.reopen().map(drop)
+    }
+
+    /// Whether the file is open now (tests).
+    pub fn is_open(&self) -> bool {
+        self.slot.file.read().is_some()
+    }
+
+    /// The file opened again, under its write lock; room is made first.
+    fn reopen(&self) -> io::Result<parking_lot::RwLockWriteGuard<'_, Option<File>>> {
+        let slot = &self.slot;
+        let mut guard = slot.file.write();
+        if guard.is_none() {
+            let file = File::open(&slot.path)?;
+            *guard = Some(file);
+            let files = &slot.files;
+            files.open.fetch_add(1, Ordering::Relaxed);
+            files.reopens.fetch_add(1, Ordering::Relaxed);
+            // This slot's own write lock is held: the sweep skips it.
+            files.make_room(&mut files.ring.lock());
+        }
+        Ok(guard)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if self.file.get_mut().take().is_some() {
+            self.files.open.fetch_sub(1, Ordering::Relaxed);
+        }
+        self.files.live.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Half the soft limit of open files (`RLIMIT_NOFILE`); an unlimited one counts as 2^20.
+#[allow(unsafe_code)] // getrlimit: a libc call the standard library does not wrap.
+fn default_budget() -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct it is given and reads nothing else.
+    let soft = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+        limit.rlim_cur
+    } else {
+        1024
+    };
+    let soft = if soft == libc::RLIM_INFINITY {
+        1 << 20
+    } else {
+        soft.min(1 << 20)
+    };
+    (soft / 2) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// `n` files of 64 bytes each, byte `j` of file `i` being `i * 64 + j` (mod 256).
+    fn files(dir: &Path, n: usize) -> Vec<PathBuf> {
+        (0..n)
+            .map(|i| {
+                let path = dir.join(format!("{i}.part"));
+                let bytes: Vec<u8> = (0..64).map(|j| (i * 64 + j) as u8).collect();
+                std::fs::write(&path, bytes).unwrap();
+                path
+            })
+            .collect()
+    }
+
+    fn adopt(files: &Arc<PartFiles>, path: &Path) -> PartFile {
+        files.adopt(path, File::open(path).unwrap())
+    }
+
+    /// Files of this process open under `dir`, counted from /proc/self/fd: the cache's
+    /// own count could be wrong in the same way as what it counts.
+    fn open_under(dir: &Path) -> usize {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+            .filter(|target| target.starts_with(dir))
+            .count()
+    }
+
+    #[test]
+    fn reads_stay_right_while_at_most_the_budget_is_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = files(dir.path(), 40);
+        let cache = PartFiles::new(BUDGET_MIN);
+        let parts: Vec<PartFile> = paths.iter().map(|p| adopt(&cache, p)).collect();
+        assert_eq!(open_under(dir.path()), BUDGET_MIN);
+        // A seeded walk over the files: every read gives that file's bytes, and never
+        // more than the budget is open.
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..2_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let i = (state % 40) as usize;
+            let offset = (state >> 32) % 60;
+            let mut buf = [0u8; 4];
+            parts[i].read_exact_at(&mut buf, offset).unwrap();
+            let want: Vec<u8> = (0..4)
+                .map(|k| (i * 64 + offset as usize + k) as u8)
+                .collect();
+            assert_eq!(buf.to_vec(), want, "file {i} at {offset}");
+            assert!(open_under(dir.path()) <= BUDGET_MIN);
+        }
+        let stats = cache.stats();
+        assert_eq!(stats.open, BUDGET_MIN);
+        assert!(stats.reopens > 1_000, "{stats:?}");
+        drop(parts);
+        assert_eq!(open_under(dir.path()), 0);
+        assert_eq!(cache.stats().open, 0);
+    }
+
+    #[test]
+    fn files_read_often_stay_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = files(dir.path(), 64);
+        let cache = PartFiles::new(BUDGET_MIN);
+        let parts: Vec<PartFile> = paths.iter().map(|p| adopt(&cache, p)).collect();
+        let mut buf = [0u8; 1];
+        // Files 0..4 are read between every other read: the sweep finds them used.
+        for round in 0..10 {
+            for i in 4..64 {
+                for hot in &parts[..4] {
+                    hot.read_exact_at(&mut buf, 0).unwrap();
+                }
+                parts[(i + round) % 60 + 4]
+                    .read_exact_at(&mut buf, 0)
+                    .unwrap();
+            }
+        }
+        for (i, hot) in parts[..4].iter().enumerate() {
+            assert!(hot.is_open(), "hot file {i} was closed");
+        }
+    }
+
+    #[test]
+    fn a_pinned_file_is_read_after_its_unlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = files(dir.path(), 40);
+        let cache = PartFiles::new(BUDGET_MIN);
+        let parts: Vec<PartFile> = paths.iter().map(|p| adopt(&cache, p)).collect();
+        // File 0 was closed to make room for the later ones.
+        assert!(!parts[0].is_open());
+        parts[0].pin_open().unwrap();
+        std::fs::remove_file(&paths[0]).unwrap();
+        let mut buf = [0u8; 1];
+        for part in &parts[1..] {
+            part.read_exact_at(&mut buf, 0).unwrap();
+        }
+        assert!(parts[0].is_open());
+        parts[0].read_exact_at(&mut buf, 10).unwrap();
+        assert_eq!(buf, [10]);
+        // An unpinned file closed by the sweep is gone with its unlink.
+        assert!(!parts[1].is_open());
+        std::fs::remove_file(&paths[1]).unwrap();
+        let err = parts[1].read_exact_at(&mut buf, 0).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn files_being_written_share_the_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = files(dir.path(), 20);
+        let cache = PartFiles::new(BUDGET_MIN);
+        let parts: Vec<PartFile> = paths.iter().map(|p| adopt(&cache, p)).collect();
+        assert_eq!(open_under(dir.path()), BUDGET_MIN);
+        let tickets: Vec<OpenFileTicket> = (0..4).map(|_| cache.ticket()).collect();
+        assert_eq!(open_under(dir.path()), BUDGET_MIN - 4);
+        assert_eq!(cache.stats().open, BUDGET_MIN);
+        drop(tickets);
+        assert_eq!(cache.stats().open, BUDGET_MIN - 4);
+        drop(parts);
+    }
+
+    #[test]
+    fn parts_that_come_and_go_do_not_grow_the_ring() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = files(dir.path(), 4);
+        let cache = PartFiles::new(1_000);
+        let kept = adopt(&cache, &paths[0]);
+        for i in 0..10_000 {
+            drop(adopt(&cache, &paths[1 + i % 3]));
+        }
+        assert_eq!(cache.live.load(Ordering::Relaxed), 1);
+        let entries = cache.ring.lock().files.len();
+        assert!(entries <= 66, "{entries} entries");
+        assert_eq!(cache.stats().open, 1);
+        drop(kept);
+        assert_eq!(cache.stats().open, 0);
+    }
+}
