@@ -37,6 +37,7 @@ pub mod allocator;
 pub mod config;
 pub mod error;
 pub mod metrics;
+pub mod open_files_limit;
 
 mod auth;
 mod backup;

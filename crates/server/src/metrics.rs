@@ -302,6 +302,26 @@ impl Metrics {
             engine.series_retired,
         );
         gauge(&mut out, "strata_parts", "Live part files.", engine.parts);
+        let files = strata_storage::part::PartFiles::global().stats();
+        gauge(
+            &mut out,
+            "strata_part_files_open",
+            "Part files open now; they are kept within strata_part_files_open_max.",
+            files.open as u64,
+        );
+        gauge(
+            &mut out,
+            "strata_part_files_open_max",
+            "Most part files kept open: half the process's limit of open files.",
+            files.budget as u64,
+        );
+        counter(
+            &mut out,
+            "strata_part_file_reopens_total",
+            "Reads that opened again a part file closed to keep within the budget (many \
+             mean the limit of open files is low for the parts read).",
+            files.reopens,
+        );
         gauge(
             &mut out,
             "strata_parts_quarantined",

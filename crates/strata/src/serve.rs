@@ -200,6 +200,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         .unwrap_or_else(|| "info".to_owned());
     init_logging(&filter)?;
     strata_server::allocator::tune();
+    strata_server::open_files_limit::raise();
     let config = merge(args, file).map_err(|e| e.to_string())?;
     strata_server::run(config).map_err(|e| e.to_string())
 }

@@ -90,7 +90,25 @@ impl Server {
 
     /// As [`Server::start`], with environment variables set.
     pub fn start_with_env(data_dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
-        let mut command = Command::new(strata_binary());
+        Self::start_under(&[], data_dir, extra, env)
+    }
+
+    /// As [`Server::start_with_env`], run by `launcher` (a command and its arguments, the
+    /// server's command line appended, e.g. `prlimit --nofile=96:96`); none when empty.
+    pub fn start_under(
+        launcher: &[&str],
+        data_dir: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Server {
+        let mut command = match launcher.split_first() {
+            Some((program, args)) => {
+                let mut command = Command::new(program);
+                command.args(args).arg(strata_binary());
+                command
+            }
+            None => Command::new(strata_binary()),
+        };
         command
             .args(["serve", "--data-dir"])
             .arg(data_dir)
