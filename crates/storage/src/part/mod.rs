@@ -79,9 +79,11 @@
 //! (no recovery section; the same index as 3) are still read; `docs/format.md` has the
 //! version history.
 
+mod budget;
 mod chunk;
 mod cut;
 mod format;
+mod indexes;
 mod open_files;
 mod preagg;
 mod reader;
@@ -92,6 +94,7 @@ mod writer;
 pub use chunk::{BlockRef, ChunkMeta, ColumnMeta};
 pub use cut::{CHUNK_ALIGN_NS, MIN_ROWS_PER_CHUNK, chunk_ranges};
 pub use format::{FORMAT_VERSION, MAX_ROWS_PER_CHUNK, OLDEST_READABLE_VERSION};
+pub use indexes::{PartIndexes, PartIndexesStats};
 pub use open_files::{OpenFileTicket, PartFile, PartFiles, PartFilesStats};
 pub use preagg::PreAgg;
 pub use reader::PartReader;

@@ -8,12 +8,8 @@
 //! opening one more past the budget closes one that was not used lately. The next read of
 //! a closed part opens it again.
 //!
-//! Which file to close is chosen by CLOCK, an approximation of least recently used: a read
-//! sets its file's `used` flag (a relaxed store, and only when the flag was clear), and
-//! only a miss walks the ring of files, clearing flags until it finds one clear. Reads of
-//! open files take no shared lock: each file has its own read-write lock, which readers
-//! share and which the sweep only ever tries (`try_write`), so a sweep never waits for a
-//! read and skips a file being read.
+//! Which file to close is chosen by CLOCK (`budget.rs`): reads of open files take no
+//! shared lock, and the sweep never waits for a read.
 //!
 //! A part that is unlinked (merged away, dropped by retention) while readers still hold it
 //! is pinned open first ([`PartFile::pin_open`]): an open file outlives its unlink, a
@@ -24,10 +20,9 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, OnceLock};
 
-use parking_lot::{Mutex, RwLock};
+use super::budget::{Budget, Charge, Held};
 
 /// Fewest part files kept open, whatever the limit of open files says.
 const BUDGET_MIN: usize = 16;
@@ -36,41 +31,21 @@ const BUDGET_MIN: usize = 16;
 /// tests make their own.
 #[derive(Debug)]
 pub struct PartFiles {
-    budget: usize,
-    /// Part files open now (pinned ones included).
-    open: AtomicUsize,
-    /// Times a closed part file was opened again to be read.
-    reopens: AtomicU64,
-    /// Times the sweep closed a file to make room.
-    closes: AtomicU64,
-    /// Registered files not yet dropped: dead entries of the ring are pruned when it grows
-    /// past twice this, so parts that come and go (merges) do not grow it without bound.
-    /// Not in the ring's lock: a file may be dropped while the sweep holds that lock.
-    live: AtomicUsize,
-    ring: Mutex<Ring>,
-}
-
-/// Every registered file, in registration order, with the sweep's position.
-#[derive(Debug, Default)]
-struct Ring {
-    files: Vec<Weak<Slot>>,
-    hand: usize,
-}
-
-/// One part file: its path and, while open, the file.
-#[derive(Debug)]
-struct Slot {
-    path: PathBuf,
-    file: RwLock<Option<File>>,
-    used: AtomicBool,
-    pinned: AtomicBool,
-    files: Arc<PartFiles>,
+    files: Arc<Budget<File>>,
 }
 
 /// A part's file, opened on demand within its [`PartFiles`]' budget. `Send + Sync`.
 #[derive(Debug)]
 pub struct PartFile {
-    slot: Arc<Slot>,
+    path: PathBuf,
+    file: Held<File>,
+}
+
+/// One open file counted in a [`PartFiles`]' budget for as long as it lives: a part being
+/// written holds one, so that parts read and parts written share the budget.
+#[derive(Debug)]
+pub struct OpenFileTicket {
+    _charge: Charge<File>,
 }
 
 /// What [`PartFiles::stats`] reports.
@@ -90,12 +65,7 @@ impl PartFiles {
     /// At most `budget` part files open (at least [`BUDGET_MIN`]), pinned ones aside.
     pub fn new(budget: usize) -> Arc<Self> {
         Arc::new(Self {
-            budget: budget.max(BUDGET_MIN),
-            open: AtomicUsize::new(0),
-            reopens: AtomicU64::new(0),
-            closes: AtomicU64::new(0),
-            live: AtomicUsize::new(0),
-            ring: Mutex::new(Ring::default()),
+            files: Budget::new(budget.max(BUDGET_MIN)),
         })
     }
 
@@ -111,86 +81,31 @@ impl PartFiles {
     /// The budget, the files open now, and counts since the process started.
     pub fn stats(&self) -> PartFilesStats {
         PartFilesStats {
-            budget: self.budget,
-            open: self.open.load(Ordering::Relaxed),
-            reopens: self.reopens.load(Ordering::Relaxed),
-            closes: self.closes.load(Ordering::Relaxed),
+            budget: self.files.limit(),
+            open: self.files.held(),
+            reopens: self
+                .files
+                .reloads
+                .load(std::sync::atomic::Ordering::Relaxed),
+            closes: self.files.drops.load(std::sync::atomic::Ordering::Relaxed),
         }
     }
 
     /// Registers `file`, just opened at `path`, as open and recently used; closes others
     /// when that passes the budget.
-    pub fn adopt(self: &Arc<Self>, path: &Path, file: File) -> PartFile {
-        let slot = Arc::new(Slot {
+    pub fn adopt(&self, path: &Path, file: File) -> PartFile {
+        PartFile {
             path: path.to_path_buf(),
-            file: RwLock::new(Some(file)),
-            used: AtomicBool::new(true),
-            pinned: AtomicBool::new(false),
-            files: Arc::clone(self),
-        });
-        self.open.fetch_add(1, Ordering::Relaxed);
-        let live = self.live.fetch_add(1, Ordering::Relaxed) + 1;
-        let mut ring = self.ring.lock();
-        if ring.files.len() >= 2 * live + 64 {
-            ring.files.retain(|slot| slot.strong_count() > 0);
-            ring.hand = 0;
-        }
-        ring.files.push(Arc::downgrade(&slot));
-        self.make_room(&mut ring);
-        PartFile { slot }
-    }
-
-    /// Closes unpinned files not used since the sweep last passed them until the open
-    /// files are within the budget, or every file has been passed twice (the rest are in
-    /// use or pinned; the budget is then exceeded until they are let go).
-    fn make_room(&self, ring: &mut Ring) {
-        let mut steps = 2 * ring.files.len();
-        while self.open.load(Ordering::Relaxed) > self.budget && steps > 0 {
-            steps -= 1;
-            if ring.hand >= ring.files.len() {
-                ring.hand = 0;
-            }
-            let Some(slot) = ring.files[ring.hand].upgrade() else {
-                ring.files.swap_remove(ring.hand);
-                continue;
-            };
-            ring.hand += 1;
-            if slot.pinned.load(Ordering::Relaxed) || slot.used.swap(false, Ordering::Relaxed) {
-                continue;
-            }
-            // A file being read is in use: skip it rather than wait.
-            if let Some(mut file) = slot.file.try_write()
-                && file.take().is_some()
-            {
-                self.open.fetch_sub(1, Ordering::Relaxed);
-                self.closes.fetch_add(1, Ordering::Relaxed);
-            }
+            file: self.files.hold(file, 1),
         }
     }
-}
 
-/// One open file counted in a [`PartFiles`]' budget for as long as it lives: a part being
-/// written holds one, so that parts read and parts written share the budget.
-#[derive(Debug)]
-pub struct OpenFileTicket {
-    files: Arc<PartFiles>,
-}
-
-impl PartFiles {
     /// Counts one more open file, closing others when that passes the budget; taken before
     /// the file is opened.
-    pub fn ticket(self: &Arc<Self>) -> OpenFileTicket {
-        self.open.fetch_add(1, Ordering::Relaxed);
-        self.make_room(&mut self.ring.lock());
+    pub fn ticket(&self) -> OpenFileTicket {
         OpenFileTicket {
-            files: Arc::clone(self),
+            _charge: self.files.charge(1),
         }
-    }
-}
-
-impl Drop for OpenFileTicket {
-    fn drop(&mut self) {
-        self.files.open.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -198,62 +113,23 @@ impl PartFile {
     /// Reads exactly `buf.len()` bytes at `offset`, opening the file again if the budget
     /// closed it.
     pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        let slot = &self.slot;
-        if !slot.used.load(Ordering::Relaxed) {
-            slot.used.store(true, Ordering::Relaxed);
-        }
-        {
-            let file = slot.file.read();
-            if let Some(file) = file.as_ref() {
-                return file.read_exact_at(buf, offset);
-            }
-        }
-        let file = self.reopen()?;
-        let file = parking_lot::RwLockWriteGuard::downgrade(file);
-        match file.as_ref() {
-            Some(file) => file.read_exact_at(buf, offset),
-            None => unreachable!("reopen leaves the file open"),
-        }
+        self.file
+            .with(|| self.open(), |file| file.read_exact_at(buf, offset))?
     }
 
     /// Opens the file if the budget closed it, and keeps it open until the part is
     /// dropped: for a part about to be unlinked that readers may still hold.
     pub fn pin_open(&self) -> io::Result<()> {
-        self.slot.pinned.store(true, Ordering::Relaxed);
-        if self.slot.file.read().is_some() {
-            return Ok(());
-        }
-        self.reopen().map(drop)
+        self.file.pin(|| self.open())
     }
 
     /// Whether the file is open now (tests).
     pub fn is_open(&self) -> bool {
-        self.slot.file.read().is_some()
+        self.file.is_held()
     }
 
-    /// The file opened again, under its write lock; room is made first.
-    fn reopen(&self) -> io::Result<parking_lot::RwLockWriteGuard<'_, Option<File>>> {
-        let slot = &self.slot;
-        let mut guard = slot.file.write();
-        if guard.is_none() {
-            let file = File::open(&slot.path)?;
-            *guard = Some(file);
-            let files = &slot.files;
-            files.open.fetch_add(1, Ordering::Relaxed);
-            files.reopens.fetch_add(1, Ordering::Relaxed);
-            // This slot's own write lock is held: the sweep skips it.
-            files.make_room(&mut files.ring.lock());
-        }
-        Ok(guard)
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        if self.file.get_mut().take().is_some() {
-            self.files.open.fetch_sub(1, Ordering::Relaxed);
-        }
-        self.files.live.fetch_sub(1, Ordering::Relaxed);
+    fn open(&self) -> io::Result<(File, usize)> {
+        File::open(&self.path).map(|file| (file, 1))
     }
 }
 
@@ -447,8 +323,8 @@ mod tests {
         for i in 0..10_000 {
             drop(adopt(&cache, &paths[1 + i % 3]));
         }
-        assert_eq!(cache.live.load(Ordering::Relaxed), 1);
-        let entries = cache.ring.lock().files.len();
+        assert_eq!(cache.files.live(), 1);
+        let entries = cache.files.ring_len();
         assert!(entries <= 66, "{entries} entries");
         assert_eq!(cache.stats().open, 1);
         drop(kept);

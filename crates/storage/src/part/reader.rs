@@ -11,11 +11,13 @@ use crate::column::SeriesData;
 use crate::error::StorageError;
 use crate::model::{FieldId, FieldType, SeriesId, TableId, Timestamp};
 
+use super::budget::Held;
 use super::chunk::{BlockRef, ChunkHead, ChunkMeta, ColumnMeta, concat};
 use super::format::{
     FOOTER_LEN, Footer, HEADER_LEN, IndexCursor, MAX_INDEX_RAW_BYTES, MAX_ROWS_PER_CHUNK,
     check_header, corrupt, unpack,
 };
+use super::indexes::PartIndexes;
 use super::open_files::{PartFile, PartFiles};
 use super::recovery::{PartRecovery, RECOVERY_TRAILER_LEN, RecoveryTrailer};
 use super::run;
@@ -40,10 +42,13 @@ pub struct PartReader {
     path: PathBuf,
     file: PartFile,
     summary: PartSummary,
-    /// The decompressed index.
-    index: Vec<u8>,
+    /// The decompressed index, held within the process's budget of index bytes
+    /// ([`PartIndexes`]) and read again from the file when the budget dropped it.
+    index: Held<Vec<u8>>,
     /// File offset of the index: also the end of the data blocks.
     index_offset: u64,
+    /// The index as stored: its length, its length decompressed and its CRC32.
+    index_stored: (u64, u64, u32),
     /// Sorted by series id.
     directory: Vec<DirEntry>,
     /// The file's format version.
@@ -59,6 +64,15 @@ impl PartReader {
     /// of the index (ids, counts, time ranges, block positions) against the footer. A part
     /// that opens has a consistent index; its blocks are checked as they are read.
     pub fn open(path: &Path) -> Result<Self, StorageError> {
+        Self::open_in(path, PartFiles::global(), PartIndexes::global())
+    }
+
+    /// As [`PartReader::open`], its file and index held within the budgets given.
+    pub(crate) fn open_in(
+        path: &Path,
+        files: &PartFiles,
+        indexes: &PartIndexes,
+    ) -> Result<Self, StorageError> {
         let file = File::open(path).map_err(|e| StorageError::io("cannot open part", path, e))?;
         let file_len = file
             .metadata()
@@ -125,42 +139,72 @@ impl PartReader {
         }
         let index = unpack(stored, footer.index_raw_len)
             .ok_or_else(|| corrupt(path, index_at, "index does not decompress to its length"))?;
-        let mut reader = Self {
+        let mut points = 0;
+        let mut cursor = IndexCursor::new(&index, 0);
+        let directory = check_index(&mut cursor, &footer, &mut points).map_err(|reason| {
+            corrupt(
+                path,
+                index_at,
+                format!("index byte {}: {reason}", cursor.pos),
+            )
+        })?;
+        let table_bytes = bytes_by_table(
+            &directory,
+            index_at,
+            (footer.index_stored_len, index.len()),
+            file_len,
+        );
+        let index_len = index.len();
+        Ok(Self {
             path: path.to_path_buf(),
-            file: PartFiles::global().adopt(path, file),
+            file: files.adopt(path, file),
             summary: PartSummary {
                 path: path.to_path_buf(),
                 file_bytes: file_len,
                 series: footer.series,
                 rows: footer.rows,
-                points: 0,
+                points,
                 min_time: footer.min_time,
                 max_time: footer.max_time,
             },
-            index,
+            index: indexes.indexes.hold(index, index_len),
             index_offset: index_at,
-            directory: Vec::new(),
+            index_stored: (
+                footer.index_stored_len,
+                footer.index_raw_len,
+                footer.index_crc,
+            ),
+            directory,
             version,
             recovery,
-            table_bytes: Vec::new(),
-        };
-        let mut cursor = IndexCursor::new(&reader.index, 0);
-        let directory =
-            check_index(&mut cursor, &footer, &mut reader.summary.points).map_err(|reason| {
-                corrupt(
-                    path,
-                    index_at,
-                    format!("index byte {}: {reason}", cursor.pos),
-                )
-            })?;
-        reader.table_bytes = bytes_by_table(
-            &directory,
-            index_at,
-            (footer.index_stored_len, reader.index.len()),
-            file_len,
-        );
-        reader.directory = directory;
-        Ok(reader)
+            table_bytes,
+        })
+    }
+
+    /// The index read again from the file, checked as at open (its CRC32 and length; its
+    /// entries were checked then, and a part's file never changes), with its length.
+    fn load_index(&self) -> Result<(Vec<u8>, usize), StorageError> {
+        let (stored_len, raw_len, crc) = self.index_stored;
+        let mut stored = vec![0u8; stored_len as usize];
+        self.file
+            .read_exact_at(&mut stored, self.index_offset)
+            .map_err(|e| StorageError::io("cannot read part", &self.path, e))?;
+        if crc32fast::hash(&stored) != crc {
+            return Err(corrupt(
+                &self.path,
+                self.index_offset,
+                "index checksum mismatch",
+            ));
+        }
+        let index = unpack(stored, raw_len).ok_or_else(|| {
+            corrupt(
+                &self.path,
+                self.index_offset,
+                "index does not decompress to its length",
+            )
+        })?;
+        let len = index.len();
+        Ok((index, len))
     }
 
     /// Reads, checks and decodes the recovery section; `None` for parts of formats 1 and 2,
@@ -238,7 +282,22 @@ impl PartReader {
         let Some(entry) = self.entry(series) else {
             return Ok(Vec::new());
         };
-        let mut c = IndexCursor::new(&self.index, entry.index_offset);
+        self.index.with(
+            || self.load_index(),
+            |index| self.parse_chunks(index, entry, (start, end), fields),
+        )?
+    }
+
+    /// The chunks of `entry`'s series with rows in `start..=end` (see
+    /// [`PartReader::chunks_in`]), parsed from `index`.
+    fn parse_chunks(
+        &self,
+        index: &[u8],
+        entry: &DirEntry,
+        (start, end): (Timestamp, Timestamp),
+        fields: Option<&[FieldId]>,
+    ) -> Result<Vec<ChunkMeta>, StorageError> {
+        let mut c = IndexCursor::new(index, entry.index_offset);
         let mut data_offset = entry.data_offset;
         let version = self.version;
         let parse = |c: &mut IndexCursor<'_>, data_offset: &mut u64| {

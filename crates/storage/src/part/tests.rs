@@ -317,3 +317,77 @@ fn damaged_recovery_section_is_reported() {
         "{err}"
     );
 }
+
+/// Parts whose indexes do not fit the budget read the same chunks and rows as parts whose
+/// indexes all fit: dropped indexes are read again from their files.
+#[test]
+fn indexes_dropped_for_the_budget_are_read_again() {
+    use super::{PartFiles, PartIndexes};
+    let dir = TempDir::new().unwrap();
+    let paths: Vec<_> = (0..12u32)
+        .map(|p| {
+            let path = dir.path().join(format!("{p}.part"));
+            let mut writer = PartWriter::create(&path).unwrap();
+            for series in 0..20u32 {
+                let rows = 50 + (series * 7 + p * 3) % 40;
+                let data = SeriesData {
+                    times: (0..rows as i64).map(|i| 1_000 + i * 10).collect(),
+                    columns: vec![Column {
+                        field: 0,
+                        values: Values::Integer(
+                            (0..rows as i64)
+                                .map(|i| i * i + (series + p) as i64)
+                                .collect(),
+                        ),
+                        present: None,
+                    }],
+                };
+                writer.write_series(series, 1, &data).unwrap();
+            }
+            writer.finish().unwrap();
+            path
+        })
+        .collect();
+    let files = PartFiles::new(64);
+    let all = PartIndexes::new(usize::MAX);
+    let one = PartIndexes::new(1);
+    let roomy: Vec<PartReader> = paths
+        .iter()
+        .map(|p| PartReader::open_in(p, &files, &all).unwrap())
+        .collect();
+    let tight: Vec<PartReader> = paths
+        .iter()
+        .map(|p| PartReader::open_in(p, &files, &one).unwrap())
+        .collect();
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..500 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let part = (state % 12) as usize;
+        let series = ((state >> 8) % 21) as u32; // 20 is in no part
+        let start = 1_000 + ((state >> 16) % 400) as i64;
+        let want = roomy[part]
+            .chunks_in(series, start, start + 200, None)
+            .unwrap();
+        let got = tight[part]
+            .chunks_in(series, start, start + 200, None)
+            .unwrap();
+        assert_eq!(format!("{got:?}"), format!("{want:?}"));
+        let want = roomy[part]
+            .read_series(series, start, start + 200, None)
+            .unwrap();
+        let got = tight[part]
+            .read_series(series, start, start + 200, None)
+            .unwrap();
+        assert_eq!(got, want, "part {part} series {series} from {start}");
+    }
+    // One index held at a time (the budget is one byte): the rest were read again.
+    assert!(
+        one.stats().bytes <= all.stats().bytes / 6,
+        "{:?}",
+        one.stats()
+    );
+    assert!(one.stats().reloads > 300, "{:?}", one.stats());
+    assert_eq!(all.stats().reloads, 0);
+}
