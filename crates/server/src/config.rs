@@ -263,6 +263,7 @@ impl Default for ServerConfig {
 /// max_inflight_write_bytes = 268435456
 /// query_timeout = "60s"       # a duration, or none
 /// query_memory_limit = "4G"   # bytes with an optional K, M or G suffix, or none
+/// index_memory = "2G"         # parts' indexes held in memory (default: memory / 16)
 /// query_concurrency = 16
 /// query_queue = 64
 /// max_connections = 4096
@@ -326,6 +327,8 @@ pub struct FileConfig {
     pub query_timeout: Option<String>,
     /// Query memory limit (bytes with an optional K/M/G suffix, or `none`).
     pub query_memory_limit: Option<String>,
+    /// Memory for parts' indexes (bytes with an optional K/M/G suffix).
+    pub index_memory: Option<String>,
     /// Statements running at once.
     pub query_concurrency: Option<usize>,
     /// Statements that may wait for a slot.
@@ -460,15 +463,21 @@ pub fn parse_query_timeout(text: &str) -> Result<Option<Duration>, ServerError> 
 /// Parses a memory size: bytes with an optional `K`, `M`, `G` or `T` suffix (powers of
 /// 1024, `KiB`/`KB` spellings too), or `none` (unlimited).
 pub fn parse_memory_limit(text: &str) -> Result<Option<usize>, ServerError> {
+    if text.trim().eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    parse_byte_size("query memory limit", text, ", or none").map(Some)
+}
+
+/// Parses a positive size in bytes with an optional `K`, `M`, `G` or `T` suffix (powers of
+/// 1024, `KiB`/`KB` spellings too); errors name `what` and end with `or_else`.
+pub fn parse_byte_size(what: &str, text: &str, or_else: &str) -> Result<usize, ServerError> {
     let bad = |why: &str| {
         ServerError::Config(format!(
-            "query memory limit {text:?}: {why}; expected bytes such as 4G, 512M or 1073741824, or none"
+            "{what} {text:?}: {why}; expected bytes such as 4G, 512M or 1073741824{or_else}"
         ))
     };
     let trimmed = text.trim();
-    if trimmed.eq_ignore_ascii_case("none") {
-        return Ok(None);
-    }
     let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
     let (number, suffix) = trimmed.split_at(digits);
     let number: usize = number.parse().map_err(|_| bad("no number"))?;
@@ -486,7 +495,7 @@ pub fn parse_memory_limit(text: &str) -> Result<Option<usize>, ServerError> {
     if bytes == 0 {
         return Err(bad("must be positive"));
     }
-    Ok(Some(bytes))
+    Ok(bytes)
 }
 
 /// Parses a listen address such as `127.0.0.1:8086` or `[::1]:8086`.
@@ -554,6 +563,16 @@ mod tests {
         assert!(parse_memory_limit("4X").is_err());
         assert!(parse_memory_limit("G").is_err());
         assert!(parse_memory_limit("0").is_err());
+        assert_eq!(
+            parse_byte_size("index memory", "16K", "").ok(),
+            Some(16 << 10)
+        );
+        let error = parse_byte_size("index memory", "none", "").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "invalid configuration: index memory \"none\": no number; expected bytes such as 4G, \
+             512M or 1073741824"
+        );
         let file = FileConfig::parse(
             "query_timeout = \"5s\"\nquery_memory_limit = \"1G\"\nquery_concurrency = 3\n\
              query_queue = 50\n",

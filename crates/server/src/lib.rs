@@ -36,6 +36,7 @@
 pub mod allocator;
 pub mod config;
 pub mod error;
+pub mod index_memory;
 pub mod metrics;
 pub mod open_files_limit;
 

@@ -315,6 +315,26 @@ impl Metrics {
             "Most part files kept open: half the process's limit of open files.",
             files.budget as u64,
         );
+        let indexes = strata_storage::part::PartIndexes::global().stats();
+        gauge(
+            &mut out,
+            "strata_part_index_bytes",
+            "Bytes of parts' indexes held in memory; kept within strata_part_index_bytes_max.",
+            indexes.bytes as u64,
+        );
+        gauge(
+            &mut out,
+            "strata_part_index_bytes_max",
+            "Most bytes of parts' indexes held: a sixteenth of the memory the process may use.",
+            indexes.budget_bytes as u64,
+        );
+        counter(
+            &mut out,
+            "strata_part_index_reloads_total",
+            "Indexes dropped to keep within the budget and read again from their parts (many \
+             mean the history queried needs more memory).",
+            indexes.reloads,
+        );
         counter(
             &mut out,
             "strata_part_file_reopens_total",

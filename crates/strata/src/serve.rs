@@ -128,6 +128,11 @@ pub struct ServeArgs {
     /// [default: a quarter of physical memory]
     #[arg(long, env = "STRATA_QUERY_MEMORY_LIMIT", value_name = "BYTES|none")]
     query_memory_limit: Option<String>,
+    /// Memory for parts' indexes (bytes, optional K/M/G suffix); past it the indexes used
+    /// least lately are dropped and read again from their parts when next used
+    /// [default: a sixteenth of the memory the process may use, at least 64 MiB]
+    #[arg(long, env = "STRATA_INDEX_MEMORY", value_name = "BYTES")]
+    index_memory: Option<String>,
     /// SQL statements running at once; more wait for a slot within their timeout, and when
     /// --query-queue wait, new ones get 503 with Retry-After [default: twice the cores]
     #[arg(long, env = "STRATA_QUERY_CONCURRENCY", value_name = "N")]
@@ -201,7 +206,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     init_logging(&filter)?;
     strata_server::allocator::tune();
     strata_server::open_files_limit::raise();
+    let index_memory = args.index_memory.clone().or(file.index_memory.clone());
     let config = merge(args, file).map_err(|e| e.to_string())?;
+    strata_server::index_memory::set(index_memory.as_deref()).map_err(|e| e.to_string())?;
     strata_server::run(config).map_err(|e| e.to_string())
 }
 

@@ -5,6 +5,9 @@
 //! Before part files were kept within a budget, the flush that passed the limit failed
 //! with "Too many open files" and every write after it was refused.
 //!
+//! The same server keeps parts' indexes within `--index-memory` (16 KiB here, a few
+//! parts' worth): the rest are read again from their files when queried.
+//!
 //! Also: `strata serve` raises its soft limit of open files to the hard one.
 
 #![allow(clippy::unwrap_used)]
@@ -87,7 +90,12 @@ fn stored(server: &Server) -> Vec<(String, u64, u64)> {
 
 fn start_limited(data: &Path) -> Server {
     let limit = format!("--nofile={NOFILE}:{NOFILE}");
-    Server::start_under(&["prlimit", &limit, "--"], data, &[], &[])
+    Server::start_under(
+        &["prlimit", &limit, "--"],
+        data,
+        &["--index-memory", "16K"],
+        &[],
+    )
 }
 
 fn part_files(data: &Path) -> usize {
@@ -121,6 +129,10 @@ fn check(server: &Server, days: i64) {
     assert_eq!(budget, (NOFILE / 2) as f64);
     assert!(metric(&metrics, "strata_part_files_open") <= budget);
     assert!(open_files(server) < NOFILE as usize);
+    let index_budget = metric(&metrics, "strata_part_index_bytes_max");
+    assert_eq!(index_budget, 16384.0);
+    assert!(metric(&metrics, "strata_part_index_bytes") <= index_budget);
+    assert!(metric(&metrics, "strata_part_index_reloads_total") > 0.0);
 }
 
 #[test]
