@@ -8,7 +8,9 @@
 //! a load past the budget walks the ring of holders, clearing flags until it finds one
 //! clear. Uses take no shared lock: each holder has its own read-write lock, which uses
 //! share and which the sweep only ever tries (`try_write`), so a sweep never waits for a
-//! use and skips a holder in use. A pinned holder is never dropped.
+//! use and skips a holder in use. A pinned holder is never dropped, nor one under a lease
+//! (a read that goes over many parts series by series leases each part's index first: it
+//! would otherwise load each index again for every series once they do not all fit).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
@@ -44,7 +46,8 @@ struct Slot<T> {
     /// The value and its cost, while held.
     value: RwLock<Option<(T, usize)>>,
     used: AtomicBool,
-    pinned: AtomicBool,
+    /// Leases held, plus one for good once pinned: never dropped while above zero.
+    pins: AtomicUsize,
     budget: Arc<Budget<T>>,
 }
 
@@ -90,7 +93,7 @@ impl<T> Budget<T> {
         let slot = Arc::new(Slot {
             value: RwLock::new(Some((value, cost))),
             used: AtomicBool::new(true),
-            pinned: AtomicBool::new(false),
+            pins: AtomicUsize::new(0),
             budget: Arc::clone(self),
         });
         self.held.fetch_add(cost, Ordering::Relaxed);
@@ -130,11 +133,13 @@ impl<T> Budget<T> {
                 continue;
             };
             ring.hand += 1;
-            if slot.pinned.load(Ordering::Relaxed) || slot.used.swap(false, Ordering::Relaxed) {
+            if slot.pins.load(Ordering::Relaxed) > 0 || slot.used.swap(false, Ordering::Relaxed) {
                 continue;
             }
-            // A value in use is skipped rather than waited for.
+            // A value in use is skipped rather than waited for. Leases are taken under the
+            // read lock, so one taken since the check above is seen here.
             if let Some(mut value) = slot.value.try_write()
+                && slot.pins.load(Ordering::Relaxed) == 0
                 && let Some((_, cost)) = value.take()
             {
                 self.held.fetch_sub(cost, Ordering::Relaxed);
@@ -171,11 +176,26 @@ impl<T> Held<T> {
 
     /// Loads the value if the budget dropped it, and keeps it until the holder is dropped.
     pub(crate) fn pin<E>(&self, load: impl FnOnce() -> Result<(T, usize), E>) -> Result<(), E> {
-        self.slot.pinned.store(true, Ordering::Relaxed);
-        if self.slot.value.read().is_some() {
-            return Ok(());
+        std::mem::forget(self.lease(load)?);
+        Ok(())
+    }
+
+    /// Loads the value if the budget dropped it, and keeps it until the lease is dropped.
+    pub(crate) fn lease<E>(
+        &self,
+        load: impl FnOnce() -> Result<(T, usize), E>,
+    ) -> Result<Lease<'_, T>, E> {
+        let slot = &self.slot;
+        let held = {
+            let value = slot.value.read();
+            slot.pins.fetch_add(1, Ordering::Relaxed);
+            value.is_some()
+        };
+        let lease = Lease { slot };
+        if !held {
+            drop(self.reload(load)?);
         }
-        self.reload(load).map(drop)
+        Ok(lease)
     }
 
     /// Whether the value is held now.
@@ -209,6 +229,23 @@ impl<T> Drop for Slot<T> {
             self.budget.held.fetch_sub(cost, Ordering::Relaxed);
         }
         self.budget.live.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Keeps a [`Held`] value from being dropped while it lives.
+#[derive(Debug)]
+pub(crate) struct Lease<'a, T> {
+    slot: &'a Slot<T>,
+}
+
+impl<T> Drop for Lease<'_, T> {
+    fn drop(&mut self) {
+        self.slot.pins.fetch_sub(1, Ordering::Relaxed);
+        // Leases let a read hold more than the budget; the end of the last gives it back.
+        let budget = &self.slot.budget;
+        if budget.held.load(Ordering::Relaxed) > budget.limit {
+            budget.make_room(&mut budget.ring.lock());
+        }
     }
 }
 

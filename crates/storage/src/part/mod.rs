@@ -97,7 +97,7 @@ pub use format::{FORMAT_VERSION, MAX_ROWS_PER_CHUNK, OLDEST_READABLE_VERSION};
 pub use indexes::{PartIndexes, PartIndexesStats};
 pub use open_files::{OpenFileTicket, PartFile, PartFiles, PartFilesStats};
 pub use preagg::PreAgg;
-pub use reader::PartReader;
+pub use reader::{IndexLease, PartReader};
 pub use recovery::{PartRecovery, Provenance, SeriesKey, TableNames};
 pub use writer::{PartSummary, PartWriter};
 

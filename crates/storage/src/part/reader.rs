@@ -11,7 +11,7 @@ use crate::column::SeriesData;
 use crate::error::StorageError;
 use crate::model::{FieldId, FieldType, SeriesId, TableId, Timestamp};
 
-use super::budget::Held;
+use super::budget::{Held, Lease};
 use super::chunk::{BlockRef, ChunkHead, ChunkMeta, ColumnMeta, concat};
 use super::format::{
     FOOTER_LEN, Footer, HEADER_LEN, IndexCursor, MAX_INDEX_RAW_BYTES, MAX_ROWS_PER_CHUNK,
@@ -32,6 +32,12 @@ struct DirEntry {
     index_offset: usize,
     /// File offset of the series' first block.
     data_offset: u64,
+}
+
+/// A part's index kept in memory ([`PartReader::lease_index`]).
+#[derive(Debug)]
+pub struct IndexLease<'a> {
+    _lease: Lease<'a, Vec<u8>>,
 }
 
 /// A part, checked and with its index in memory. `Send + Sync`: reads go through
@@ -218,6 +224,13 @@ impl PartReader {
             .read_exact_at(&mut stored, at)
             .map_err(|e| StorageError::io("cannot read part", &self.path, e))?;
         trailer.decode_section(&self.path, at, stored).map(Some)
+    }
+
+    /// Keeps the index in memory, loading it if the budget dropped it, until the lease is
+    /// dropped: for reads that visit many parts series by series.
+    pub fn lease_index(&self) -> Result<IndexLease<'_>, StorageError> {
+        let lease = self.index.lease(|| self.load_index())?;
+        Ok(IndexLease { _lease: lease })
     }
 
     /// Keeps the file open until the reader is dropped, opening it if it was closed: for a

@@ -390,4 +390,25 @@ fn indexes_dropped_for_the_budget_are_read_again() {
     );
     assert!(one.stats().reloads > 300, "{:?}", one.stats());
     assert_eq!(all.stats().reloads, 0);
+
+    // A read over every part series by series leases their indexes first: each is read
+    // at most once, not once per series.
+    let leases: Vec<_> = tight.iter().map(|r| r.lease_index().unwrap()).collect();
+    let leased = one.stats();
+    assert_eq!(leased.bytes, all.stats().bytes);
+    for series in 0..20 {
+        for (part, reader) in tight.iter().enumerate() {
+            let got = reader.read_series(series, 0, i64::MAX, None).unwrap();
+            let want = roomy[part].read_series(series, 0, i64::MAX, None).unwrap();
+            assert_eq!(got, want);
+        }
+    }
+    assert_eq!(one.stats().reloads, leased.reloads);
+    drop(leases);
+    tight[0].chunks(0).unwrap();
+    assert!(
+        one.stats().bytes <= all.stats().bytes / 6,
+        "{:?}",
+        one.stats()
+    );
 }

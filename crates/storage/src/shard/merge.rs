@@ -293,6 +293,11 @@ impl Shard {
         );
         let mut written = 0usize;
         let series: Vec<(u32, u32)> = series.iter().copied().collect();
+        // The run is read series by series: its indexes stay in memory meanwhile.
+        let _indexes = run
+            .iter()
+            .map(|part| part.reader.lease_index())
+            .collect::<Result<Vec<_>, _>>()?;
         for batch in series.chunks(TAGS_BATCH) {
             let tags = self.batch_tags(batch.iter().map(|(series, _)| *series));
             for (at, &(series_id, table)) in batch.iter().enumerate() {
