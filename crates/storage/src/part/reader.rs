@@ -1,6 +1,7 @@
-//! Reads a part: checks header, footer and index once at open, keeps the raw index and a
-//! small directory (one entry per series), and parses chunk entries and reads blocks on
-//! demand with positional reads, so one reader serves many threads.
+//! Reads a part: checks header, footer and index once at open, keeps a small directory
+//! (one entry per series) and the decompressed index (within the process's budget of index
+//! memory, read again when dropped), and parses chunk entries and reads blocks on demand
+//! with positional reads, so one reader serves many threads.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -40,7 +41,8 @@ pub struct IndexLease<'a> {
     _lease: Lease<'a, Vec<u8>>,
 }
 
-/// A part, checked and with its index in memory. `Send + Sync`: reads go through
+/// A part, checked at open, with its directory in memory and its index held within the
+/// process's budget of index memory ([`PartIndexes`]). `Send + Sync`: reads go through
 /// `read_exact_at` on a shared file, which the process's budget of open part files
 /// ([`PartFiles`]) may close between reads and open again.
 #[derive(Debug)]
