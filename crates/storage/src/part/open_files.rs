@@ -186,6 +186,20 @@ mod tests {
             .count()
     }
 
+    /// Reads 4 bytes of a file `state` picks (the next xorshift value), at an offset it
+    /// picks, and checks they are that file's bytes (see [`files`]).
+    fn read_checked(parts: &[PartFile], state: &mut u64) {
+        let pick = crate::part::tests::xorshift(state);
+        let i = (pick % parts.len() as u64) as usize;
+        let offset = (pick >> 32) % 60;
+        let mut buf = [0u8; 4];
+        parts[i].read_exact_at(&mut buf, offset).unwrap();
+        let want: Vec<u8> = (0..4)
+            .map(|k| (i * 64 + offset as usize + k) as u8)
+            .collect();
+        assert_eq!(buf.to_vec(), want, "file {i} at {offset}");
+    }
+
     #[test]
     fn reads_stay_right_while_at_most_the_budget_is_open() {
         let dir = tempfile::tempdir().unwrap();
@@ -197,17 +211,7 @@ mod tests {
         // more than the budget is open.
         let mut state = 0x2545_F491_4F6C_DD1Du64;
         for _ in 0..2_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let i = (state % 40) as usize;
-            let offset = (state >> 32) % 60;
-            let mut buf = [0u8; 4];
-            parts[i].read_exact_at(&mut buf, offset).unwrap();
-            let want: Vec<u8> = (0..4)
-                .map(|k| (i * 64 + offset as usize + k) as u8)
-                .collect();
-            assert_eq!(buf.to_vec(), want, "file {i} at {offset}");
+            read_checked(&parts, &mut state);
             assert!(open_under(dir.path()) <= BUDGET_MIN);
         }
         let stats = cache.stats();
@@ -230,17 +234,7 @@ mod tests {
                 scope.spawn(move || {
                     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
                     for _ in 0..5_000 {
-                        state ^= state << 13;
-                        state ^= state >> 7;
-                        state ^= state << 17;
-                        let i = (state % 48) as usize;
-                        let offset = (state >> 32) % 60;
-                        let mut buf = [0u8; 4];
-                        parts[i].read_exact_at(&mut buf, offset).unwrap();
-                        let want: Vec<u8> = (0..4)
-                            .map(|k| (i * 64 + offset as usize + k) as u8)
-                            .collect();
-                        assert_eq!(buf.to_vec(), want, "file {i} at {offset}");
+                        read_checked(parts, &mut state);
                     }
                 });
             }

@@ -12,6 +12,14 @@ use super::{PartReader, PartWriter};
 use crate::column::{Column, SeriesData, Values};
 use crate::error::StorageError;
 
+/// The next value of a xorshift64 generator (seeded tests of parts).
+pub(super) fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
 /// A one-series part written by hand: the index claims `rows` rows from 1 to `rows` and
 /// integer values 5, 6, ... (one per row); the blocks hold `times` and `values`, plus `extra`
 /// bytes after the value block's codec block.
@@ -169,12 +177,7 @@ fn part_mutated_index_with_valid_checksums_never_panics() {
     };
     let data = &good[..footer.index_offset as usize];
     let mut state = 0x1234_5678_9abc_def0u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = move || xorshift(&mut state);
     let (mut opened, mut read) = (0, 0);
     for _ in 0..3000 {
         let mut index = raw.clone();
@@ -361,9 +364,7 @@ fn indexes_dropped_for_the_budget_are_read_again() {
         .collect();
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
     for _ in 0..500 {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
+        xorshift(&mut state);
         let part = (state % 12) as usize;
         let series = ((state >> 8) % 21) as u32; // 20 is in no part
         let start = 1_000 + ((state >> 16) % 400) as i64;

@@ -18,7 +18,7 @@ use roaring::RoaringBitmap;
 use super::delete::{DeleteMark, deleted_ranges, without_ranges};
 use super::flush::entry_from_summary;
 use super::recovery::TAGS_BATCH;
-use super::{LivePart, Shard};
+use super::{LivePart, Shard, lease_indexes};
 use crate::column::SeriesData;
 use crate::error::StorageError;
 use crate::fsutil::RemoveUnlessKept;
@@ -294,10 +294,7 @@ impl Shard {
         let mut written = 0usize;
         let series: Vec<(u32, u32)> = series.iter().copied().collect();
         // The run is read series by series: its indexes stay in memory meanwhile.
-        let _indexes = run
-            .iter()
-            .map(|part| part.reader.lease_index())
-            .collect::<Result<Vec<_>, _>>()?;
+        let _indexes = lease_indexes(run)?;
         for batch in series.chunks(TAGS_BATCH) {
             let tags = self.batch_tags(batch.iter().map(|(series, _)| *series));
             for (at, &(series_id, table)) in batch.iter().enumerate() {

@@ -45,7 +45,7 @@ use crate::layout;
 use crate::manifest::{Manifest, PartEntry};
 use crate::memtable::Memtable;
 use crate::model::{FieldId, SeriesId, TableId, Timestamp, Value};
-use crate::part::PartReader;
+use crate::part::{IndexLease, PartReader};
 use crate::series::{SeriesIndex, SeriesLimit};
 use crate::wal::{Wal, WalOptions, WalSync};
 use crate::wal_record::{BatchEncoder, BatchVisitor, decode_batch};
@@ -132,6 +132,18 @@ pub(crate) struct Frozen {
 pub(crate) struct LivePart {
     pub entry: PartEntry,
     pub reader: Arc<PartReader>,
+}
+
+/// Keeps the indexes of `parts` in memory while a read or merge goes over them series by
+/// series: past the budget of index memory, each would otherwise be read again for every
+/// series.
+pub(super) fn lease_indexes<'p>(
+    parts: impl IntoIterator<Item = &'p LivePart>,
+) -> Result<Vec<IndexLease<'p>>, StorageError> {
+    parts
+        .into_iter()
+        .map(|part| part.reader.lease_index())
+        .collect()
 }
 
 /// Mutable state behind the shard lock.

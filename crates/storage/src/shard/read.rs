@@ -12,12 +12,11 @@ use std::sync::Arc;
 use super::cold::{copies_in, partition_range};
 use super::delete::{DeleteMark, deleted_ranges, overlaps, without_ranges};
 use super::latest::tags_of;
-use super::{Frozen, LivePart, Shard, ShardState};
+use super::{Frozen, LivePart, Shard, ShardState, lease_indexes};
 use crate::column::SeriesData;
 use crate::error::StorageError;
 use crate::manifest::TieredCopy;
 use crate::model::{FieldId, SeriesId, TableId, Timestamp};
-use crate::part::IndexLease;
 use crate::series::TagPredicate;
 
 /// What to read from one shard.
@@ -73,12 +72,6 @@ impl Snapshot {
 }
 
 /// The parts whose time range meets the request's, in precedence order (oldest first).
-/// Keeps the indexes of `parts` in memory while the read goes over them series by series:
-/// past the budget of index memory, each would otherwise be read again for every series.
-fn lease_indexes<'p>(parts: &[&'p LivePart]) -> Result<Vec<IndexLease<'p>>, StorageError> {
-    parts.iter().map(|part| part.reader.lease_index()).collect()
-}
-
 fn parts_in_range<'p>(parts: &'p [LivePart], request: &ShardReadRequest<'_>) -> Vec<&'p LivePart> {
     let mut parts: Vec<&LivePart> = parts
         .iter()
@@ -250,7 +243,7 @@ impl Shard {
         visit: &mut dyn FnMut(SeriesRows) -> Result<bool, StorageError>,
     ) -> Result<(), StorageError> {
         let parts = parts_in_range(&snapshot.parts, request);
-        let _indexes = lease_indexes(&parts)?;
+        let _indexes = lease_indexes(parts.iter().copied())?;
         let mut cold = self.open_cold(&snapshot, request, false)?;
         for (position, (series, tags, active)) in snapshot.series.into_iter().enumerate() {
             let mut runs: Vec<SeriesData> = cold.take(position, series, &snapshot.marks)?;
@@ -299,7 +292,7 @@ impl Shard {
         request: &ShardReadRequest<'_>,
     ) -> Result<Vec<SeriesRows>, StorageError> {
         let parts = parts_in_range(&snapshot.parts, request);
-        let _indexes = lease_indexes(&parts)?;
+        let _indexes = lease_indexes(parts.iter().copied())?;
         let mut cold = self.open_cold(&snapshot, request, true)?;
         let mut out = Vec::new();
         for (position, (series, tags, active)) in snapshot.series.into_iter().enumerate() {
@@ -419,7 +412,7 @@ impl Shard {
         let tags = tag_keys.map_or(TagCopy::All, TagCopy::Keys);
         let snapshot = self.snapshot(request, tags);
         let parts = parts_in_range(&snapshot.parts, request);
-        let _indexes = lease_indexes(&parts)?;
+        let _indexes = lease_indexes(parts.iter().copied())?;
         let mut cold = self.open_cold(&snapshot, request, false)?;
         for (position, (series, tags, active)) in snapshot.series.into_iter().enumerate() {
             let memtable_runs = memtable_runs(&snapshot.frozen, series, request, active);
