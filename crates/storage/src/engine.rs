@@ -1332,6 +1332,9 @@ fn maintain_parts(inner: &Inner, shard_index: usize) -> Result<(), StorageError>
     step(retention::expire_shard(inner, shard_index, now));
     step(merge_until_done(shard));
     step(shard.retire_empty_series().map(drop));
+    if crate::part::FreedMemory::global().return_when_idle(now) {
+        tracing::debug!("memory freed by reads past --index-memory returned to the system");
+    }
     first_error.map_or(Ok(()), Err)
 }
 

@@ -238,6 +238,13 @@ pub(crate) struct Lease<'a, T> {
     slot: &'a Slot<T>,
 }
 
+impl<T> Lease<'_, T> {
+    /// The budget the leased value counts in.
+    pub(crate) fn budget(&self) -> Arc<Budget<T>> {
+        Arc::clone(&self.slot.budget)
+    }
+}
+
 impl<T> Drop for Lease<'_, T> {
     fn drop(&mut self) {
         self.slot.pins.fetch_sub(1, Ordering::Relaxed);

@@ -6,13 +6,15 @@
 //! grew with its history. Now an index is held while the indexes held are within a budget
 //! (by default a sixteenth of the memory the process may use); past it, the one used least
 //! lately is dropped (CLOCK, `budget.rs`) and read again from the file (one read, its
-//! CRC32 checked, decompressed) when next used. What a part keeps for its whole life is
-//! its directory: 24 bytes a series.
+//! CRC32 checked, decompressed, its directory walked) when next used. An index is held with
+//! its directory (16 bytes a series), and both count in the budget. What a part keeps for
+//! its whole life is the set of series it holds (`directory.rs`): a bitmap per table.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 
 use super::budget::Budget;
+use super::directory::PartIndex;
 
 /// Fewest index bytes held, whatever the memory.
 const BUDGET_MIN_BYTES: usize = 64 << 20;
@@ -25,7 +27,7 @@ static GLOBAL: OnceLock<Arc<PartIndexes>> = OnceLock::new();
 /// The indexes of a process's parts and their budget in bytes.
 #[derive(Debug)]
 pub struct PartIndexes {
-    pub(crate) indexes: Arc<Budget<Vec<u8>>>,
+    pub(crate) indexes: Arc<Budget<PartIndex>>,
 }
 
 /// What [`PartIndexes::stats`] reports.

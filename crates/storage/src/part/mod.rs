@@ -82,7 +82,9 @@
 mod budget;
 mod chunk;
 mod cut;
+mod directory;
 mod format;
+mod freed_memory;
 mod indexes;
 mod open_files;
 mod preagg;
@@ -94,10 +96,11 @@ mod writer;
 pub use chunk::{BlockRef, ChunkMeta, ColumnMeta};
 pub use cut::{CHUNK_ALIGN_NS, MIN_ROWS_PER_CHUNK, chunk_ranges};
 pub use format::{FORMAT_VERSION, MAX_ROWS_PER_CHUNK, OLDEST_READABLE_VERSION};
+pub use freed_memory::{FreedMemory, IDLE_BEFORE_RETURN};
 pub use indexes::{PartIndexes, PartIndexesStats};
 pub use open_files::{OpenFileTicket, PartFile, PartFiles, PartFilesStats};
 pub use preagg::PreAgg;
-pub use reader::{IndexLease, PartReader};
+pub use reader::{IndexLease, IndexLeases, PartReader};
 pub use recovery::{PartRecovery, Provenance, SeriesKey, TableNames};
 pub use writer::{PartSummary, PartWriter};
 

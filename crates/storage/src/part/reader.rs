@@ -1,7 +1,8 @@
-//! Reads a part: checks header, footer and index once at open, keeps a small directory
-//! (one entry per series) and the decompressed index (within the process's budget of index
-//! memory, read again when dropped), and parses chunk entries and reads blocks on demand
-//! with positional reads, so one reader serves many threads.
+//! Reads a part: checks header, footer and index once at open, keeps the series it holds
+//! (a bitmap per table, `directory.rs`) and the decompressed index with its directory
+//! (within the process's budget of index memory, read again when dropped), and parses chunk
+//! entries and reads blocks on demand with positional reads, so one reader serves many
+//! threads.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -14,35 +15,57 @@ use crate::model::{FieldId, FieldType, SeriesId, TableId, Timestamp};
 
 use super::budget::{Held, Lease};
 use super::chunk::{BlockRef, ChunkHead, ChunkMeta, ColumnMeta, concat};
+use super::directory::{DirEntry, PartIndex, PartMembers, index_offset, walk_directory};
 use super::format::{
     FOOTER_LEN, Footer, HEADER_LEN, IndexCursor, MAX_INDEX_RAW_BYTES, MAX_ROWS_PER_CHUNK,
     check_header, corrupt, unpack,
 };
+use super::freed_memory::FreedMemory;
 use super::indexes::PartIndexes;
 use super::open_files::{PartFile, PartFiles};
 use super::recovery::{PartRecovery, RECOVERY_TRAILER_LEN, RecoveryTrailer};
 use super::run;
 use super::writer::PartSummary;
 
-/// Where one series' entries are: 24 bytes a series, so 100k series cost 2.4 MB.
-#[derive(Debug, Clone, Copy)]
-struct DirEntry {
-    series: SeriesId,
-    table: TableId,
-    /// Offset in the decompressed index of the series' chunk count.
-    index_offset: usize,
-    /// File offset of the series' first block.
-    data_offset: u64,
-}
-
 /// A part's index kept in memory ([`PartReader::lease_index`]).
 #[derive(Debug)]
 pub struct IndexLease<'a> {
-    _lease: Lease<'a, Vec<u8>>,
+    lease: Lease<'a, PartIndex>,
 }
 
-/// A part, checked at open, with its directory in memory and its index held within the
-/// process's budget of index memory ([`PartIndexes`]). `Send + Sync`: reads go through
+/// The leases of a read that goes over many parts series by series, given back together.
+/// Past the budget, such a read holds every index it goes over until it ends; what it
+/// frees then is returned to the system once reads leave it alone (`freed_memory.rs`).
+#[derive(Debug, Default)]
+pub struct IndexLeases<'a> {
+    leases: Vec<IndexLease<'a>>,
+}
+
+impl<'a> IndexLeases<'a> {
+    /// Adds a lease to give back with the others.
+    pub fn push(&mut self, lease: IndexLease<'a>) {
+        if self.leases.is_empty() {
+            FreedMemory::global().read_started();
+        }
+        self.leases.push(lease);
+    }
+}
+
+impl Drop for IndexLeases<'_> {
+    fn drop(&mut self) {
+        let Some(budget) = self.leases.first().map(|l| l.lease.budget()) else {
+            return;
+        };
+        let before = budget.held();
+        // The last lease given back makes room down to the budget.
+        self.leases.clear();
+        FreedMemory::global().read_ended(before.saturating_sub(budget.held()));
+    }
+}
+
+/// A part, checked at open, with the series it holds in memory and its index and
+/// directory held within the process's budget of index memory ([`PartIndexes`]).
+/// `Send + Sync`: reads go through
 /// `read_exact_at` on a shared file, which the process's budget of open part files
 /// ([`PartFiles`]) may close between reads and open again.
 #[derive(Debug)]
@@ -50,15 +73,16 @@ pub struct PartReader {
     path: PathBuf,
     file: PartFile,
     summary: PartSummary,
-    /// The decompressed index, held within the process's budget of index bytes
-    /// ([`PartIndexes`]) and read again from the file when the budget dropped it.
-    index: Held<Vec<u8>>,
+    /// The decompressed index and its directory, held within the process's budget of
+    /// index bytes ([`PartIndexes`]) and read again from the file when the budget dropped
+    /// them.
+    index: Held<PartIndex>,
     /// File offset of the index: also the end of the data blocks.
     index_offset: u64,
     /// The index as stored: its length, its length decompressed and its CRC32.
     index_stored: (u64, u64, u32),
-    /// Sorted by series id.
-    directory: Vec<DirEntry>,
+    /// The series the part holds, by table.
+    members: PartMembers,
     /// The file's format version.
     version: u32,
     /// Format 3: where the recovery section is (file offset) and its trailer.
@@ -149,20 +173,27 @@ impl PartReader {
             .ok_or_else(|| corrupt(path, index_at, "index does not decompress to its length"))?;
         let mut points = 0;
         let mut cursor = IndexCursor::new(&index, 0);
-        let directory = check_index(&mut cursor, &footer, &mut points).map_err(|reason| {
-            corrupt(
-                path,
-                index_at,
-                format!("index byte {}: {reason}", cursor.pos),
-            )
-        })?;
+        let (directory, tables) =
+            check_index(&mut cursor, &footer, &mut points).map_err(|reason| {
+                corrupt(
+                    path,
+                    index_at,
+                    format!("index byte {}: {reason}", cursor.pos),
+                )
+            })?;
         let table_bytes = bytes_by_table(
             &directory,
+            &tables,
             index_at,
             (footer.index_stored_len, index.len()),
             file_len,
         );
-        let index_len = index.len();
+        let members = PartMembers::new(directory.iter().map(|d| d.series).zip(tables));
+        let index = PartIndex {
+            bytes: index,
+            directory,
+        };
+        let cost = index.cost();
         Ok(Self {
             path: path.to_path_buf(),
             file: files.adopt(path, file),
@@ -175,14 +206,14 @@ impl PartReader {
                 min_time: footer.min_time,
                 max_time: footer.max_time,
             },
-            index: indexes.indexes.hold(index, index_len),
+            index: indexes.indexes.hold(index, cost),
             index_offset: index_at,
             index_stored: (
                 footer.index_stored_len,
                 footer.index_raw_len,
                 footer.index_crc,
             ),
-            directory,
+            members,
             version,
             recovery,
             table_bytes,
@@ -190,8 +221,9 @@ impl PartReader {
     }
 
     /// The index read again from the file, checked as at open (its CRC32 and length; its
-    /// entries were checked then, and a part's file never changes), with its length.
-    fn load_index(&self) -> Result<(Vec<u8>, usize), StorageError> {
+    /// entries were checked then, and a part's file never changes), with its directory
+    /// walked again, and what it costs the budget.
+    fn load_index(&self) -> Result<(PartIndex, usize), StorageError> {
         let (stored_len, raw_len, crc) = self.index_stored;
         let mut stored = vec![0u8; stored_len as usize];
         self.file
@@ -211,8 +243,19 @@ impl PartReader {
                 "index does not decompress to its length",
             )
         })?;
-        let len = index.len();
-        Ok((index, len))
+        let directory = walk_directory(&index, self.version).map_err(|reason| {
+            corrupt(
+                &self.path,
+                self.index_offset,
+                format!("index read again does not walk: {reason}"),
+            )
+        })?;
+        let index = PartIndex {
+            bytes: index,
+            directory,
+        };
+        let cost = index.cost();
+        Ok((index, cost))
     }
 
     /// Reads, checks and decodes the recovery section; `None` for parts of formats 1 and 2,
@@ -232,7 +275,7 @@ impl PartReader {
     /// dropped: for reads that visit many parts series by series.
     pub fn lease_index(&self) -> Result<IndexLease<'_>, StorageError> {
         let lease = self.index.lease(|| self.load_index())?;
-        Ok(IndexLease { _lease: lease })
+        Ok(IndexLease { lease })
     }
 
     /// Keeps the file open until the reader is dropped, opening it if it was closed: for a
@@ -250,8 +293,13 @@ impl PartReader {
     }
 
     /// Every series with its table, by increasing series id.
-    pub fn series_ids(&self) -> impl Iterator<Item = (SeriesId, TableId)> + '_ {
-        self.directory.iter().map(|d| (d.series, d.table))
+    pub fn series_ids(&self) -> impl Iterator<Item = (SeriesId, TableId)> + use<> {
+        self.members.series_ids()
+    }
+
+    /// The tables the part holds rows of, by increasing id.
+    pub fn tables(&self) -> impl Iterator<Item = TableId> + '_ {
+        self.members.tables()
     }
 
     /// The file's bytes by table, by increasing table id, summing to the file's length:
@@ -261,16 +309,9 @@ impl PartReader {
         &self.table_bytes
     }
 
-    /// Whether the part holds rows of `series`.
+    /// Whether the part holds rows of `series` (without its index).
     pub fn has_series(&self, series: SeriesId) -> bool {
-        self.entry(series).is_some()
-    }
-
-    fn entry(&self, series: SeriesId) -> Option<&DirEntry> {
-        self.directory
-            .binary_search_by_key(&series, |d| d.series)
-            .ok()
-            .map(|i| &self.directory[i])
+        self.members.contains(series)
     }
 
     /// The format version of the file.
@@ -294,12 +335,19 @@ impl PartReader {
         end: Timestamp,
         fields: Option<&[FieldId]>,
     ) -> Result<Vec<ChunkMeta>, StorageError> {
-        let Some(entry) = self.entry(series) else {
+        if !self.members.contains(series) {
             return Ok(Vec::new());
-        };
+        }
         self.index.with(
             || self.load_index(),
-            |index| self.parse_chunks(index, entry, (start, end), fields),
+            |index| match index.entry(series) {
+                Some(entry) => self.parse_chunks(&index.bytes, entry, (start, end), fields),
+                None => Err(corrupt(
+                    &self.path,
+                    self.index_offset,
+                    format!("series {series} is in the part but not in its directory"),
+                )),
+            },
         )?
     }
 
@@ -312,7 +360,7 @@ impl PartReader {
         (start, end): (Timestamp, Timestamp),
         fields: Option<&[FieldId]>,
     ) -> Result<Vec<ChunkMeta>, StorageError> {
-        let mut c = IndexCursor::new(index, entry.index_offset);
+        let mut c = IndexCursor::new(index, entry.index_offset as usize);
         let mut data_offset = entry.data_offset;
         let version = self.version;
         let parse = |c: &mut IndexCursor<'_>, data_offset: &mut u64| {
@@ -625,7 +673,8 @@ impl ChunkBytes<'_> {
 
 /// Walks the whole index once: every entry must parse, ids increase, chunks of a series
 /// increase in time and keep each field's type, blocks tile the data region exactly, and
-/// the totals match the footer. Returns the directory; adds the value count to `points`.
+/// the totals match the footer. Returns the directory and each series' table; adds the
+/// value count to `points`.
 /// Each table's data bytes (a series' blocks run from its data offset to the next series'
 /// or the index, as `check_index` verified); its share of the stored index, by the raw
 /// index bytes of its series' entries (per-chunk metadata and pre-aggregates, which can
@@ -634,19 +683,20 @@ impl ChunkBytes<'_> {
 /// the file's length.
 fn bytes_by_table(
     directory: &[DirEntry],
+    tables: &[TableId],
     index_at: u64,
     index: (u64, usize),
     file_len: u64,
 ) -> Vec<(TableId, u64)> {
     let (index_stored, index_raw) = index;
     let mut by_table = std::collections::BTreeMap::<TableId, (u64, u64)>::new();
-    for (i, entry) in directory.iter().enumerate() {
+    for (i, (entry, table)) in directory.iter().zip(tables).enumerate() {
         let next = directory.get(i + 1);
         let data_end = next.map_or(index_at, |n| n.data_offset);
-        let index_end = next.map_or(index_raw, |n| n.index_offset);
-        let sums = by_table.entry(entry.table).or_default();
+        let index_end = next.map_or(index_raw, |n| n.index_offset as usize);
+        let sums = by_table.entry(*table).or_default();
         sums.0 += data_end - entry.data_offset;
-        sums.1 += (index_end - entry.index_offset) as u64;
+        sums.1 += (index_end - entry.index_offset as usize) as u64;
     }
     let data: u64 = by_table.values().map(|s| s.0).sum();
     let raw: u64 = by_table.values().map(|s| s.1).sum();
@@ -676,8 +726,9 @@ fn check_index(
     c: &mut IndexCursor<'_>,
     footer: &Footer,
     points: &mut u64,
-) -> Result<Vec<DirEntry>, String> {
+) -> Result<(Vec<DirEntry>, Vec<TableId>), String> {
     let mut directory: Vec<DirEntry> = Vec::new();
+    let mut tables: Vec<TableId> = Vec::new();
     let mut data_offset = HEADER_LEN;
     let (mut rows, mut min_time, mut max_time) = (0u64, i64::MAX, i64::MIN);
     let mut types: Vec<(FieldId, FieldType)> = Vec::new();
@@ -686,11 +737,10 @@ fn check_index(
         if directory.last().is_some_and(|d| d.series >= series) {
             return Err(format!("series {series} out of order"));
         }
-        let table = c.u32()?;
+        tables.push(c.u32()?);
         directory.push(DirEntry {
             series,
-            table,
-            index_offset: c.pos,
+            index_offset: index_offset(c.pos)?,
             data_offset,
         });
         let chunks = c.u64()?;
@@ -732,5 +782,5 @@ fn check_index(
             footer.index_offset
         ));
     }
-    Ok(directory)
+    Ok((directory, tables))
 }

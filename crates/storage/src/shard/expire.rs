@@ -55,7 +55,7 @@ impl Shard {
             if end > latest_horizon {
                 continue;
             }
-            let tables: RoaringBitmap = part.reader.series_ids().map(|(_, t)| t).collect();
+            let tables: RoaringBitmap = part.reader.tables().collect();
             let expired: RoaringBitmap = tables.iter().filter(|t| horizon_of(*t) >= end).collect();
             if expired.is_empty() {
                 continue;

@@ -45,7 +45,7 @@ use crate::layout;
 use crate::manifest::{Manifest, PartEntry};
 use crate::memtable::Memtable;
 use crate::model::{FieldId, SeriesId, TableId, Timestamp, Value};
-use crate::part::{IndexLease, PartReader};
+use crate::part::{IndexLeases, PartReader};
 use crate::series::{SeriesIndex, SeriesLimit};
 use crate::wal::{Wal, WalOptions, WalSync};
 use crate::wal_record::{BatchEncoder, BatchVisitor, decode_batch};
@@ -139,11 +139,12 @@ pub(crate) struct LivePart {
 /// series.
 pub(super) fn lease_indexes<'p>(
     parts: impl IntoIterator<Item = &'p LivePart>,
-) -> Result<Vec<IndexLease<'p>>, StorageError> {
-    parts
-        .into_iter()
-        .map(|part| part.reader.lease_index())
-        .collect()
+) -> Result<IndexLeases<'p>, StorageError> {
+    let mut leases = IndexLeases::default();
+    for part in parts {
+        leases.push(part.reader.lease_index()?);
+    }
+    Ok(leases)
 }
 
 /// Mutable state behind the shard lock.

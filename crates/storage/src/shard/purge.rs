@@ -34,11 +34,7 @@ impl Shard {
             self.forget_tiered(&mut manifest, &mut |c| !dropped.contains(c.table))?;
             let parts = self.parts();
             for part in parts.iter() {
-                if part
-                    .reader
-                    .series_ids()
-                    .any(|(_, table)| dropped.contains(table))
-                {
+                if part.reader.tables().any(|table| dropped.contains(table)) {
                     self.rewrite_run(
                         &mut manifest,
                         std::slice::from_ref(part),
