@@ -507,6 +507,9 @@ impl Engine {
                 series_limit: series_limit.clone(),
                 wal_skip_damaged: options.wal_skip_damaged,
                 cold: Arc::clone(&cold),
+                read_index_bytes_max: options
+                    .read_index_bytes_max
+                    .unwrap_or_else(|| crate::part::PartIndexes::global().read_bytes_max()),
             })
             .collect();
         let mut shards = Vec::with_capacity(shard_count);

@@ -119,6 +119,11 @@ pub struct EngineOptions {
     /// nothing else: each must be empty or a mirror's (marked `LAKE-MIRROR`), and is
     /// emptied at open; a directory with other data is refused. Default false.
     pub read_only: bool,
+    /// Most bytes of parts' index entries one read holds while it goes over them series by
+    /// series: past it, the read goes a block of series at a time and reads each index once
+    /// a block. `None` (the default): four times the process's budget of index memory
+    /// ([`crate::part::PartIndexes`]).
+    pub read_index_bytes_max: Option<usize>,
     /// Time source for rows without a timestamp, retention and flush age.
     pub clock: Arc<dyn Clock>,
 }
@@ -141,6 +146,7 @@ impl Default for EngineOptions {
             wal_skip_damaged: false,
             max_series_per_database: None,
             read_only: false,
+            read_index_bytes_max: None,
             clock: Arc::new(SystemClock),
         }
     }

@@ -30,7 +30,8 @@ pub(crate) struct DirEntry {
 }
 
 /// A part's decompressed index with its directory: what the budget of index memory holds.
-#[derive(Debug)]
+/// Or some series' entries of it (`PartIndex::extract`).
+#[derive(Debug, Default)]
 pub(crate) struct PartIndex {
     pub bytes: Vec<u8>,
     /// Sorted by series id.
@@ -48,6 +49,34 @@ impl PartIndex {
             .binary_search_by_key(&series, |d| d.series)
             .ok()
             .map(|i| &self.directory[i])
+    }
+
+    /// The entries of `series` (sorted; ids the index lacks are left out), copied into an
+    /// index of their own: each series' bytes from its chunk count to the next series'
+    /// (whose id and table trail them, unread), its data offset kept.
+    pub(crate) fn extract(&self, series: &[SeriesId]) -> Result<PartIndex, String> {
+        let mut out = PartIndex::default();
+        for &id in series {
+            let Ok(i) = self.directory.binary_search_by_key(&id, |d| d.series) else {
+                continue;
+            };
+            let entry = self.directory[i];
+            let end = self
+                .directory
+                .get(i + 1)
+                .map_or(self.bytes.len(), |next| next.index_offset as usize);
+            let bytes = self
+                .bytes
+                .get(entry.index_offset as usize..end)
+                .ok_or_else(|| format!("series {id}: directory points past the index"))?;
+            out.directory.push(DirEntry {
+                series: id,
+                index_offset: index_offset(out.bytes.len())?,
+                data_offset: entry.data_offset,
+            });
+            out.bytes.extend_from_slice(bytes);
+        }
+        Ok(out)
     }
 }
 

@@ -22,6 +22,9 @@ const BUDGET_MIN_BYTES: usize = 64 << 20;
 /// The share of memory indexes may hold: one part in this many.
 const MEMORY_SHARE: u64 = 16;
 
+/// Budgets one read may hold: a sixteenth of memory each by default, so a quarter.
+const READ_BUDGETS: usize = 4;
+
 static GLOBAL: OnceLock<Arc<PartIndexes>> = OnceLock::new();
 
 /// The indexes of a process's parts and their budget in bytes.
@@ -62,6 +65,12 @@ impl PartIndexes {
     /// false if [`PartIndexes::global`] was already taken.
     pub fn set_global_budget(bytes: usize) -> bool {
         GLOBAL.set(Self::new(bytes)).is_ok()
+    }
+
+    /// Most index bytes one read over many parts holds past the budget, for its duration
+    /// (`shard/part_entries.rs`): four budgets.
+    pub fn read_bytes_max(&self) -> usize {
+        self.indexes.limit().saturating_mul(READ_BUDGETS)
     }
 
     /// The budget, the bytes held now, and reloads since the process started.

@@ -100,7 +100,7 @@ pub use freed_memory::{FreedMemory, IDLE_BEFORE_RETURN};
 pub use indexes::{PartIndexes, PartIndexesStats};
 pub use open_files::{OpenFileTicket, PartFile, PartFiles, PartFilesStats};
 pub use preagg::PreAgg;
-pub use reader::{IndexLease, IndexLeases, PartReader};
+pub use reader::{IndexExtract, IndexLease, IndexLeases, PartReader};
 pub use recovery::{PartRecovery, Provenance, SeriesKey, TableNames};
 pub use writer::{PartSummary, PartWriter};
 

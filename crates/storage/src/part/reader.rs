@@ -33,6 +33,20 @@ pub struct IndexLease<'a> {
     lease: Lease<'a, PartIndex>,
 }
 
+/// Some series' entries of a part's index, copied out of it ([`PartReader::extract`]):
+/// held by the read that took them, outside the budget of index memory.
+#[derive(Debug, Default)]
+pub struct IndexExtract {
+    index: PartIndex,
+}
+
+impl IndexExtract {
+    /// Bytes it holds.
+    pub fn bytes(&self) -> usize {
+        self.index.cost()
+    }
+}
+
 /// The leases of a read that goes over many parts series by series, given back together.
 /// Past the budget, such a read holds every index it goes over until it ends; what it
 /// frees then is returned to the system once reads leave it alone (`freed_memory.rs`).
@@ -335,20 +349,65 @@ impl PartReader {
         end: Timestamp,
         fields: Option<&[FieldId]>,
     ) -> Result<Vec<ChunkMeta>, StorageError> {
+        self.chunks_from(None, series, start, end, fields)
+    }
+
+    /// As [`PartReader::chunks_in`], from `extract` (taken from this part's index and
+    /// holding `series`) when given, else from the index.
+    pub fn chunks_from(
+        &self,
+        extract: Option<&IndexExtract>,
+        series: SeriesId,
+        start: Timestamp,
+        end: Timestamp,
+        fields: Option<&[FieldId]>,
+    ) -> Result<Vec<ChunkMeta>, StorageError> {
         if !self.members.contains(series) {
             return Ok(Vec::new());
         }
-        self.index.with(
+        let parse = |index: &PartIndex| match index.entry(series) {
+            Some(entry) => self.parse_chunks(&index.bytes, entry, (start, end), fields),
+            None => Err(corrupt(
+                &self.path,
+                self.index_offset,
+                format!("series {series} is in the part but not in its directory or extract"),
+            )),
+        };
+        match extract {
+            Some(extract) => parse(&extract.index),
+            None => self.index.with(|| self.load_index(), parse)?,
+        }
+    }
+
+    /// What this part's index costs the budget of index memory when held.
+    pub fn index_cost(&self) -> usize {
+        let (_, raw_len, _) = self.index_stored;
+        raw_len as usize + self.summary.series as usize * size_of::<DirEntry>()
+    }
+
+    /// The index entries of `series` (those the part holds), copied out of its index (read
+    /// again if the budget dropped it): for a read that goes over more parts series by
+    /// series than their indexes can be held for, a block of series at a time.
+    pub fn extract(&self, series: &[SeriesId]) -> Result<IndexExtract, StorageError> {
+        let mut wanted: Vec<SeriesId> = series
+            .iter()
+            .copied()
+            .filter(|s| self.members.contains(*s))
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        if wanted.is_empty() {
+            return Ok(IndexExtract::default());
+        }
+        let index = self.index.with(
             || self.load_index(),
-            |index| match index.entry(series) {
-                Some(entry) => self.parse_chunks(&index.bytes, entry, (start, end), fields),
-                None => Err(corrupt(
-                    &self.path,
-                    self.index_offset,
-                    format!("series {series} is in the part but not in its directory"),
-                )),
+            |index| {
+                index
+                    .extract(&wanted)
+                    .map_err(|reason| corrupt(&self.path, self.index_offset, reason))
             },
-        )?
+        )??;
+        Ok(IndexExtract { index })
     }
 
     /// The chunks of `entry`'s series with rows in `start..=end` (see
@@ -562,10 +621,23 @@ impl PartReader {
         end: Timestamp,
         fields: Option<&[FieldId]>,
     ) -> Result<Option<SeriesData>, StorageError> {
+        self.read_series_from(None, series, start, end, fields)
+    }
+
+    /// As [`PartReader::read_series`], the chunks found in `extract` when given (see
+    /// [`PartReader::chunks_from`]).
+    pub fn read_series_from(
+        &self,
+        extract: Option<&IndexExtract>,
+        series: SeriesId,
+        start: Timestamp,
+        end: Timestamp,
+        fields: Option<&[FieldId]>,
+    ) -> Result<Option<SeriesData>, StorageError> {
         if start >= end {
             return Ok(None); // empty range (and slice_time needs start <= end)
         }
-        let chunks = self.chunks_in(series, start, end - 1, fields)?;
+        let chunks = self.chunks_from(extract, series, start, end - 1, fields)?;
         let span = self.read_span(&chunks, fields)?;
         if run::is_run(&chunks, fields, start, end) {
             let blocks = chunks

@@ -25,6 +25,7 @@ mod latest;
 mod latest_view;
 mod merge;
 mod mirror;
+mod part_entries;
 mod purge;
 mod quarantine;
 mod read;
@@ -82,6 +83,8 @@ pub(crate) struct ShardConfig {
     pub wal_skip_damaged: bool,
     /// Where rows of partitions released to the lake are read from (`cold.rs`).
     pub cold: Arc<crate::cold::ColdSlot>,
+    /// Most bytes of parts' index entries one read holds (`part_entries.rs`).
+    pub read_index_bytes_max: usize,
 }
 
 impl ShardConfig {
@@ -134,9 +137,9 @@ pub(crate) struct LivePart {
     pub reader: Arc<PartReader>,
 }
 
-/// Keeps the indexes of `parts` in memory while a read or merge goes over them series by
-/// series: past the budget of index memory, each would otherwise be read again for every
-/// series.
+/// Keeps the indexes of `parts` in memory while a merge goes over them series by series:
+/// past the budget of index memory, each would otherwise be read again for every series
+/// (reads lease them through `part_entries.rs`, which bounds what they hold).
 pub(super) fn lease_indexes<'p>(
     parts: impl IntoIterator<Item = &'p LivePart>,
 ) -> Result<IndexLeases<'p>, StorageError> {

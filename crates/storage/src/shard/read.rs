@@ -12,7 +12,8 @@ use std::sync::Arc;
 use super::cold::{copies_in, partition_range};
 use super::delete::{DeleteMark, deleted_ranges, overlaps, without_ranges};
 use super::latest::tags_of;
-use super::{Frozen, LivePart, Shard, ShardState, lease_indexes};
+use super::part_entries::PartEntries;
+use super::{Frozen, LivePart, Shard, ShardState};
 use crate::column::SeriesData;
 use crate::error::StorageError;
 use crate::manifest::TieredCopy;
@@ -79,6 +80,27 @@ fn parts_in_range<'p>(parts: &'p [LivePart], request: &ShardReadRequest<'_>) -> 
         .collect();
     parts.sort_by_key(|p| p.entry.order);
     parts
+}
+
+/// The ids of a snapshot's series, in its order.
+fn series_ids(snapshot: &Snapshot) -> Vec<SeriesId> {
+    snapshot
+        .series
+        .iter()
+        .map(|(series, _, _)| *series)
+        .collect()
+}
+
+impl Shard {
+    /// Where a read of `series` series over `parts`, series by series, takes their index
+    /// entries from (`part_entries.rs`).
+    fn part_entries<'p>(
+        &self,
+        parts: &[&'p LivePart],
+        series: usize,
+    ) -> Result<PartEntries<'p>, StorageError> {
+        PartEntries::new(parts, series, self.config.read_index_bytes_max)
+    }
 }
 
 /// Which tags a snapshot copies for each series (copying all of them costs two strings
@@ -243,15 +265,20 @@ impl Shard {
         visit: &mut dyn FnMut(SeriesRows) -> Result<bool, StorageError>,
     ) -> Result<(), StorageError> {
         let parts = parts_in_range(&snapshot.parts, request);
-        let _indexes = lease_indexes(parts.iter().copied())?;
+        let ids = series_ids(&snapshot);
+        let mut entries = self.part_entries(&parts, ids.len())?;
         let mut cold = self.open_cold(&snapshot, request, false)?;
         for (position, (series, tags, active)) in snapshot.series.into_iter().enumerate() {
             let mut runs: Vec<SeriesData> = cold.take(position, series, &snapshot.marks)?;
-            for part in &parts {
-                if let Some(data) =
-                    part.reader
-                        .read_series(series, request.start, request.end, request.fields)?
-                {
+            let extracts = entries.at(position, &ids)?;
+            for (part_index, part) in parts.iter().enumerate() {
+                if let Some(data) = part.reader.read_series_from(
+                    extracts.map(|e| &e[part_index]),
+                    series,
+                    request.start,
+                    request.end,
+                    request.fields,
+                )? {
                     let deleted =
                         deleted_ranges(&snapshot.marks, self.config.id, &part.entry, series);
                     let data = without_ranges(data, &deleted);
@@ -292,10 +319,12 @@ impl Shard {
         request: &ShardReadRequest<'_>,
     ) -> Result<Vec<SeriesRows>, StorageError> {
         let parts = parts_in_range(&snapshot.parts, request);
-        let _indexes = lease_indexes(parts.iter().copied())?;
+        let ids = series_ids(&snapshot);
+        let mut entries = self.part_entries(&parts, ids.len())?;
         let mut cold = self.open_cold(&snapshot, request, true)?;
         let mut out = Vec::new();
         for (position, (series, tags, active)) in snapshot.series.into_iter().enumerate() {
+            let extracts = entries.at(position, &ids)?;
             let mut runs: Vec<SeriesData> = cold
                 .take(position, series, &snapshot.marks)?
                 .into_iter()
@@ -304,11 +333,13 @@ impl Shard {
                     data.slice_rows(rows - 1, rows)
                 })
                 .collect();
-            for part in &parts {
+            for (part_index, part) in parts.iter().enumerate() {
+                let extract = extracts.map(|e| &e[part_index]);
                 let deleted = deleted_ranges(&snapshot.marks, self.config.id, &part.entry, series);
                 if !deleted.is_empty() {
                     // Deleted rows may hide the latest: read the part's rows in range whole.
-                    if let Some(data) = part.reader.read_series(
+                    if let Some(data) = part.reader.read_series_from(
+                        extract,
                         series,
                         request.start,
                         request.end,
@@ -325,9 +356,13 @@ impl Shard {
                 // Only the newest chunk within the range can hold the series' latest row in
                 // this part.
                 let last = request.end.saturating_sub(1);
-                let chunks = part
-                    .reader
-                    .chunks_in(series, request.start, last, request.fields)?;
+                let chunks = part.reader.chunks_from(
+                    extract,
+                    series,
+                    request.start,
+                    last,
+                    request.fields,
+                )?;
                 let Some(chunk) = chunks
                     .iter()
                     .rev()
@@ -412,9 +447,11 @@ impl Shard {
         let tags = tag_keys.map_or(TagCopy::All, TagCopy::Keys);
         let snapshot = self.snapshot(request, tags);
         let parts = parts_in_range(&snapshot.parts, request);
-        let _indexes = lease_indexes(parts.iter().copied())?;
+        let ids = series_ids(&snapshot);
+        let mut entries = self.part_entries(&parts, ids.len())?;
         let mut cold = self.open_cold(&snapshot, request, false)?;
         for (position, (series, tags, active)) in snapshot.series.into_iter().enumerate() {
+            let extracts = entries.at(position, &ids)?;
             let memtable_runs = memtable_runs(&snapshot.frozen, series, request, active);
             // The lake's rows: no pre-aggregates, and under every part.
             let cold_runs = cold.take(position, series, &snapshot.marks)?;
@@ -426,10 +463,13 @@ impl Shard {
                 .collect();
             for (part_index, part) in parts.iter().enumerate() {
                 let last = request.end.saturating_sub(1);
-                for chunk in part
-                    .reader
-                    .chunks_in(series, request.start, last, request.fields)?
-                {
+                for chunk in part.reader.chunks_from(
+                    extracts.map(|e| &e[part_index]),
+                    series,
+                    request.start,
+                    last,
+                    request.fields,
+                )? {
                     if chunk.max_time >= request.start && chunk.min_time < request.end {
                         chunks.push((part_index, chunk));
                     }

@@ -23,6 +23,7 @@ mod model;
 mod part_corruption;
 mod part_roundtrip;
 mod part_writer;
+mod read_blocks;
 mod read_only;
 mod repair;
 mod retention;
