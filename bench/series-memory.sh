@@ -9,7 +9,8 @@
 # every 4 h for 90 days (54M rows, 540M points, about 1.4 GB on disk); later runs reuse it.
 # Then, ROUNDS (3) times, each binary in turn starts on it with --index-memory BUDGET, and
 # the script prints its resident memory 5 s after it answers /ping, then the time of two
-# queries, the index metrics and resident memory after them, and resident memory again 40 s
+# queries (with the server's peak resident memory during each), the index metrics and
+# resident memory after them, and resident memory again 40 s
 # later (memory freed by reads past the budget is returned after 30 s left alone):
 #   count:  SELECT count(usage_user) FROM cpu — every part's index (pre-aggregates), no data
 #   host:   SELECT max(usage_user) FROM cpu WHERE hostname = 'host_4242' — one series, 90 days
@@ -32,12 +33,14 @@ if [ ! -d "$dir/data" ]; then
     --duration 90days --workers 4 | grep -E "^(loaded|errors)"
   kill "$pid"; wait "$pid"
 fi
-query() { # label, statement
-  local t0 t1 answer
+query() { # label, statement: its time, answer and the server's peak memory while it ran
+  local t0 t1 answer peak
+  echo 5 >/proc/$pid/clear_refs # resets VmHWM to the current RSS
   t0=$(date +%s.%N)
   answer=$(curl -s -G $url/query --data-urlencode db=bench --data-urlencode "q=$2" | grep -o '\[\[.*\]\]')
   t1=$(date +%s.%N)
-  printf '  %s %.2f s %s' "$1" "$(echo "$t1 - $t0" | bc)" "$answer"
+  peak=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)
+  printf '  %s %.2f s %s peak %d MiB' "$1" "$(echo "$t1 - $t0" | bc)" "$answer" $((peak / 1024))
 }
 for round in $(seq "$rounds"); do
   for bin in "$a" "$b"; do
