@@ -6,14 +6,9 @@
 //! failures the next waits twice as long (up to 32 intervals), and the first clean round
 //! resets the wait. A read-only query server's mirror refreshes (`mirror.rs`) run on the
 //! same loop, at normal priority: they only read the lake.
-//!
-//! A stop does not wait for a tiering round to end: the round is abandoned where it is,
-//! as a crash would leave it (a copy not yet committed is not in the lake; one committed is
-//! released again at the next start), because at the lowest priority on a machine whose
-//! cores are busy a round can take minutes, and the server's clean stop waited for it.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex};
@@ -132,8 +127,6 @@ impl LakeStats {
 pub struct Tierer {
     stats: Arc<LakeStats>,
     stop: Arc<(Mutex<bool>, Condvar)>,
-    /// Tells a round in progress to stop.
-    cancel: Arc<Cancel>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -147,15 +140,10 @@ impl Tierer {
             .build()?;
         let interval = options.tier_interval;
         let lake = Lake::new(options);
-        let cancel = Arc::new(Cancel::default());
         let round = {
             let stats = Arc::clone(&stats);
-            let cancel = Arc::clone(&cancel);
             move || {
-                let Some(report) = runtime.block_on(cancel.unless_stopped(lake.tier(&engine)))
-                else {
-                    return true;
-                };
+                let report = runtime.block_on(lake.tier(&engine));
                 let now = engine.now_ns();
                 let tier_after =
                     i64::try_from(lake.options().tier_after.as_nanos()).unwrap_or(i64::MAX);
@@ -166,14 +154,7 @@ impl Tierer {
                 report.failures.is_empty()
             }
         };
-        Self::spawn_rounds(
-            "strata-lake",
-            (interval, cancel),
-            stats,
-            round,
-            lower_priority,
-            false,
-        )
+        Self::spawn_rounds("strata-lake", interval, stats, round, lower_priority, false)
     }
 
     /// Starts refreshing the read-only `engine` from the lake through `mirror` every
@@ -192,15 +173,7 @@ impl Tierer {
                 report.failures.is_empty()
             }
         };
-        let cancel = Arc::new(Cancel::default());
-        Self::spawn_rounds(
-            "strata-lake-mirror",
-            (interval, cancel),
-            stats,
-            round,
-            || {},
-            true,
-        )
+        Self::spawn_rounds("strata-lake-mirror", interval, stats, round, || {}, true)
     }
 
     /// Runs `round` on a thread of its own, which first calls `on_start`, every `interval`
@@ -209,7 +182,7 @@ impl Tierer {
     /// resets the wait.
     fn spawn_rounds(
         name: &str,
-        (interval, cancel): (std::time::Duration, Arc<Cancel>),
+        interval: std::time::Duration,
         stats: Arc<LakeStats>,
         mut round: impl FnMut() -> bool + Send + 'static,
         on_start: fn(),
@@ -243,7 +216,6 @@ impl Tierer {
         Ok(Self {
             stats,
             stop,
-            cancel,
             thread: Some(thread),
         })
     }
@@ -253,40 +225,12 @@ impl Tierer {
         &self.stats
     }
 
-    /// Stops the thread, abandoning a tiering round in progress (see the module's notes).
+    /// Stops the thread after its current round.
     pub fn stop(&mut self) {
-        self.cancel.stop();
         *self.stop.0.lock() = true;
         self.stop.1.notify_all();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
-        }
-    }
-}
-
-/// A stop for a round in progress.
-#[derive(Debug, Default)]
-struct Cancel {
-    stopped: AtomicBool,
-    wake: tokio::sync::Notify,
-}
-
-impl Cancel {
-    fn stop(&self) {
-        self.stopped.store(true, Ordering::SeqCst);
-        // A permit is kept when no round waits yet: the next one returns at once.
-        self.wake.notify_one();
-    }
-
-    /// `round`'s output, or `None` once stopped (before it or while it runs; it is then
-    /// dropped where it is).
-    async fn unless_stopped<T>(&self, round: impl Future<Output = T>) -> Option<T> {
-        if self.stopped.load(Ordering::SeqCst) {
-            return None;
-        }
-        tokio::select! {
-            output = round => Some(output),
-            () = self.wake.notified() => None,
         }
     }
 }
@@ -300,51 +244,5 @@ fn lower_priority() {
 impl Drop for Tierer {
     fn drop(&mut self) {
         self.stop();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-    }
-
-    #[test]
-    fn a_stop_abandons_the_round_in_progress() {
-        let runtime = runtime();
-        // A round that ends is not stopped.
-        let cancel = Arc::new(Cancel::default());
-        assert_eq!(
-            runtime.block_on(cancel.unless_stopped(async { 7 })),
-            Some(7)
-        );
-        // A round that would never end returns once a stop comes while it runs.
-        let stopper = {
-            let cancel = Arc::clone(&cancel);
-            std::thread::spawn(move || {
-                std::thread::sleep(std::time::Duration::from_millis(50));
-                cancel.stop();
-            })
-        };
-        let stopped = runtime.block_on(async {
-            tokio::time::timeout(
-                std::time::Duration::from_secs(30),
-                cancel.unless_stopped(std::future::pending::<()>()),
-            )
-            .await
-        });
-        assert_eq!(stopped, Ok(None));
-        stopper.join().unwrap();
-        // Once stopped, a round does not start: even one that would end at once.
-        assert_eq!(runtime.block_on(cancel.unless_stopped(async { 7 })), None);
-        // A stop before any round waits is kept too.
-        let early = Cancel::default();
-        early.stop();
-        assert_eq!(runtime.block_on(early.unless_stopped(async { 7 })), None);
     }
 }
