@@ -15,13 +15,15 @@ use crate::error::StorageError;
 use crate::model::SeriesId;
 use crate::part::{FreedMemory, IndexExtract, IndexLeases};
 
-use super::LivePart;
+use super::{LivePart, lease_indexes};
 
 /// The index entries a read over `parts` takes its chunks from: the parts' own indexes,
 /// leased, or extracts of them for the current block of series.
 pub(super) struct PartEntries<'p> {
     parts: Vec<&'p LivePart>,
     _leases: IndexLeases<'p>,
+    /// The read's series, in its order, kept only when it goes in blocks.
+    ids: Vec<SeriesId>,
     /// Series per block; 0 when the indexes are leased whole.
     block: usize,
     /// Where in the read's series the block of `extracts` starts.
@@ -34,29 +36,33 @@ pub(super) struct PartEntries<'p> {
 }
 
 impl<'p> PartEntries<'p> {
-    /// For a read of `series` series over `parts`, holding at most about `limit` bytes of
-    /// index entries.
+    /// For a read of `series` (in its order) over `parts`, holding at most about `limit`
+    /// bytes of index entries.
     pub(super) fn new(
         parts: &[&'p LivePart],
-        series: usize,
+        series: impl ExactSizeIterator<Item = SeriesId>,
         limit: usize,
     ) -> Result<Self, StorageError> {
         let total: usize = parts.iter().map(|p| p.reader.index_cost()).sum();
-        let mut leases = IndexLeases::default();
+        if total <= limit {
+            return Ok(Self {
+                parts: parts.to_vec(),
+                _leases: lease_indexes(parts.iter().copied())?,
+                ids: Vec::new(),
+                block: 0,
+                block_start: None,
+                extracts: Vec::new(),
+                extracted: 0,
+            });
+        }
         // Past the limit even a read of one series goes by extracts: it then reads each
         // index once, as it would leased, but holds one at a time.
-        let block = if total <= limit {
-            for part in parts {
-                leases.push(part.reader.lease_index()?);
-            }
-            0
-        } else {
-            FreedMemory::global().read_started();
-            series.div_ceil(total.div_ceil(limit.max(1))).max(1)
-        };
+        FreedMemory::global().read_started();
+        let block = series.len().div_ceil(total.div_ceil(limit.max(1))).max(1);
         Ok(Self {
             parts: parts.to_vec(),
-            _leases: leases,
+            _leases: IndexLeases::default(),
+            ids: series.collect(),
             block,
             block_start: None,
             extracts: Vec::new(),
@@ -64,20 +70,15 @@ impl<'p> PartEntries<'p> {
         })
     }
 
-    /// The extract of each part (in `parts` order) holding the series at `position` of
-    /// `ids` (the read's series, in its order), taken when a block begins; `None` when the
-    /// indexes are leased.
-    pub(super) fn at(
-        &mut self,
-        position: usize,
-        ids: &[SeriesId],
-    ) -> Result<Option<&[IndexExtract]>, StorageError> {
+    /// The extract of each part (in `parts` order) holding the read's series at
+    /// `position`, taken when a block begins; `None` when the indexes are leased.
+    pub(super) fn at(&mut self, position: usize) -> Result<Option<&[IndexExtract]>, StorageError> {
         if self.block == 0 {
             return Ok(None);
         }
         let start = position - position % self.block;
         if self.block_start != Some(start) {
-            let block = &ids[start..(start + self.block).min(ids.len())];
+            let block = &self.ids[start..(start + self.block).min(self.ids.len())];
             // The last block's extracts go before this block's are taken.
             self.extracts.clear();
             for part in &self.parts {

@@ -82,23 +82,15 @@ fn parts_in_range<'p>(parts: &'p [LivePart], request: &ShardReadRequest<'_>) -> 
     parts
 }
 
-/// The ids of a snapshot's series, in its order.
-fn series_ids(snapshot: &Snapshot) -> Vec<SeriesId> {
-    snapshot
-        .series
-        .iter()
-        .map(|(series, _, _)| *series)
-        .collect()
-}
-
 impl Shard {
-    /// Where a read of `series` series over `parts`, series by series, takes their index
-    /// entries from (`part_entries.rs`).
+    /// Where a read of `snapshot`'s series over `parts`, series by series, takes their
+    /// index entries from (`part_entries.rs`).
     fn part_entries<'p>(
         &self,
         parts: &[&'p LivePart],
-        series: usize,
+        snapshot: &Snapshot,
     ) -> Result<PartEntries<'p>, StorageError> {
+        let series = snapshot.series.iter().map(|(series, _, _)| *series);
         PartEntries::new(parts, series, self.config.read_index_bytes_max)
     }
 }
@@ -265,12 +257,11 @@ impl Shard {
         visit: &mut dyn FnMut(SeriesRows) -> Result<bool, StorageError>,
     ) -> Result<(), StorageError> {
         let parts = parts_in_range(&snapshot.parts, request);
-        let ids = series_ids(&snapshot);
-        let mut entries = self.part_entries(&parts, ids.len())?;
+        let mut entries = self.part_entries(&parts, &snapshot)?;
         let mut cold = self.open_cold(&snapshot, request, false)?;
         for (position, (series, tags, active)) in snapshot.series.into_iter().enumerate() {
             let mut runs: Vec<SeriesData> = cold.take(position, series, &snapshot.marks)?;
-            let extracts = entries.at(position, &ids)?;
+            let extracts = entries.at(position)?;
             for (part_index, part) in parts.iter().enumerate() {
                 if let Some(data) = part.reader.read_series_from(
                     extracts.map(|e| &e[part_index]),
@@ -319,12 +310,11 @@ impl Shard {
         request: &ShardReadRequest<'_>,
     ) -> Result<Vec<SeriesRows>, StorageError> {
         let parts = parts_in_range(&snapshot.parts, request);
-        let ids = series_ids(&snapshot);
-        let mut entries = self.part_entries(&parts, ids.len())?;
+        let mut entries = self.part_entries(&parts, &snapshot)?;
         let mut cold = self.open_cold(&snapshot, request, true)?;
         let mut out = Vec::new();
         for (position, (series, tags, active)) in snapshot.series.into_iter().enumerate() {
-            let extracts = entries.at(position, &ids)?;
+            let extracts = entries.at(position)?;
             let mut runs: Vec<SeriesData> = cold
                 .take(position, series, &snapshot.marks)?
                 .into_iter()
@@ -447,11 +437,10 @@ impl Shard {
         let tags = tag_keys.map_or(TagCopy::All, TagCopy::Keys);
         let snapshot = self.snapshot(request, tags);
         let parts = parts_in_range(&snapshot.parts, request);
-        let ids = series_ids(&snapshot);
-        let mut entries = self.part_entries(&parts, ids.len())?;
+        let mut entries = self.part_entries(&parts, &snapshot)?;
         let mut cold = self.open_cold(&snapshot, request, false)?;
         for (position, (series, tags, active)) in snapshot.series.into_iter().enumerate() {
-            let extracts = entries.at(position, &ids)?;
+            let extracts = entries.at(position)?;
             let memtable_runs = memtable_runs(&snapshot.frozen, series, request, active);
             // The lake's rows: no pre-aggregates, and under every part.
             let cold_runs = cold.take(position, series, &snapshot.marks)?;
