@@ -28,6 +28,10 @@ pub enum LakeError {
     /// Building Arrow arrays failed.
     #[error("arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),
+    /// The round was stopped ([`crate::RoundStop`]) before this work was done; nothing of
+    /// it was committed.
+    #[error("stopped before it was done")]
+    Stopped,
     /// Reading the engine failed.
     #[error("storage: {0}")]
     Storage(#[from] strata_storage::StorageError),

@@ -29,6 +29,8 @@ mod tierer;
 mod yield_to_ingest;
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use strata_storage::model::TableId;
@@ -131,6 +133,31 @@ pub struct Lake {
     cleared: tokio::sync::Mutex<std::collections::HashSet<TableId>>,
     /// The engine's write rate, for giving way to heavy ingest (`yield_to_ingest.rs`).
     ingest: tokio::sync::Mutex<yield_to_ingest::IngestGauge>,
+    /// Set when the server stops: rounds end early ([`RoundStop`]).
+    stop: RoundStop,
+}
+
+/// Ends tiering rounds early, for a server that stops: a round in progress ends before its
+/// next shard partition, and a copy not yet committed is abandoned where it is (its files
+/// are left for vacuum, as a crash would leave them). A copy once committed is always
+/// released before the round ends, so a stop never leaves the lake and the local parts out
+/// of step. Once stopped, every later round of the lake ends at once.
+///
+/// Without it a stop waited for the whole round, and rounds run at the lowest CPU priority:
+/// on a machine whose cores are busy one can take minutes.
+#[derive(Debug, Clone, Default)]
+pub struct RoundStop(Arc<AtomicBool>);
+
+impl RoundStop {
+    /// Stops the lake's round in progress and every later one.
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether [`RoundStop::stop`] was called.
+    pub fn is_stopped(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
 }
 
 impl Lake {
@@ -143,7 +170,13 @@ impl Lake {
             absent: tokio::sync::Mutex::new(std::collections::HashSet::new()),
             cleared: tokio::sync::Mutex::new(std::collections::HashSet::new()),
             ingest: tokio::sync::Mutex::new(yield_to_ingest::IngestGauge::default()),
+            stop: RoundStop::default(),
         }
+    }
+
+    /// What stops this lake's rounds early.
+    pub fn round_stop(&self) -> RoundStop {
+        self.stop.clone()
     }
 
     /// The lake's options.

@@ -54,6 +54,8 @@ pub struct TierReport {
     /// The end of the oldest cold partition the lake still lacks after the round
     /// (`None`: none), for the tiering lag.
     pub oldest_pending_end: Option<Timestamp>,
+    /// The round ended early: the server stops ([`crate::RoundStop`]).
+    pub stopped: bool,
 }
 
 /// One table's work in a round: the cold shard partitions holding its rows.
@@ -92,8 +94,16 @@ impl Lake {
             }
         }
         let mut report = TierReport::default();
+        if self.stop.is_stopped() {
+            report.stopped = true;
+            return report;
+        }
         self.clear_dropped(engine, &mut report).await;
         for (table, mut partitions) in work {
+            if self.stop.is_stopped() {
+                report.stopped = true;
+                break;
+            }
             let Some(schema) = catalog.table(table) else {
                 // Dropped: `clear_dropped` emptied its lake table.
                 self.tables.lock().await.remove(&table);
@@ -106,17 +116,24 @@ impl Lake {
             );
             partitions.retain(|(partition, _)| partition.end <= due);
             let oldest_end = partitions.iter().map(|(p, _)| p.end).min();
-            if let Err(error) = self
+            match self
                 .tier_table(engine, &schema, partitions, &mut report)
                 .await
             {
-                if let Some(end) = oldest_end {
-                    report.oldest_pending_end =
-                        Some(report.oldest_pending_end.map_or(end, |e| e.min(end)));
+                Ok(()) => {}
+                Err(LakeError::Stopped) => {
+                    report.stopped = true;
+                    break;
                 }
-                report
-                    .failures
-                    .push(format!("{}.{}: {error}", schema.database, schema.name));
+                Err(error) => {
+                    if let Some(end) = oldest_end {
+                        report.oldest_pending_end =
+                            Some(report.oldest_pending_end.map_or(end, |e| e.min(end)));
+                    }
+                    report
+                        .failures
+                        .push(format!("{}.{}: {error}", schema.database, schema.name));
+                }
             }
         }
         report
@@ -182,6 +199,11 @@ impl Lake {
             .collect();
         let keys: BTreeSet<(usize, i64)> = cold.keys().chain(files.keys()).copied().collect();
         for key in keys {
+            // Between partitions a stop ends the round: a copy committed above has been
+            // released.
+            if self.stop.is_stopped() {
+                return Err(LakeError::Stopped);
+            }
             let old = files.remove(&key).unwrap_or_default();
             match cold.get(&key) {
                 Some((partition, cold_table)) => {
@@ -208,6 +230,9 @@ impl Lake {
                         continue;
                     }
                     self.give_way_to_ingest(engine, report).await;
+                    if self.stop.is_stopped() {
+                        return Err(LakeError::Stopped);
+                    }
                     let copied = self
                         .copy(
                             engine,
@@ -273,6 +298,12 @@ impl Lake {
         let mut writers: BTreeMap<i64, FileWriter> = BTreeMap::new();
         let mut failed: Option<LakeError> = None;
         while let Some(batch) = receiver.recv().await {
+            if self.stop.is_stopped() {
+                // Abandoned before its commit: the reader sees the channel closed and
+                // ends, and the files written so far are left for vacuum.
+                failed = Some(LakeError::Stopped);
+                break;
+            }
             if failed.is_some() {
                 continue;
             }
@@ -301,6 +332,7 @@ impl Lake {
                 failed = Some(error);
             }
         }
+        drop(receiver);
         let read = reader
             .await
             .map_err(|e| LakeError::Invalid(format!("the partition reader stopped: {e}")))?;
@@ -384,7 +416,12 @@ impl Lake {
             .ingest
             .lock()
             .await
-            .wait_for_quiet(engine, self.options.yield_above_rows_per_second, remaining)
+            .wait_for_quiet(
+                engine,
+                self.options.yield_above_rows_per_second,
+                remaining,
+                &self.stop,
+            )
             .await;
     }
 

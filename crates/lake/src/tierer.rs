@@ -6,6 +6,9 @@
 //! failures the next waits twice as long (up to 32 intervals), and the first clean round
 //! resets the wait. A read-only query server's mirror refreshes (`mirror.rs`) run on the
 //! same loop, at normal priority: they only read the lake.
+//!
+//! A stop ends a tiering round in progress early ([`crate::RoundStop`]): at its next shard
+//! partition, or before the commit of the copy it is writing.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -14,7 +17,7 @@ use std::thread::JoinHandle;
 use parking_lot::{Condvar, Mutex};
 use strata_storage::Engine;
 
-use crate::{Lake, LakeMirror, LakeOptions, MirrorReport, TierReport};
+use crate::{Lake, LakeMirror, LakeOptions, MirrorReport, RoundStop, TierReport};
 
 /// Counters of the lake for `/metrics` and `/health`.
 #[derive(Debug, Default)]
@@ -127,6 +130,8 @@ impl LakeStats {
 pub struct Tierer {
     stats: Arc<LakeStats>,
     stop: Arc<(Mutex<bool>, Condvar)>,
+    /// Ends a tiering round in progress (none for a mirror: its refreshes only read).
+    round_stop: Option<RoundStop>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -140,6 +145,7 @@ impl Tierer {
             .build()?;
         let interval = options.tier_interval;
         let lake = Lake::new(options);
+        let round_stop = lake.round_stop();
         let round = {
             let stats = Arc::clone(&stats);
             move || {
@@ -154,7 +160,10 @@ impl Tierer {
                 report.failures.is_empty()
             }
         };
-        Self::spawn_rounds("strata-lake", interval, stats, round, lower_priority, false)
+        let mut tierer =
+            Self::spawn_rounds("strata-lake", interval, stats, round, lower_priority, false)?;
+        tierer.round_stop = Some(round_stop);
+        Ok(tierer)
     }
 
     /// Starts refreshing the read-only `engine` from the lake through `mirror` every
@@ -216,6 +225,7 @@ impl Tierer {
         Ok(Self {
             stats,
             stop,
+            round_stop: None,
             thread: Some(thread),
         })
     }
@@ -225,8 +235,12 @@ impl Tierer {
         &self.stats
     }
 
-    /// Stops the thread after its current round.
+    /// Stops the thread: a tiering round in progress ends early ([`RoundStop`]), a mirror
+    /// refresh is let finish.
     pub fn stop(&mut self) {
+        if let Some(round_stop) = &self.round_stop {
+            round_stop.stop();
+        }
         *self.stop.0.lock() = true;
         self.stop.1.notify_all();
         if let Some(thread) = self.thread.take() {

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use strata_storage::Engine;
 
+use crate::RoundStop;
+
 /// How long a rate sample spans when the last one is too old to use.
 const SAMPLE: Duration = Duration::from_millis(100);
 /// A sample older than this is not used for the rate.
@@ -43,15 +45,20 @@ impl IngestGauge {
     }
 
     /// Waits while the engine takes more than `above` rows a second, for at most
-    /// `remaining` (what is left of the round's allowance); returns how long it waited.
+    /// `remaining` (what is left of the round's allowance) and until `stop`; returns how
+    /// long it waited.
     pub(crate) async fn wait_for_quiet(
         &mut self,
         engine: &Engine,
         above: u64,
         remaining: Duration,
+        stop: &RoundStop,
     ) -> Duration {
         let mut waited = Duration::ZERO;
-        while waited < remaining && should_yield(self.rate(engine).await, above) {
+        while waited < remaining
+            && !stop.is_stopped()
+            && should_yield(self.rate(engine).await, above)
+        {
             tokio::time::sleep(WAIT).await;
             waited += WAIT;
         }

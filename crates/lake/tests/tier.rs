@@ -2,7 +2,7 @@
 //! table per Strata table, read back here with the Delta log and a Parquet reader of their
 //! own, row for row (nanosecond times, nulls, every field type); a round with nothing new
 //! commits nothing; a late write, a delete and retention replace or remove the copies, and
-//! no row is ever in the lake twice.
+//! no row is ever in the lake twice; a stopped round ends early and leaves nothing half done.
 
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
@@ -11,6 +11,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use arrow_array::cast::AsArray;
@@ -480,4 +481,79 @@ fn columns_added_while_the_server_runs_reach_the_delta_schema() {
         &rows,
         "cpu with a new tag and field",
     );
+}
+
+#[test]
+fn a_stop_ends_a_round_that_waits_for_ingest_and_commits_nothing() {
+    let data = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let engine = loaded_engine(data.path(), root.path());
+    // Any write rate is heavy: the round waits before its first copy, for up to ten minutes.
+    let mut options = LakeOptions::new(parse_url(root.path().to_str().unwrap()).unwrap());
+    options.tier_after = Duration::from_secs(86_400);
+    options.yield_above_rows_per_second = 1;
+    options.max_yield_per_round = Duration::from_secs(600);
+    let lake = Arc::new(Lake::new(options));
+    let round_stop = lake.round_stop();
+    let finished = Arc::new(AtomicBool::new(false));
+    // Rows at ~100 a second until the round returns (two minutes at most).
+    let writer = {
+        let (engine, finished) = (Arc::clone(&engine), Arc::clone(&finished));
+        std::thread::spawn(move || {
+            let now = START_NS + DAYS * DAY_NS;
+            for i in 0..12_000 {
+                if finished.load(Ordering::SeqCst) {
+                    break;
+                }
+                let line = format!("load,host=a v={i} {}\n", now - 1_000_000 + i);
+                engine
+                    .write_lines("db", line.as_bytes(), Precision::Nanoseconds)
+                    .unwrap();
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        })
+    };
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let round = {
+        let (engine, lake) = (Arc::clone(&engine), Arc::clone(&lake));
+        std::thread::spawn(move || {
+            let _ = sender.send(runtime().block_on(lake.tier(&engine)));
+        })
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    round_stop.stop();
+    let report = receiver.recv_timeout(Duration::from_secs(60));
+    finished.store(true, Ordering::SeqCst);
+    writer.join().unwrap();
+    let report = report.expect("the round ends within a minute of the stop");
+    round.join().unwrap();
+    assert!(report.stopped, "{report:?}");
+    assert!(report.yielded > Duration::ZERO, "{report:?}");
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    assert_eq!(
+        (report.commits, report.files_added, report.parts_released),
+        (0, 0, 0)
+    );
+    // The round created the table (empty) before it waited.
+    let runtime = runtime();
+    let (rows, files) = runtime.block_on(lake_rows(&root.path().join("db").join("cpu")));
+    assert!(rows.is_empty() && files.is_empty(), "{files:?}");
+    // The stop holds for the lake's later rounds.
+    let again = runtime.block_on(lake.tier(&engine));
+    assert!(again.stopped && again.commits == 0, "{again:?}");
+    // A restarted server's lake copies every cold day: nothing was left half done.
+    let restarted = tier(&runtime, &self::lake(root.path()), &engine);
+    assert!(!restarted.stopped && restarted.commits > 0, "{restarted:?}");
+    for table in ["cpu", "mem"] {
+        let (rows, _) = runtime.block_on(lake_rows(&root.path().join("db").join(table)));
+        let expected = engine_rows(
+            &engine,
+            "db",
+            table,
+            START_NS,
+            START_NS + (DAYS - 1) * DAY_NS,
+        );
+        assert_eq!(rows.len(), expected.len(), "{table}: row count");
+        assert_same(&rows, &expected, table);
+    }
 }

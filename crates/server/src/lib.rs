@@ -329,7 +329,8 @@ pub async fn serve(
     }
     drop(metrics);
     if let Some(mut tierer) = tierer {
-        // Waits for a round under way: its files are committed or left for vacuum.
+        // A round under way ends at its next partition, or abandons the copy it is writing
+        // before its commit (its files are left for vacuum); a commit is released first.
         blocking(move || tierer.stop()).await?;
     }
     close_engine(engine).await
