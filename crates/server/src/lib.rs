@@ -61,7 +61,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::http::HeaderValue;
-use axum::serve::ListenerExt;
 use strata_query::QueryEngine;
 use strata_storage::wal::WalError;
 use strata_storage::{Engine, EngineOptions, StorageError};
@@ -304,7 +303,7 @@ pub async fn serve(
             ))
         }
         None => tokio::spawn(http_serve::serve(
-            without_nagle(http_listener),
+            http_serve::PlainListener(http_listener),
             router,
             limits,
             Arc::clone(&metrics),
@@ -455,9 +454,6 @@ async fn pg_listener(
     }
 }
 
-/// `listener` with TCP_NODELAY set on every connection it accepts. With Nagle's algorithm a
-/// response whose last segment is small (a streamed body's final chunk) waits for the
-/// client's delayed ACK: 40 ms on Linux, which was the p99 of TSBS high-cpu over HTTP.
 /// Damage in the middle of a WAL stops the start; the message says how to start anyway.
 fn with_wal_recovery_hint(error: StorageError) -> ServerError {
     match error {
@@ -470,16 +466,6 @@ fn with_wal_recovery_hint(error: StorageError) -> ServerError {
         }
         other => ServerError::Storage(other),
     }
-}
-
-fn without_nagle(
-    listener: tokio::net::TcpListener,
-) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = std::net::SocketAddr> {
-    listener.tap_io(|stream| {
-        if let Err(e) = stream.set_nodelay(true) {
-            tracing::debug!("cannot set TCP_NODELAY: {e}");
-        }
-    })
 }
 
 /// Waits for writes still running (a client that went away leaves its write running on a
@@ -510,23 +496,5 @@ async fn close_engine(mut engine: Arc<Engine>) -> Result<(), ServerError> {
                 return Ok(());
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use axum::serve::Listener;
-
-    #[tokio::test]
-    async fn accepted_http_connections_have_nagle_off() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
-        let mut listener = super::without_nagle(listener);
-        let client = tokio::spawn(tokio::net::TcpStream::connect(addr));
-        let (stream, _) = listener.accept().await;
-        assert_eq!(stream.nodelay().ok(), Some(true));
-        drop(client.await);
     }
 }

@@ -101,7 +101,7 @@ pub struct TlsListener {
 
 impl TlsListener {
     /// Accepts on `listener` and runs each handshake on a task of its own. Each accepted
-    /// socket gets TCP_NODELAY (see `without_nagle` in `lib.rs`).
+    /// socket gets TCP_NODELAY (as `http_serve::PlainListener` does).
     pub fn new(listener: TcpListener, acceptor: TlsAcceptor) -> std::io::Result<Self> {
         let local = listener.local_addr()?;
         let (sender, ready) = mpsc::channel(READY_QUEUE);

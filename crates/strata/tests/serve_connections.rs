@@ -1,7 +1,8 @@
 //! End to end: hostile HTTP clients on the real `strata serve` — one that trickles its
 //! request head is disconnected at `--client-timeout`, one that pauses its body longer is
 //! answered 408 with nothing stored, and connections past `--max-connections` are closed
-//! at once and counted, while the server goes on serving.
+//! at once and counted, while the server goes on serving; one that runs out of file
+//! descriptors says so in its log and serves again once connections close.
 
 #![allow(clippy::unwrap_used)]
 
@@ -121,6 +122,27 @@ fn connections_past_the_limit_are_closed_and_counted() {
         };
         metric(&text, "strata_http_connections_open") == 1.0
             && metric(&text, "strata_http_connections_refused_total") >= 1.0
+    });
+    assert!(server.stop().success());
+}
+
+#[test]
+fn a_server_out_of_file_descriptors_says_so_and_serves_again() {
+    let dir = data_dir();
+    let server = Server::start_under(&["prlimit", "--nofile=64:64", "--"], dir.path(), &[], &[]);
+    // More connections than the server may hold files: the kernel completes them all (the
+    // listen backlog), and the server accepts until it runs out of descriptors.
+    let held: Vec<TcpStream> = (0..80)
+        .map(|_| TcpStream::connect(server.http).unwrap())
+        .collect();
+    eventually("a failed accept to be logged", || {
+        server.stderr().contains("cannot accept HTTP connection")
+    });
+    let log = server.stderr();
+    assert!(log.contains("Too many open files"), "{log}");
+    drop(held);
+    eventually("requests to be served again", || {
+        metrics_if_served(&server).is_some()
     });
     assert!(server.stop().success());
 }
