@@ -1333,7 +1333,7 @@ fn maintain_parts(inner: &Inner, shard_index: usize) -> Result<(), StorageError>
     step(shard.purge_dropped().map(drop));
     step(delete::purge_shard(inner, shard_index, now, false));
     step(retention::expire_shard(inner, shard_index, now));
-    step(merge_until_done(shard));
+    step(merge_until_done(inner, shard));
     step(shard.retire_empty_series().map(drop));
     if crate::part::FreedMemory::global().return_when_idle(now) {
         tracing::debug!("memory freed by reads past --index-memory returned to the system");
@@ -1341,11 +1341,17 @@ fn maintain_parts(inner: &Inner, shard_index: usize) -> Result<(), StorageError>
     first_error.map_or(Ok(()), Err)
 }
 
-/// Merges until no run is left. Writers under back-pressure do not wait for this: they
-/// wait for a flush, which runs on the flush thread and publishes between two merges'
-/// publications.
-fn merge_until_done(shard: &Shard) -> Result<(), StorageError> {
-    while shard.merge_one()? {}
+/// Merges until no run is left, or the engine stops: a stop waits for the merge under way,
+/// not for the rest of a backlog, which after a long load can take minutes at the
+/// maintenance threads' priority (the next start merges it). Writers under back-pressure do
+/// not wait for this: they wait for a flush, which runs on the flush thread and publishes
+/// between two merges' publications.
+fn merge_until_done(inner: &Inner, shard: &Shard) -> Result<(), StorageError> {
+    while !inner.stop.load(Ordering::SeqCst) {
+        if !shard.merge_one()? {
+            break;
+        }
+    }
     Ok(())
 }
 

@@ -1,9 +1,11 @@
 //! A shard's two upkeep threads. A merge writes its part without the manifest lock: a
 //! flush publishes meanwhile, and a merge whose run another rewrite replaced meanwhile
 //! throws its part away (the shard's test hook runs the other work between the merge's
-//! write and its publication). Merges run at a lower CPU priority than flushes.
+//! write and its publication). Merges run at a lower CPU priority than flushes. A stop
+//! ends a backlog of merges after the one under way.
 
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use strata_lineproto::Precision;
@@ -223,4 +225,37 @@ fn merges_yield_the_cpu_to_writes_and_flushes() {
     assert!(flush.len() >= 3, "{flush:?}");
     assert!(flush.iter().all(|n| *n == own), "{flush:?}, own {own}");
     drop(engine);
+}
+
+#[test]
+fn a_stop_waits_for_the_merge_under_way_not_for_the_backlog() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    // Three partitions of two parts each: three merges to do.
+    for round in 0..2 {
+        for hour in 0..3 {
+            write(
+                &engine,
+                &format!("cpu v={round}i {}\n", hour * HOUR_NS + round),
+            );
+        }
+        engine.flush().unwrap();
+    }
+    let shard = &engine.inner.shards[0];
+    assert_eq!(shard.parts().len(), 6);
+    // The engine stops while the first merge writes its part.
+    let inner = std::sync::Arc::clone(&engine.inner);
+    *shard.merge_written_hook.lock() = Some(Box::new(move |_| {
+        inner.stop.store(true, Ordering::SeqCst);
+    }));
+    super::maintain_parts(&engine.inner, 0).unwrap();
+    *shard.merge_written_hook.lock() = None;
+    assert_eq!(engine.stats().merges, 1, "the merge under way is published");
+    assert_eq!(shard.parts().len(), 5);
+    // The next start merges the rest; every row is there.
+    drop(engine);
+    let engine = open(dir.path());
+    engine.maintain().unwrap();
+    assert_eq!(engine.inner.shards[0].parts().len(), 3);
+    assert_eq!(rows(&engine, "cpu").len(), 6);
 }
