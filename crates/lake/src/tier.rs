@@ -233,6 +233,7 @@ impl Lake {
                     if self.stop.is_stopped() {
                         return Err(LakeError::Stopped);
                     }
+                    release_stale_record(engine, partition, cold_table, &old, report).await?;
                     let copied = self
                         .copy(
                             engine,
@@ -375,6 +376,45 @@ impl Lake {
         report.files_removed += files_removed;
         Ok(files_added > 0)
     }
+}
+
+/// Before a copy reads `partition`: when the shard's manifest records an older copy than
+/// the one the lake holds (`old`, one origin), a crash or a failed release came between
+/// that copy's commit and its release, and a round that would have released it again
+/// (the partition unchanged since) did not run before rows were flushed into it (a stop
+/// ends a round early). Reading the partition would look in the lake for the copy the
+/// manifest names, which the commit replaced: release the lake's copy first. Only when the
+/// manifest records a copy: without one, the lake's copy may be another data directory's
+/// (a lake that outlived its data directory), and releasing it would drop local parts.
+async fn release_stale_record(
+    engine: &Arc<Engine>,
+    partition: &ColdPartition,
+    cold_table: &ColdTable,
+    old: &[LakeFile],
+    report: &mut TierReport,
+) -> Result<(), LakeError> {
+    let Some(current) = old
+        .first()
+        .map(|f| f.origin)
+        .filter(|origin| old.iter().all(|f| f.origin == *origin))
+    else {
+        return Ok(());
+    };
+    let Some((order, tombstone)) = engine.recorded_copy(partition, cold_table.table) else {
+        return Ok(());
+    };
+    let stale = (order, tombstone) != (current.order, current.tombstone)
+        && order <= current.order
+        && tombstone <= current.tombstone;
+    if !stale {
+        return Ok(());
+    }
+    let copy = ColdTable {
+        order: current.order,
+        tombstone: current.tombstone,
+        ..*cold_table
+    };
+    release(engine, partition, &copy, true, report).await
 }
 
 /// Releases the local parts whose rows of the table the lake's copy of `partition` (made

@@ -153,6 +153,17 @@ impl Engine {
         self.inner.cold.set(source);
     }
 
+    /// The copy of `table`'s rows of `cold`'s partition that the shard's manifest records
+    /// as in the lake, as (order, tombstone); `None` when it records none.
+    pub fn recorded_copy(&self, cold: &ColdPartition, table: TableId) -> Option<(u64, u64)> {
+        let shard = self.inner.shards.get(cold.shard)?;
+        shard
+            .tiered()
+            .iter()
+            .find(|c| c.partition == cold.partition && c.table == table)
+            .map(|c| (c.order, c.tombstone))
+    }
+
     /// Records that the lake committed its copy of `cold`'s rows of `table` (the
     /// signature the copy was made at) and releases the local parts that copy holds: from
     /// then on reads take those rows from the [cold source](Engine::set_cold_source).
