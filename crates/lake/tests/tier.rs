@@ -173,6 +173,21 @@ fn assert_same(found: &Rows, expected: &Rows, what: &str) {
     }
 }
 
+/// Writes a late row of host z into day 1 (`usage` its value) and flushes it; returns its
+/// time.
+fn write_late(engine: &Engine, usage: &str) -> i64 {
+    let time = START_NS + DAY_NS + 1;
+    engine
+        .write_lines(
+            "db",
+            format!("cpu,host=z usage={usage} {time}\n").as_bytes(),
+            Precision::Nanoseconds,
+        )
+        .unwrap();
+    engine.flush().unwrap();
+    time
+}
+
 fn lake(root: &Path) -> Lake {
     let mut options = LakeOptions::new(parse_url(root.to_str().unwrap()).unwrap());
     options.tier_after = Duration::from_secs(86_400);
@@ -239,15 +254,7 @@ fn cold_partitions_are_copied_row_for_row_and_kept_current() {
     assert_eq!(tier(&runtime, &restarted, &engine).commits, 0);
 
     // A late write into day 1: that shard partition is copied again, replacing its files.
-    let late = START_NS + DAY_NS + 1;
-    engine
-        .write_lines(
-            "db",
-            format!("cpu,host=z usage=99.5 {late}\n").as_bytes(),
-            Precision::Nanoseconds,
-        )
-        .unwrap();
-    engine.flush().unwrap();
+    let late = write_late(&engine, "99.5");
     let third = tier(&runtime, &restarted, &engine);
     assert_eq!(third.commits, 1, "{third:?}");
     assert_eq!(third.files_removed, third.files_added, "{third:?}");
@@ -577,20 +584,9 @@ fn a_copy_committed_but_not_released_is_released_before_the_partition_is_read_ag
     let saved = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
     let runtime = runtime();
-    let late = |engine: &Engine, value: &str| {
-        let time = START_NS + DAY_NS + 1;
-        engine
-            .write_lines(
-                "db",
-                format!("cpu,host=z usage={value} {time}\n").as_bytes(),
-                Precision::Nanoseconds,
-            )
-            .unwrap();
-        engine.flush().unwrap();
-    };
     let engine = loaded_engine(data.path(), root.path());
     tier(&runtime, &lake(root.path()), &engine);
-    late(&engine, "1.5");
+    write_late(&engine, "1.5");
     drop(engine);
     // The state a crash between the lake's commit and the release leaves: the data
     // directory as it was before a round whose commit the lake keeps.
@@ -605,7 +601,7 @@ fn a_copy_committed_but_not_released_is_released_before_the_partition_is_read_ag
     // Rows flushed into that partition before any round released the copy again.
     let engine = open(data.path(), &clock);
     read_from(&engine, root.path());
-    late(&engine, "2.5");
+    write_late(&engine, "2.5");
     let report = tier(&runtime, &lake(root.path()), &engine);
     assert_eq!(report.commits, 1, "{report:?}");
     let (rows, _) = runtime.block_on(lake_rows(&root.path().join("db").join("cpu")));
