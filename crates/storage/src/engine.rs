@@ -196,6 +196,12 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Inner {
+    /// Whether the engine stops: background loops end, and long work (merges, downsample
+    /// rounds) ends early, leaving the rest to the next start.
+    pub(crate) fn stopping(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
     /// A read (or a merge) of shard `shard` failed with `error`: if it names a live part
     /// that is damaged, that part is set aside (`shard/quarantine.rs`), logged and listed,
     /// and the error says so; later reads answer without it. Other errors pass unchanged.
@@ -1178,7 +1184,7 @@ fn upkeep_loop(inner: &Inner, shard_index: usize, upkeep: Upkeep) {
         crate::thread_priority::lower_thread_priority(MAINTENANCE_NICE, "shard maintenance");
     }
     let mut failures = 0u32;
-    while !inner.stop.load(Ordering::SeqCst) {
+    while !inner.stopping() {
         {
             let mut requested = requested.lock();
             if !*requested {
@@ -1186,7 +1192,7 @@ fn upkeep_loop(inner: &Inner, shard_index: usize, upkeep: Upkeep) {
             }
             *requested = false;
         }
-        if inner.stop.load(Ordering::SeqCst) {
+        if inner.stopping() {
             break;
         }
         let round = match upkeep {
@@ -1227,7 +1233,7 @@ fn upkeep_loop(inner: &Inner, shard_index: usize, upkeep: Upkeep) {
 fn wal_sync_loop(inner: &Inner, interval: Duration) {
     let tick = (interval / 4).clamp(Duration::from_millis(1), MAINTENANCE_TICK);
     let mut failed = vec![false; inner.shards.len()];
-    while !inner.stop.load(Ordering::SeqCst) {
+    while !inner.stopping() {
         std::thread::sleep(tick);
         for (index, shard) in inner.shards.iter().enumerate() {
             match shard.wal.sync_if_due(Instant::now()) {
@@ -1285,7 +1291,7 @@ fn retry_delay(failures: u32) -> Duration {
 /// Sleeps `delay`, a tick at a time, returning early when the engine stops.
 fn pause(inner: &Inner, delay: Duration) {
     let end = Instant::now() + delay;
-    while !inner.stop.load(Ordering::SeqCst) {
+    while !inner.stopping() {
         let left = end.saturating_duration_since(Instant::now());
         if left.is_zero() {
             break;
@@ -1347,7 +1353,7 @@ fn maintain_parts(inner: &Inner, shard_index: usize) -> Result<(), StorageError>
 /// not wait for this: they wait for a flush, which runs on the flush thread and publishes
 /// between two merges' publications.
 fn merge_until_done(inner: &Inner, shard: &Shard) -> Result<(), StorageError> {
-    while !inner.stop.load(Ordering::SeqCst) {
+    while !inner.stopping() {
         if !shard.merge_one()? {
             break;
         }

@@ -298,18 +298,13 @@ pub(super) fn run_round(inner: &Inner) -> Result<(), StorageError> {
     for d in downsamples {
         run_one(inner, &d)?;
     }
-    if !stopping(inner) {
+    // A stop ends a round early, leaving its work recorded as not done: a back-fill over a
+    // long history can take minutes, and a stop waits for the round. The next start folds
+    // the same ranges again, which writes the same target rows over the ones there.
+    if !inner.stopping() {
         inner.downsample.rounds.fetch_add(1, Ordering::Relaxed);
     }
     Ok(())
-}
-
-/// Whether the engine stops: a round then ends early, leaving its work recorded as not
-/// done, because a back-fill over a long history can take minutes and a stop waits for the
-/// round. The next start folds the same ranges again, and folding a range again writes
-/// the same target rows over the ones already there.
-fn stopping(inner: &Inner) -> bool {
-    inner.stop.load(Ordering::SeqCst)
 }
 
 /// Brings one downsample up to date with the parts and its dirty ranges.
@@ -348,7 +343,7 @@ fn run_one(inner: &Inner, d: &Downsample) -> Result<(), StorageError> {
     }
     for range in &d.dirty {
         let start = range.start.max(floor);
-        if start < range.end && !stopping(inner) {
+        if start < range.end && !inner.stopping() {
             inner.delete_rows(&DeleteRequest {
                 table: d.target,
                 start,
@@ -358,7 +353,7 @@ fn run_one(inner: &Inner, d: &Downsample) -> Result<(), StorageError> {
             fold_range(inner, d, &plan, start, range.end, range.predicate.as_ref())?;
         }
     }
-    if stopping(inner) {
+    if inner.stopping() {
         return Ok(());
     }
     let done = d.dirty.len();
@@ -391,7 +386,7 @@ fn fold_range(
         .saturating_mul(d.interval_ns);
     let fields = plan.field_ids();
     let mut lo = start;
-    while lo < end && !stopping(inner) {
+    while lo < end && !inner.stopping() {
         let hi = lo.saturating_add(slice).min(end);
         let request = ReadRequest {
             table: d.source,
@@ -471,9 +466,9 @@ fn coalesce(mut ranges: Vec<(Timestamp, Timestamp)>) -> Vec<(Timestamp, Timestam
 
 /// The thread that runs a round every [`DOWNSAMPLE_TICK`] and when woken.
 pub(super) fn downsample_loop(inner: &Inner) {
-    while !inner.stop.load(Ordering::SeqCst) {
+    while !inner.stopping() {
         inner.downsample.wait();
-        if inner.stop.load(Ordering::SeqCst) {
+        if inner.stopping() {
             break;
         }
         if inner.catalog.downsamples().is_empty() {
