@@ -15,9 +15,11 @@ pub mod eval;
 pub mod functions;
 mod labels;
 mod summarized;
+mod text_checks;
 
 pub use labels::Labels;
 pub use promql_parser::label::{MatchOp, Matcher};
+pub use text_checks::MAX_NESTING;
 
 /// Prometheus' stale marker: a NaN with this payload ends a series.
 pub const STALE_NAN_BITS: u64 = 0x7ff0_0000_0000_0002;
@@ -216,66 +218,8 @@ pub fn parse(query: &str) -> Result<promql_parser::parser::Expr, Error> {
             query.len()
         )));
     }
-    check_nesting(query)?;
+    text_checks::check(query)?;
     promql_parser::parser::parse(query).map_err(|e| Error::BadData(format!("parse error: {e}")))
-}
-
-/// The deepest nesting (brackets of any kind) and the most operators a query may have:
-/// parsing, evaluating and freeing an expression recurse once per level, and an operator
-/// chain is a level per operator. Real queries stay far below; a hostile one would
-/// overflow a thread's stack and abort the server.
-pub const MAX_NESTING: usize = 1000;
-
-/// Refuses a query deeper than [`MAX_NESTING`], measured on its text before it is parsed:
-/// brackets outside strings and comments, and operator symbols and words.
-fn check_nesting(query: &str) -> Result<(), Error> {
-    let bytes = query.as_bytes();
-    let (mut depth, mut deepest, mut operators) = (0usize, 0usize, 0usize);
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            quote @ (b'"' | b'\'' | b'`') => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != quote {
-                    if bytes[i] == b'\\' && quote != b'`' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-            }
-            b'#' => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'(' | b'[' | b'{' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            b'+' | b'-' | b'*' | b'/' | b'%' | b'^' | b'<' | b'>' | b'!' => operators += 1,
-            b'=' if i > 0 && bytes[i - 1] == b'=' => operators += 1,
-            c if c.is_ascii_alphabetic() => {
-                let start = i;
-                while i + 1 < bytes.len()
-                    && (bytes[i + 1].is_ascii_alphanumeric() || bytes[i + 1] == b'_')
-                {
-                    i += 1;
-                }
-                if matches!(&query[start..=i], "and" | "or" | "unless" | "atan2") {
-                    operators += 1;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    if deepest > MAX_NESTING || operators > MAX_NESTING {
-        return Err(Error::BadData(format!(
-            "the query is too complex: it nests {deepest} brackets deep and has {operators} operators; at most {MAX_NESTING} of each"
-        )));
-    }
-    Ok(())
 }
 
 /// Checks that query times are within [`MAX_SPAN_MS`] of the epoch.
