@@ -430,6 +430,16 @@ impl QueryEngine {
             .filter_map(|name| name.strip_prefix('$')?.parse::<usize>().ok())
             .max()
             .unwrap_or(0);
+        // A dense list of types: `$2000000000` alone would take 48 GB. The Postgres
+        // protocol, the one caller, counts parameters in 16 bits.
+        if count > MAX_DESCRIBED_PARAMETERS {
+            return Err(QueryError::Plan {
+                message: format!(
+                    "there is no parameter ${count}: a statement takes at most {MAX_DESCRIBED_PARAMETERS} parameters"
+                ),
+                position: None,
+            });
+        }
         let parameters = (1..=count)
             .map(|n| found.get(&format!("${n}")).cloned().flatten())
             .collect();
@@ -439,6 +449,9 @@ impl QueryEngine {
         })
     }
 }
+
+/// The highest parameter number [`QueryEngine::describe`] lists types for.
+pub const MAX_DESCRIBED_PARAMETERS: usize = u16::MAX as usize;
 
 /// A statement's result columns and parameter types, found without running it
 /// ([`QueryEngine::describe`]).

@@ -45,7 +45,7 @@ pub mod sql_lex;
 mod statements;
 pub mod table;
 
-pub use engine::{Description, QueryEngine, QueryOptions, QuerySlot};
+pub use engine::{Description, MAX_DESCRIBED_PARAMETERS, QueryEngine, QueryOptions, QuerySlot};
 pub use error::{Position, QueryError};
 pub use functions::register_functions;
 pub use functions::session::{POSTGRES_VERSION, version_text};

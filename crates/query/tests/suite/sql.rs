@@ -180,6 +180,41 @@ async fn errors_say_what_and_where() {
     );
 }
 
+/// Describing lists a type for every parameter number up to the highest: `$2000000000`
+/// once asked for 48 GB and aborted the server. Past 65,535 (what the Postgres protocol
+/// counts) it is an error.
+#[tokio::test]
+async fn describe_refuses_parameter_numbers_past_the_protocols_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(dir.path());
+    engine
+        .write_lines("db", b"m,host=a v=1i 1\n", Precision::Nanoseconds)
+        .unwrap();
+    let sql = QueryEngine::new(engine).unwrap();
+    let described = sql
+        .describe("db", "SELECT v FROM m WHERE v > $3")
+        .await
+        .unwrap();
+    assert_eq!(described.parameters.len(), 3);
+    let top = strata_query::MAX_DESCRIBED_PARAMETERS;
+    let described = sql
+        .describe("db", &format!("SELECT ${top} AS p"))
+        .await
+        .unwrap();
+    assert_eq!(described.parameters.len(), top);
+    for number in [top + 1, 2_000_000_000] {
+        let err = sql
+            .describe("db", &format!("SELECT v FROM m WHERE v > ${number}"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, QueryError::Plan { .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            format!("there is no parameter ${number}: a statement takes at most 65535 parameters")
+        );
+    }
+}
+
 /// The server shares one engine among request tasks: it and its futures must be `Send`.
 #[test]
 fn the_query_engine_can_be_shared_across_tasks() {

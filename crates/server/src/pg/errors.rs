@@ -14,6 +14,8 @@ pub(crate) const UNDEFINED_TABLE: &str = "42P01";
 pub(crate) const UNDEFINED_COLUMN: &str = "42703";
 /// `undefined_function`.
 pub(crate) const UNDEFINED_FUNCTION: &str = "42883";
+/// `undefined_parameter`.
+pub(crate) const UNDEFINED_PARAMETER: &str = "42P02";
 /// `datatype_mismatch`.
 pub(crate) const DATATYPE_MISMATCH: &str = "42804";
 /// `syntax_error_or_access_rule_violation`: other planning errors.

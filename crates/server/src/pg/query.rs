@@ -28,12 +28,15 @@ use strata_query::{QueryEngine, QueryError, QueryStream};
 use super::catalog_sql::{aggregate_scalar_subqueries, empty_answer};
 use super::encode;
 use super::errors::{
-    INSUFFICIENT_PRIVILEGE, NOT_SUPPORTED, PROTOCOL_VIOLATION, QUERY_CANCELED, error, query_error,
+    INSUFFICIENT_PRIVILEGE, NOT_SUPPORTED, PROTOCOL_VIOLATION, QUERY_CANCELED, UNDEFINED_PARAMETER,
+    error, query_error,
 };
 use super::from_functions;
 use super::params;
 use super::session::{CancelSignal, Session, SessionStatement, session_statement};
-use super::sql_text::{from_postgres, parameter_count, split_statements, substitute};
+use super::sql_text::{
+    MAX_PARAMETERS, from_postgres, parameter_count, split_statements, substitute,
+};
 use crate::auth::Access;
 
 /// A statement prepared with Parse.
@@ -347,6 +350,20 @@ impl QueryParser for Parser {
         C: ClientInfo + Unpin + Send + Sync,
     {
         let session = session(client)?;
+        // Describing a statement lists a type per parameter number, so `$2000000000` would
+        // have the server allocate tens of gigabytes; no Bind could give it values anyway.
+        let parameters = parameter_count(sql);
+        if parameters > MAX_PARAMETERS {
+            let which = if parameters == usize::MAX {
+                "a parameter number is too large".to_owned()
+            } else {
+                format!("there is no parameter ${parameters}")
+            };
+            return Err(error(
+                UNDEFINED_PARAMETER,
+                format!("{which}: a statement takes at most {MAX_PARAMETERS} parameters"),
+            ));
+        }
         if let Some(statement) = session_statement(sql, &session, false) {
             return Ok(Some(Prepared {
                 sql: sql.to_owned(),

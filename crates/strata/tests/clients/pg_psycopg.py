@@ -302,7 +302,44 @@ def portal_in_steps():
     raw.close()
 
 
+def error_fields(body):
+    """An ErrorResponse's fields by their one-letter codes."""
+    return {f[:1].decode(): f[1:].decode() for f in body.split(b"\0") if f}
+
+
+def parameter_numbers_past_the_protocols_limit():
+    """Describing `SELECT $2000000000` once made the server allocate 48 GB and abort: a
+    statement numbering a parameter past 65535 (what Bind can count) is refused at Parse,
+    and the connection goes on."""
+    raw = raw_connect()
+    for sql, words in [
+        (b"SELECT $2000000000", "there is no parameter $2000000000"),
+        (b"SELECT $1 + $65536", "there is no parameter $65536"),
+        (b"SELECT $99999999999999999999999", "a parameter number is too large"),
+    ]:
+        raw.sendall(
+            message(b"P", b"\0" + sql + b"\0\0\0")
+            + message(b"D", b"S\0")
+            + message(b"S", b"")
+        )
+        got = read_messages(raw, b"Z")
+        assert [k for k, _ in got] == [b"E", b"Z"], (sql, got)
+        fields = error_fields(got[0][1])
+        assert fields["C"] == "42P02", fields
+        assert words in fields["M"] and "at most 65535" in fields["M"], fields
+    raw.sendall(
+        message(b"P", b"\0SELECT $1::bigint + $2::bigint\0\0\0")
+        + message(b"D", b"S\0")
+        + message(b"S", b"")
+    )
+    got = read_messages(raw, b"Z")
+    assert [k for k, _ in got] == [b"1", b"t", b"T", b"Z"], got
+    assert struct.unpack("!h", got[1][1][:2]) == (2,), got
+    raw.close()
+
+
 def raw():
+    parameter_numbers_past_the_protocols_limit()
     write(f"big,host=h{i % 50} v={i}i {T0 + i * 1_000_000_000}" for i in range(BIG))
     portal_in_steps()
     raw = raw_connect()
