@@ -20,6 +20,9 @@ mod session;
 mod sql_text;
 mod startup;
 
+#[cfg(test)]
+mod no_panic_tests;
+
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -153,7 +153,7 @@ impl Queries {
 /// A client's statement in the SQL Strata plans: Postgres-only catalog syntax rewritten
 /// (see `sql_text::from_postgres`, `catalog_sql` and `from_functions`); borrowed when
 /// nothing changed.
-fn to_strata(sql: &str) -> Cow<'_, str> {
+pub(super) fn to_strata(sql: &str) -> Cow<'_, str> {
     // The rewrites parse the statement: one too deeply nested is left as it is, for the
     // engine to refuse with the place it passed the bound.
     if strata_query::nesting::check(sql).is_err() {

@@ -1,0 +1,265 @@
+//! Bounded fuzzing of what the wire layer does to a statement's text before the engine
+//! sees it: seeded mutations of real client statements (psql's `\d` queries, Grafana's,
+//! drivers', session statements, parameters, every kind of quoting and comment) split,
+//! rewritten, matched against session statements and empty catalog tables, and bound with
+//! parameters; and bound values of random bytes in every format and type. Nothing may
+//! panic: a panic here ends the client's connection. The engine's own handling of
+//! statements is fuzzed in `crates/query/tests/suite/statements_no_panic.rs`.
+//!
+//! `STRATA_FUZZ_RUNS` sets the number of mutated statements (default 3,000).
+
+use std::sync::Arc;
+
+use pgwire::api::Type;
+
+use super::catalog_sql::empty_answer;
+use super::params::literal;
+use super::query::to_strata;
+use super::session::{Session, session_statement};
+use super::sql_text::{parameter_count, split_statements, substitute};
+use crate::auth::Access;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
+}
+
+const SEEDS: &[&str] = &[
+    "SELECT c.oid::pg_catalog.regclass, t.typname::pg_catalog.text FROM pg_catalog.pg_class c \
+     JOIN pg_catalog.pg_type t ON t.oid = c.reltype WHERE c.relname OPERATOR(pg_catalog.~) '^(cpu)$' \
+     COLLATE pg_catalog.default AND pg_catalog.pg_table_is_visible(c.oid) ORDER BY 2, 3;",
+    "SELECT a.attname, (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true) \
+     FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid), \
+     (SELECT count(*) FROM pg_catalog.pg_class) FROM pg_catalog.pg_attribute a",
+    "SELECT pol.polname, pol.polpermissive, CASE WHEN pol.polroles = '{0}' THEN NULL \
+     ELSE pg_catalog.array_to_string(array(select rolname from pg_catalog.pg_roles \
+     where oid = any (pol.polroles) order by 1),',') END AS roles \
+     FROM pg_catalog.pg_policy pol WHERE pol.polrelid = '16385' ORDER BY 1",
+    "SELECT CASE WHEN trim(s[i]) = '\"$user\"' THEN user ELSE trim(s[i]) END \
+     FROM generate_series(array_lower(string_to_array(current_setting('search_path'),','),1), \
+     array_upper(string_to_array(current_setting('search_path'),','),1)) as i, \
+     string_to_array(current_setting('search_path'),',') s \
+     WHERE EXISTS (SELECT 1 FROM information_schema.tables)",
+    "SELECT 'cpu'::regclass, current_schema, CURRENT_USER, session_user, current_catalog",
+    "SELECT time_bucket('1 minute', time) AS time, avg(usage_user) FROM cpu \
+     WHERE time > $1 AND host = $2 GROUP BY 1 ORDER BY 1 LIMIT $3",
+    "SELECT $1, '$1', \"$2\", a$1, $$ $2 $$, $tag$ $1 $tag$ FROM t WHERE x = $2",
+    "SELECT ';' AS \"a;b\"; -- c;d\nSELECT $x$;$x$ /* e; /* f; */ g; */; ;\n SELECT E'\\';' ",
+    "SET extra_float_digits = 3",
+    "set application_name to 'psql ''x'''",
+    "SET TIME ZONE 'Europe/Paris';",
+    "SHOW TIME ZONE",
+    "SHOW ALL",
+    "RESET ALL",
+    "BEGIN; COMMIT; ROLLBACK; START TRANSACTION ISOLATION LEVEL READ COMMITTED",
+    "DISCARD ALL",
+    "SHOW TABLES",
+    "DELETE FROM cpu WHERE host = 'a' AND time < now() - INTERVAL '1 day'",
+    "SELECT n.nspname, p.proname FROM pg_catalog.pg_proc p LEFT JOIN pg_catalog.pg_namespace n \
+     ON n.oid = p.pronamespace WHERE p.prorettype <> 'pg_catalog.cstring'::pg_catalog.regtype",
+    "select * from (values (1, 'a'), (2, 'b')) as v(x, y) where x in (select 1)",
+];
+
+const PIECES: &[&str] = &[
+    "'",
+    "\"",
+    "$",
+    "$1",
+    "$0",
+    "$65535",
+    "$99999999999999999999",
+    "$$",
+    "$a$",
+    "--",
+    "/*",
+    "*/",
+    ";",
+    "::",
+    "::regclass",
+    "::pg_catalog.",
+    "OPERATOR(",
+    "OPERATOR(pg_catalog.~)",
+    "COLLATE",
+    "COLLATE pg_catalog.",
+    "current_user",
+    "CURRENT_SCHEMA(",
+    "E'\\",
+    "\\",
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    "SELECT",
+    "FROM",
+    "WHERE",
+    "pg_catalog",
+    "SET",
+    "SHOW",
+    "TO",
+    "=",
+    "TIME",
+    "ZONE",
+    "é",
+    "\u{0}",
+    "\u{10FFFF}",
+    "\n",
+    " ",
+];
+
+/// Splits a statement into words, punctuation and whitespace, each kept, so that joining
+/// them gives the statement back.
+fn pieces(sql: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in sql.chars() {
+        let word = c.is_alphanumeric() || c == '_';
+        match out.last_mut() {
+            Some(last) if word && last.chars().all(|l| l.is_alphanumeric() || l == '_') => {
+                last.push(c)
+            }
+            _ => out.push(c.to_string()),
+        }
+    }
+    out
+}
+
+fn mutate(seed: &str, rng: &mut Rng) -> String {
+    let mut parts = pieces(seed);
+    for _ in 0..1 + rng.below(4) {
+        let i = rng.below(parts.len().max(1));
+        match rng.below(5) {
+            0 if !parts.is_empty() => {
+                parts.remove(i);
+            }
+            1 if !parts.is_empty() => {
+                let repeated = parts[i].clone();
+                parts.insert(i, repeated);
+            }
+            2 if parts.len() > 1 => {
+                let j = rng.below(parts.len());
+                parts.swap(i, j);
+            }
+            3 if !parts.is_empty() => parts[i] = rng.pick(PIECES).to_owned(),
+            _ => parts.insert(i.min(parts.len()), rng.pick(PIECES).to_owned()),
+        }
+    }
+    parts.concat()
+}
+
+/// Everything the wire layer does with one statement's text.
+fn exercise(sql: &str, session: &Session, rng: &mut Rng) {
+    for (offset, statement) in split_statements(sql) {
+        assert!(
+            sql.get(offset..)
+                .is_some_and(|rest| rest.starts_with(statement)),
+            "{sql:?}: statement {statement:?} is not at byte {offset}"
+        );
+        session_statement(statement, session, false);
+        session_statement(statement, session, true);
+        empty_answer(statement);
+        to_strata(statement);
+        let count = parameter_count(statement);
+        if count <= 8 {
+            let values: Vec<String> = (0..count + rng.below(2))
+                .map(|i| format!("'v{i}'"))
+                .collect();
+            let bound = substitute(statement, &values);
+            if let Ok(text) = bound {
+                to_strata(&text);
+            }
+        }
+    }
+}
+
+#[test]
+fn mutated_statements_never_panic_the_wire_layer() {
+    let runs: usize = std::env::var("STRATA_FUZZ_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3_000);
+    let session = Session::new("db".into(), Access::Full, Arc::default());
+    let mut rng = Rng(0x005e_ed0f_9a11);
+    for run in 0..runs {
+        let sql = match SEEDS.get(run) {
+            Some(seed) => (*seed).to_owned(),
+            None => {
+                let seed = rng.pick(SEEDS);
+                mutate(seed, &mut rng)
+            }
+        };
+        exercise(&sql, &session, &mut rng);
+    }
+}
+
+#[test]
+fn bound_values_of_any_bytes_are_literals_or_errors() {
+    let types = [
+        Type::BOOL,
+        Type::INT2,
+        Type::INT4,
+        Type::INT8,
+        Type::OID,
+        Type::FLOAT4,
+        Type::FLOAT8,
+        Type::TIMESTAMP,
+        Type::TIMESTAMPTZ,
+        Type::DATE,
+        Type::INTERVAL,
+        Type::TEXT,
+        Type::VARCHAR,
+        Type::NAME,
+        Type::UNKNOWN,
+        Type::JSON,
+        Type::BYTEA,
+        Type::NUMERIC,
+    ];
+    let texts = [
+        "",
+        "1",
+        "-1",
+        "1e400",
+        "NaN",
+        "-Infinity",
+        "9223372036854775808",
+        "0x10",
+        "t",
+        "yes",
+        "2024-02-30",
+        "294277-01-01",
+        "infinity",
+        "1 day",
+        "'; DROP",
+        "é",
+        "\u{0}",
+    ];
+    let mut rng = Rng(0xb1d5);
+    for _ in 0..20_000 {
+        let ty = &types[rng.below(types.len())];
+        let binary = rng.below(2) == 0;
+        let bytes: Vec<u8> = if binary || rng.below(3) == 0 {
+            let len = rng.pick(&[0usize, 1, 2, 4, 8, 9, 16]);
+            (0..len).map(|_| rng.next() as u8).collect()
+        } else {
+            rng.pick(&texts).as_bytes().to_vec()
+        };
+        if let Ok(text) = literal(Some(&bytes), ty, binary) {
+            // A literal is whole: its quotes pair up, so it cannot end the statement.
+            let quotes = text.matches('\'').count();
+            assert!(quotes % 2 == 0, "{ty} {bytes:?} binary={binary}: {text}");
+        }
+    }
+}
