@@ -171,6 +171,7 @@ async fn run(
         .map(String::as_str)
         .filter(|d| !d.is_empty());
     let now_ns = state.engine.now_ns();
+    let buckets = select::BucketBudget::default();
     let context = select::Context {
         query: &state.query,
         engine: &state.engine,
@@ -179,6 +180,7 @@ async fn run(
         subquery: None,
         inner: false,
         arrow_rows: true,
+        buckets: &buckets,
     };
     let mut results = Vec::with_capacity(query.statements.len());
     for (id, statement) in query.statements.iter().enumerate() {

@@ -23,10 +23,13 @@ use super::condition::TimeRange;
 use super::fields::Projections;
 use super::grouped::{Call, bucket_grid};
 use super::pushed::Pushed;
-use super::{Context, Grouping, batch_tags, grouped_tag_columns, new_series, row_key, row_key_is};
+use super::{
+    BucketBudget, Context, Grouping, batch_tags, grouped_tag_columns, new_series, row_key,
+    row_key_is,
+};
 
 /// How a statement's answer becomes its grid: what [`plan`] found.
-pub(super) struct GridPlan {
+pub(super) struct GridPlan<'a> {
     /// Every bucket shown, ascending.
     times: Vec<i64>,
     width: i64,
@@ -35,6 +38,8 @@ pub(super) struct GridPlan {
     counts: Vec<bool>,
     /// Per column after `time`, the aggregate call it shows.
     shown: Vec<usize>,
+    /// The query's budget, which each series' grid takes from.
+    budget: &'a BucketBudget,
 }
 
 /// The plan when `statement` is answered through the grid: a top-level statement (not a
@@ -43,15 +48,15 @@ pub(super) struct GridPlan {
 /// `spread`), and whose columns `direct` names one call each, untransformed
 /// ([`super::grouped`]'s plain columns).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn plan(
-    ctx: &Context<'_>,
+pub(super) fn plan<'a>(
+    ctx: &Context<'a>,
     statement: &SelectStatement,
     grouping: &Grouping,
     calls: &[Call<'_>],
     parts: &[Pushed<'_>],
     direct: Option<&[usize]>,
     range: TimeRange,
-) -> Result<Option<GridPlan>, String> {
+) -> Result<Option<GridPlan<'a>>, String> {
     let (true, Some(bucket), Fill::Null, Some(_), Some(direct)) = (
         ctx.arrow_rows && ctx.subquery.is_none(),
         grouping.time,
@@ -72,6 +77,7 @@ pub(super) fn plan(
         width: bucket.0,
         counts: calls.iter().map(|c| c.function == "count").collect(),
         shown: direct.to_vec(),
+        budget: ctx.buckets,
     }))
 }
 
@@ -94,7 +100,7 @@ impl Layout {
 /// Whether `batches` have the types the grid reads and writes: a nanosecond bucket, counts
 /// as 64-bit integers, and values [`ArrowRows`] writes. (What the engine answers for the
 /// SQL; anything else goes the general way.)
-pub(super) fn readable(plan: &GridPlan, group_tags: usize, batches: &[RecordBatch]) -> bool {
+pub(super) fn readable(plan: &GridPlan<'_>, group_tags: usize, batches: &[RecordBatch]) -> bool {
     let layout = Layout { group_tags };
     let values: Vec<usize> = (0..plan.counts.len()).map(|i| layout.call(i)).collect();
     ArrowRows::writable(batches, &values)
@@ -119,14 +125,14 @@ struct Slots {
 
 /// The series of the answer `batches` ([`readable`] ones), sorted by tags.
 pub(super) fn series(
-    plan: &GridPlan,
+    plan: &GridPlan<'_>,
     statement: &SelectStatement,
     schema: &TableSchema,
     grouping: &Grouping,
     projections: &Projections,
     group_tags: usize,
     batches: Vec<RecordBatch>,
-) -> Vec<Series> {
+) -> Result<Vec<Series>, String> {
     let layout = Layout { group_tags };
     let start = plan.times.first().copied().unwrap_or(0);
     let mut found: BTreeMap<Vec<String>, Slots> = BTreeMap::new();
@@ -161,10 +167,16 @@ pub(super) fn series(
                     found.insert(key, slots);
                 }
                 let key: Vec<String> = row_key(&tags, row);
-                let slots = found.remove(&key).unwrap_or_else(|| Slots {
-                    rows: vec![EMPTY_BUCKET; plan.times.len()],
-                    has_data: false,
-                });
+                let slots = match found.remove(&key) {
+                    Some(slots) => slots,
+                    None => {
+                        plan.budget.take(plan.times.len())?;
+                        Slots {
+                            rows: vec![EMPTY_BUCKET; plan.times.len()],
+                            has_data: false,
+                        }
+                    }
+                };
                 current = Some((key, slots));
             }
             if buckets.is_null(row) || !has_data(&values, row) {
@@ -211,7 +223,7 @@ pub(super) fn series(
         }
     }
     let rows: Arc<[(u32, u32)]> = rows.into();
-    found
+    Ok(found
         .into_iter()
         .enumerate()
         .map(|(i, (key, _))| {
@@ -227,7 +239,7 @@ pub(super) fn series(
             ));
             series
         })
-        .collect()
+        .collect())
 }
 
 /// Whether a bucket has data: a value of some call (with its column as integers when it is

@@ -14,8 +14,8 @@ use super::fields::{self, Projections};
 use super::pushed::{self, Buckets, Pushed};
 use super::tree::Where;
 use super::{
-    Context, Grouping, MAX_BUCKETS, aggregate, eval, finish_rows, key_matches, new_series, points,
-    series_key,
+    BucketBudget, Context, Grouping, MAX_BUCKETS, aggregate, eval, finish_rows, key_matches,
+    new_series, points, series_key,
 };
 use super::{grid, sql};
 
@@ -172,7 +172,7 @@ pub(super) async fn grouped(
         let sql = pushed::aggregate_sql(schema, &group_tags, grouping.time, parts, filter);
         let batches = sql::run_batches(ctx.query, database, sql).await?;
         if grid::readable(&grid, group_tags.len(), &batches) {
-            return Ok(grid::series(
+            return grid::series(
                 &grid,
                 statement,
                 schema,
@@ -180,7 +180,7 @@ pub(super) async fn grouped(
                 projections,
                 group_tags.len(),
                 batches,
-            ));
+            );
         }
         // A type the grid does not write (none the engine answers these aggregates with
         // today): the same answer, read as cells, goes the general way.
@@ -298,7 +298,7 @@ pub(super) async fn grouped(
         &calls,
         range,
         buckets,
-        ctx.now_ns,
+        (ctx.now_ns, ctx.buckets),
         point_time,
     )
 }
@@ -311,7 +311,7 @@ fn assemble(
     calls: &[Call<'_>],
     range: TimeRange,
     buckets: Buckets,
-    now_ns: i64,
+    (now_ns, budget): (i64, &BucketBudget),
     point_time: bool,
 ) -> Result<Vec<Series>, String> {
     // Every bucket of the range (fill): from the range's start, the same for every series;
@@ -347,6 +347,9 @@ fn assemble(
             }
             (None, None) => per_bucket.times(),
         };
+        if filled.is_some() {
+            budget.take(times.len())?;
+        }
         let mut walk = per_bucket.walk();
         series.values = if let Some(plain) = &plain {
             plain_rows(statement, grouping, calls, plain, times, walk, point_time)

@@ -36,6 +36,7 @@ mod tree;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use datafusion::arrow::array::{Array, ArrayRef, DictionaryArray, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Int32Type};
@@ -58,6 +59,56 @@ use tree::Where;
 /// billions of empty rows (InfluxDB's `max-select-buckets`, which it leaves unlimited).
 pub(super) const MAX_BUCKETS: i64 = 1_000_000;
 
+/// Most buckets one query's answer may hold over all its series (and statements and
+/// subqueries), empty ones filled included. Each series may have [`MAX_BUCKETS`], and the
+/// default `fill(null)` gives every series every bucket of the range: 2,000 series of a
+/// million buckets took all the memory there was and aborted the server. Ten million is
+/// some hundred times what a Grafana dashboard or a TSBS query asks for.
+pub(crate) const MAX_ANSWER_BUCKETS: usize = 10_000_000;
+
+/// The buckets a query's series have taken so far, against [`MAX_ANSWER_BUCKETS`]: taken
+/// for each series before its rows are built.
+#[derive(Debug)]
+pub(crate) struct BucketBudget {
+    used: AtomicUsize,
+    limit: usize,
+}
+
+impl Default for BucketBudget {
+    fn default() -> Self {
+        Self {
+            used: AtomicUsize::new(0),
+            limit: MAX_ANSWER_BUCKETS,
+        }
+    }
+}
+
+impl BucketBudget {
+    /// A budget of `limit` buckets instead of [`MAX_ANSWER_BUCKETS`].
+    #[cfg(test)]
+    pub(super) fn with_limit(limit: usize) -> Self {
+        Self {
+            used: AtomicUsize::new(0),
+            limit,
+        }
+    }
+
+    /// Takes `buckets` for one more series; an error once the answer would pass the limit.
+    pub(super) fn take(&self, buckets: usize) -> Result<(), String> {
+        let used = self
+            .used
+            .fetch_add(buckets, Ordering::Relaxed)
+            .saturating_add(buckets);
+        if used > self.limit {
+            return Err(format!(
+                "too many buckets: the answer's series would hold more than {} (GROUP BY time fills every series' empty buckets); use a wider GROUP BY time interval, a shorter time range, fewer series (a tag condition, SLIMIT) or fill(none)",
+                self.limit
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// What a statement runs against.
 #[derive(Clone, Copy)]
 pub(crate) struct Context<'a> {
@@ -76,6 +127,8 @@ pub(crate) struct Context<'a> {
     /// Whether raw rows may stay in Arrow batches ([`Series::arrow`]): only for the
     /// statement answered to the client, not for a subquery's answer read as cells.
     pub arrow_rows: bool,
+    /// The buckets the query's answer holds so far.
+    pub buckets: &'a BucketBudget,
 }
 
 /// Runs `statement`; its series, sorted by measurement and tags.

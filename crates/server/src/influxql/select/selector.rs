@@ -25,7 +25,8 @@ use super::condition::TimeRange;
 use super::fields::{self, Projections};
 use super::tree::Where;
 use super::{
-    Context, Grouping, cast_value, eval, finish_rows, grouped, new_series, points, series_key,
+    BucketBudget, Context, Grouping, cast_value, eval, finish_rows, grouped, new_series, points,
+    series_key,
 };
 
 /// Selectors that may bring the other fields and tags of their point along.
@@ -456,7 +457,7 @@ pub(super) async fn run(
                 filled(
                     statement,
                     range,
-                    ctx.now_ns,
+                    (ctx.now_ns, ctx.buckets),
                     (width, offset),
                     read_before,
                     &selected,
@@ -507,7 +508,7 @@ pub(super) async fn run(
 fn filled(
     statement: &SelectStatement,
     range: TimeRange,
-    now_ns: i64,
+    (now_ns, budget): (i64, &BucketBudget),
     bucket: (i64, i64),
     read_before: i64,
     selected: &BTreeMap<i64, Vec<(i64, Vec<Value>)>>,
@@ -518,6 +519,7 @@ fn filled(
     else {
         return Ok((Vec::new(), Vec::new()));
     };
+    budget.take(grid.len())?;
     let width_of_row = selected
         .values()
         .next()

@@ -98,6 +98,7 @@ pub(super) async fn run_with(
     text: &str,
     arrow_rows: bool,
 ) -> Vec<super::Series> {
+    let buckets = super::BucketBudget::default();
     let ctx = Context {
         query,
         engine,
@@ -106,6 +107,7 @@ pub(super) async fn run_with(
         subquery: None,
         inner: false,
         arrow_rows,
+        buckets: &buckets,
     };
     select(&ctx, &statement(text)).await.unwrap()
 }
@@ -593,6 +595,74 @@ async fn limits_on_transformed_buckets_cut_the_unlimited_answer() {
 
 /// SLIMIT/SOFFSET count series in series key order, where a missing tag is not written
 /// (`net,dc=a,…` before `net,host=…`), and keep the answer's own order (missing tag first).
+/// Each series of a filled `GROUP BY time` takes every bucket of the range from the
+/// query's budget before its rows are built: 2,000 series of a million buckets once took
+/// all the memory there was. Three hosts of 720 buckets are 2,160: within a budget of
+/// 2,160, one over a budget of 2,159, on each path that fills (the grid of pushed
+/// aggregates, the general rows under another fill, selectors' point rows).
+#[tokio::test]
+async fn filled_buckets_over_all_series_stay_within_the_budget() {
+    let (_dir, engine, query) = tsbs_fixture();
+    let range = format!(
+        "time >= {START_NS} AND time < {}",
+        START_NS + 7_200 * SECOND_NS
+    );
+    for text in [
+        format!("SELECT mean(usage_user) FROM cpu WHERE {range} GROUP BY time(10s), hostname"),
+        format!(
+            "SELECT mean(usage_user) * 2 FROM cpu WHERE {range} GROUP BY time(10s), hostname fill(0)"
+        ),
+        format!(
+            "SELECT max(usage_user), usage_system FROM cpu WHERE {range} GROUP BY time(10s), hostname"
+        ),
+    ] {
+        let within = super::BucketBudget::with_limit(2_160);
+        let answer = run_budgeted(&query, &engine, &text, &within).await.unwrap();
+        assert_eq!(answer.len(), 3, "{text}");
+        assert!(answer.iter().all(|s| s.row_count() == 720), "{text}");
+        let over = super::BucketBudget::with_limit(2_159);
+        let err = match run_budgeted(&query, &engine, &text, &over).await {
+            Ok(answer) => panic!("{text}: {} series answered past the budget", answer.len()),
+            Err(err) => err,
+        };
+        assert!(
+            err.starts_with("too many buckets: the answer's series would hold more than 2159"),
+            "{text}: {err}"
+        );
+    }
+    // fill(none) builds only the buckets with data, and takes nothing.
+    let unfilled = super::BucketBudget::with_limit(0);
+    let text = format!(
+        "SELECT mean(usage_user) FROM cpu WHERE {range} GROUP BY time(10s), hostname fill(none)"
+    );
+    assert_eq!(
+        run_budgeted(&query, &engine, &text, &unfilled)
+            .await
+            .unwrap()
+            .len(),
+        3
+    );
+}
+
+async fn run_budgeted(
+    query: &QueryEngine,
+    engine: &Engine,
+    text: &str,
+    buckets: &super::BucketBudget,
+) -> Result<Vec<super::Series>, String> {
+    let ctx = Context {
+        query,
+        engine,
+        database: Some("benchmark"),
+        now_ns: engine.now_ns(),
+        subquery: None,
+        inner: false,
+        arrow_rows: true,
+        buckets,
+    };
+    select(&ctx, &statement(text)).await
+}
+
 #[test]
 fn slimit_counts_series_in_series_key_order() {
     let series = |dc: &str, host: &str| super::super::result::Series {
