@@ -141,7 +141,8 @@ enum Param {
 fn select_k(values: &[f64], k: usize, top: bool) -> Vec<usize> {
     // `less(a, b)`: a is worse than b (the heap's root is the worst kept); NaN is worst.
     let less = |a: f64, b: f64| a.is_nan() || if top { a < b } else { a > b };
-    let mut heap: Vec<usize> = Vec::with_capacity(k);
+    // `k` is the query's (`topk(1e9, …)`): never more room than there are values.
+    let mut heap: Vec<usize> = Vec::with_capacity(k.min(values.len()));
     for (i, v) in values.iter().enumerate() {
         if heap.is_empty() {
             heap.push(i);
@@ -252,5 +253,22 @@ pub fn format_value(v: f64) -> String {
         "-Inf".into()
     } else {
         format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::select_k;
+
+    /// `k` comes from the query: `topk(1e9, x)` once reserved room for a billion indexes
+    /// (8 GB) whatever the series. A `k` past any allocation keeps every value.
+    #[test]
+    fn a_huge_k_reserves_room_for_the_values_only() {
+        let values = [1.0, 3.0, f64::NAN, 2.0];
+        let mut kept = select_k(&values, usize::MAX, true);
+        kept.sort_unstable();
+        assert_eq!(kept, [0, 1, 2, 3]);
+        assert_eq!(select_k(&values, 1, true), [1]);
+        assert_eq!(select_k(&values, 1, false), [0]);
     }
 }
