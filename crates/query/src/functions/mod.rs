@@ -10,7 +10,10 @@
 //!   time; see [`first_last`].
 //! - `current_database()`, `current_schema()`, `version()`: for SQL clients; see
 //!   [`session`].
+//! - `repeat`, `lpad`, `rpad` and `array_repeat` are DataFusion's, bounded: see
+//!   [`bounded`].
 
+pub mod bounded;
 pub(crate) mod first_last;
 mod rewrite;
 pub mod session;
@@ -26,6 +29,7 @@ use session::{SessionFunction, SessionValue};
 
 /// Adds Strata's functions to `context`.
 pub(crate) fn register(context: &SessionContext) {
+    bounded::register(context);
     let date_bin = datafusion::functions::datetime::date_bin();
     context.register_udf(date_bin.as_ref().clone().with_aliases(["time_bucket"]));
     context.register_udaf(AggregateUDF::new_from_impl(FirstLast::new(End::First)));

@@ -215,6 +215,59 @@ async fn describe_refuses_parameter_numbers_past_the_protocols_count() {
     }
 }
 
+/// `repeat`, `lpad`, `rpad` and `array_repeat` make results as large as an argument says:
+/// `repeat('x', 100000000 + value)` over 100 rows once reserved 10 GB at once and aborted
+/// the server. Past 256 MiB over a batch's rows they fail; below, they answer as before.
+#[tokio::test]
+async fn functions_that_a_count_makes_huge_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = QueryEngine::new(open_engine(dir.path())).unwrap();
+    let answer = |q: &'static str| {
+        let sql = &sql;
+        async move { only_value(&sql.sql("db", q).await.unwrap()) }
+    };
+    assert_eq!(answer("SELECT repeat('ab', 3) AS v").await, "ababab");
+    assert_eq!(
+        answer("SELECT lpad('x', 4, '-') || rpad('y', 3, '.') AS v").await,
+        "---xy.."
+    );
+    assert_eq!(
+        answer("SELECT array_to_string(array_repeat(7, 3), ',') AS v").await,
+        "7,7,7"
+    );
+    assert_eq!(
+        answer(
+            "SELECT sum(length(repeat('x', 1000000 + value))) AS v FROM generate_series(1, 100)"
+        )
+        .await,
+        "100005050"
+    );
+    for (q, name) in [
+        // 100 rows of about 3 MB: 300 MB in one batch.
+        (
+            "SELECT sum(length(repeat('x', 3000000 + value))) AS v FROM generate_series(1, 100)",
+            "repeat",
+        ),
+        ("SELECT length(repeat('xy', 150000000)) AS v", "repeat"),
+        ("SELECT length(lpad('x', 70000000)) AS v", "lpad"),
+        (
+            "SELECT length(rpad('x', 70000000 + value, 'é')) AS v FROM generate_series(1, 2)",
+            "rpad",
+        ),
+        (
+            "SELECT cardinality(array_repeat(1, 40000000)) AS v",
+            "array_repeat",
+        ),
+    ] {
+        let err = sql.sql("db", q).await.unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(&format!("{name} would make more than 268435456 bytes")),
+            "{q}: {err}"
+        );
+    }
+}
+
 /// The server shares one engine among request tasks: it and its futures must be `Send`.
 #[test]
 fn the_query_engine_can_be_shared_across_tasks() {
