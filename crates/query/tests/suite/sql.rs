@@ -118,14 +118,19 @@ async fn unqualified_names_resolve_in_the_statement_database() {
     assert!(err.to_string().contains("not found"), "{err}");
 }
 
-#[tokio::test]
-async fn errors_say_what_and_where() {
+/// A query engine over a fresh directory whose `db.m` holds one row (`host=a`, `v=1`).
+fn one_row_of_m() -> (tempfile::TempDir, QueryEngine) {
     let dir = tempfile::tempdir().unwrap();
     let engine = open_engine(dir.path());
     engine
         .write_lines("db", b"m,host=a v=1i 1\n", Precision::Nanoseconds)
         .unwrap();
-    let sql = QueryEngine::new(engine).unwrap();
+    (dir, QueryEngine::new(engine).unwrap())
+}
+
+#[tokio::test]
+async fn errors_say_what_and_where() {
+    let (_dir, sql) = one_row_of_m();
 
     let err = sql
         .sql("db", "SELECT v\nFROM m WHERE ) AND")
@@ -185,12 +190,7 @@ async fn errors_say_what_and_where() {
 /// counts) it is an error.
 #[tokio::test]
 async fn describe_refuses_parameter_numbers_past_the_protocols_count() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open_engine(dir.path());
-    engine
-        .write_lines("db", b"m,host=a v=1i 1\n", Precision::Nanoseconds)
-        .unwrap();
-    let sql = QueryEngine::new(engine).unwrap();
+    let (_dir, sql) = one_row_of_m();
     let described = sql
         .describe("db", "SELECT v FROM m WHERE v > $3")
         .await

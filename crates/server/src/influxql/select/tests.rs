@@ -99,6 +99,19 @@ pub(super) async fn run_with(
     arrow_rows: bool,
 ) -> Vec<super::Series> {
     let buckets = super::BucketBudget::default();
+    run_budgeted(query, engine, text, arrow_rows, &buckets)
+        .await
+        .unwrap()
+}
+
+/// Runs `text` against `engine`'s `benchmark` database, its buckets taken from `buckets`.
+async fn run_budgeted(
+    query: &QueryEngine,
+    engine: &Engine,
+    text: &str,
+    arrow_rows: bool,
+    buckets: &super::BucketBudget,
+) -> Result<Vec<super::Series>, String> {
     let ctx = Context {
         query,
         engine,
@@ -107,9 +120,9 @@ pub(super) async fn run_with(
         subquery: None,
         inner: false,
         arrow_rows,
-        buckets: &buckets,
+        buckets,
     };
-    select(&ctx, &statement(text)).await.unwrap()
+    select(&ctx, &statement(text)).await
 }
 
 #[tokio::test]
@@ -617,11 +630,13 @@ async fn filled_buckets_over_all_series_stay_within_the_budget() {
         ),
     ] {
         let within = super::BucketBudget::with_limit(2_160);
-        let answer = run_budgeted(&query, &engine, &text, &within).await.unwrap();
+        let answer = run_budgeted(&query, &engine, &text, true, &within)
+            .await
+            .unwrap();
         assert_eq!(answer.len(), 3, "{text}");
         assert!(answer.iter().all(|s| s.row_count() == 720), "{text}");
         let over = super::BucketBudget::with_limit(2_159);
-        let err = match run_budgeted(&query, &engine, &text, &over).await {
+        let err = match run_budgeted(&query, &engine, &text, true, &over).await {
             Ok(answer) => panic!("{text}: {} series answered past the budget", answer.len()),
             Err(err) => err,
         };
@@ -636,31 +651,12 @@ async fn filled_buckets_over_all_series_stay_within_the_budget() {
         "SELECT mean(usage_user) FROM cpu WHERE {range} GROUP BY time(10s), hostname fill(none)"
     );
     assert_eq!(
-        run_budgeted(&query, &engine, &text, &unfilled)
+        run_budgeted(&query, &engine, &text, true, &unfilled)
             .await
             .unwrap()
             .len(),
         3
     );
-}
-
-async fn run_budgeted(
-    query: &QueryEngine,
-    engine: &Engine,
-    text: &str,
-    buckets: &super::BucketBudget,
-) -> Result<Vec<super::Series>, String> {
-    let ctx = Context {
-        query,
-        engine,
-        database: Some("benchmark"),
-        now_ns: engine.now_ns(),
-        subquery: None,
-        inner: false,
-        arrow_rows: true,
-        buckets,
-    };
-    select(&ctx, &statement(text)).await
 }
 
 #[test]
