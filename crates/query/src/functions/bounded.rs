@@ -1,12 +1,16 @@
 //! Functions whose results a small argument can make huge — `repeat(s, n)`, `lpad(s, n)`,
-//! `rpad(s, n)`, `array_repeat(x, n)` — wrapped to refuse a call whose results over one
-//! batch of rows would pass [`MAX_RESULT_BYTES`], before the function allocates them.
+//! `rpad(s, n)`, `array_repeat(x, n)`, `array_resize(a, n)` — wrapped to refuse a call
+//! whose results over one batch of rows would pass [`MAX_RESULT_BYTES`], before the
+//! function allocates them.
+//! `regexp_replace(s, pattern, replacement [, flags])` writes its replacement once per
+//! match: its results may grow past its input by at most [`MAX_RESULT_BYTES`].
 //!
 //! DataFusion's `repeat` reserves a whole batch's results at once:
 //! `repeat('x', 100000000 + value)` over 100 rows asked for 10 GB and aborted the server
 //! (an allocation that fails aborts a Rust process). `array_repeat(1, 2000000000)` asked
 //! for 16 GB. The query memory limit does not see these: a function's results are not an
-//! operator's reservation. Every other function's results are bounded by its inputs.
+//! operator's reservation. Other functions were not reviewed one by one; `range` and
+//! `generate_series` reserve with `try_reserve` and fail cleanly.
 
 use std::sync::Arc;
 
@@ -23,7 +27,8 @@ use datafusion::logical_expr::{
 use datafusion::prelude::SessionContext;
 
 /// The most bytes one call of a bounded function may make over one batch of rows (a
-/// string counts 4 bytes a character for the pads, an array 8 bytes an element).
+/// string counts 4 bytes a character for the pads, an array 8 bytes an element; for
+/// `regexp_replace`, what it adds to its input).
 pub const MAX_RESULT_BYTES: u64 = 256 << 20;
 
 /// How a bounded function's result size follows from its arguments.
@@ -33,15 +38,19 @@ enum Growth {
     Repeat,
     /// `lpad(s, n [, fill])`, `rpad(…)`: `n` characters.
     Pad,
-    /// `array_repeat(x, n)`: `n` elements.
-    ArrayRepeat,
+    /// `array_repeat(x, n)`, `array_resize(a, n [, x])`: `n` elements.
+    Elements,
+    /// `regexp_replace(s, pattern, replacement [, flags])`: the replacement once per match.
+    RegexpReplace,
 }
 
-const BOUNDED: [(&str, Growth); 4] = [
+const BOUNDED: [(&str, Growth); 6] = [
     ("repeat", Growth::Repeat),
     ("lpad", Growth::Pad),
     ("rpad", Growth::Pad),
-    ("array_repeat", Growth::ArrayRepeat),
+    ("array_repeat", Growth::Elements),
+    ("array_resize", Growth::Elements),
+    ("regexp_replace", Growth::RegexpReplace),
 ];
 
 /// Replaces each of [`BOUNDED`]'s functions registered in `context` with its bounded
@@ -68,18 +77,20 @@ impl Bounded {
         let all_scalar = args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)));
         let rows = if all_scalar { 1 } else { rows };
         let mut total: u64 = 0;
+        let mut matches = MatchCounter::default();
         for row in 0..rows {
             let count = args.get(1).and_then(|a| int_at(a, row)).unwrap_or(0);
             let count = u64::try_from(count).unwrap_or(0);
             let bytes = match self.growth {
                 Growth::Repeat => count.saturating_mul(str_len_at(&args[0], row)),
                 Growth::Pad => count.saturating_mul(4),
-                Growth::ArrayRepeat => count.saturating_mul(8),
+                Growth::Elements => count.saturating_mul(8),
+                Growth::RegexpReplace => regexp_replace_growth(args, row, &mut matches),
             };
             total = total.saturating_add(bytes);
             if total > MAX_RESULT_BYTES {
                 return exec_err!(
-                    "{} would make more than {MAX_RESULT_BYTES} bytes for {} row{}: Strata bounds one function's results over a batch of rows (counting 4 bytes a character for lpad and rpad, 8 an element for array_repeat)",
+                    "{} would make more than {MAX_RESULT_BYTES} bytes for {} row{}: Strata bounds one function's results over a batch of rows (counting 4 bytes a character for lpad and rpad, 8 an element for array_repeat and array_resize, and what regexp_replace adds to its input)",
                     self.inner.name(),
                     row + 1,
                     if row == 0 { "" } else { "s" }
@@ -87,6 +98,90 @@ impl Bounded {
             }
         }
         Ok(())
+    }
+}
+
+/// An upper bound on the bytes `regexp_replace` adds to row `row`'s string: the
+/// replacement once per match, and each group reference in it at most the whole string
+/// over all matches (matches do not overlap). Matches are at most one per character and
+/// one more with the `g` flag, one without; past a few KiB they are counted instead.
+fn regexp_replace_growth(args: &[ColumnarValue], row: usize, matches: &mut MatchCounter) -> u64 {
+    let (Some(string), Some(pattern), Some(replacement)) = (
+        args.first().and_then(|a| str_at(a, row)),
+        args.get(1).and_then(|a| str_at(a, row)),
+        args.get(2).and_then(|a| str_at(a, row)),
+    ) else {
+        return 0;
+    };
+    let flags = args.get(3).and_then(|a| str_at(a, row));
+    let global = flags.is_some_and(|f| f.contains('g'));
+    let references = replacement.matches(['$', '\\']).count() as u64;
+    let grows = |matches: u64| {
+        matches
+            .saturating_mul(replacement.len() as u64)
+            .saturating_add(references.saturating_mul(string.len() as u64))
+    };
+    let most = if global {
+        string.chars().count() as u64 + 1
+    } else {
+        1
+    };
+    // Short strings and replacements: the bound is small, and counting would cost more.
+    if grows(most) <= 4096 {
+        return grows(most);
+    }
+    grows(matches.count(string, pattern, flags, global))
+}
+
+/// Counts a pattern's matches as `regexp_replace` finds them (its flags but `g` inlined),
+/// keeping the last compiled pattern.
+#[derive(Default)]
+struct MatchCounter {
+    last: Option<(String, Option<String>, Option<regex::Regex>)>,
+}
+
+impl MatchCounter {
+    fn count(&mut self, string: &str, pattern: &str, flags: Option<&str>, global: bool) -> u64 {
+        let same = self
+            .last
+            .as_ref()
+            .is_some_and(|(p, f, _)| p == pattern && f.as_deref() == flags);
+        if !same {
+            let inline = flags.map(|f| f.replace('g', "")).unwrap_or_default();
+            let full = if inline.is_empty() {
+                pattern.to_owned()
+            } else {
+                format!("(?{inline}){pattern}")
+            };
+            let compiled = regex::Regex::new(&full).ok();
+            self.last = Some((pattern.to_owned(), flags.map(str::to_owned), compiled));
+        }
+        // A pattern that does not compile: the function itself says so.
+        let Some((_, _, Some(re))) = &self.last else {
+            return 0;
+        };
+        if global {
+            re.find_iter(string).count() as u64
+        } else {
+            u64::from(re.is_match(string))
+        }
+    }
+}
+
+/// Row `row` of a string argument (a scalar is every row's); `None` when null.
+fn str_at(value: &ColumnarValue, row: usize) -> Option<&str> {
+    match value {
+        ColumnarValue::Scalar(
+            ScalarValue::Utf8(s) | ScalarValue::LargeUtf8(s) | ScalarValue::Utf8View(s),
+        ) => s.as_deref(),
+        ColumnarValue::Scalar(_) => None,
+        ColumnarValue::Array(array) if array.is_null(row) => None,
+        ColumnarValue::Array(array) => match array.data_type() {
+            DataType::Utf8 => Some(array.as_string::<i32>().value(row)),
+            DataType::LargeUtf8 => Some(array.as_string::<i64>().value(row)),
+            DataType::Utf8View => Some(array.as_string_view().value(row)),
+            _ => None,
+        },
     }
 }
 
@@ -104,22 +199,7 @@ fn int_at(value: &ColumnarValue, row: usize) -> Option<i64> {
 
 /// The bytes of row `row` of a string argument (0 when null or not a string).
 fn str_len_at(value: &ColumnarValue, row: usize) -> u64 {
-    let len = match value {
-        ColumnarValue::Scalar(
-            ScalarValue::Utf8(Some(s))
-            | ScalarValue::LargeUtf8(Some(s))
-            | ScalarValue::Utf8View(Some(s)),
-        ) => s.len(),
-        ColumnarValue::Scalar(_) => 0,
-        ColumnarValue::Array(array) if array.is_null(row) => 0,
-        ColumnarValue::Array(array) => match array.data_type() {
-            DataType::Utf8 => array.as_string::<i32>().value(row).len(),
-            DataType::LargeUtf8 => array.as_string::<i64>().value(row).len(),
-            DataType::Utf8View => array.as_string_view().value(row).len(),
-            _ => 0,
-        },
-    };
-    len as u64
+    str_at(value, row).map_or(0, |s| s.len() as u64)
 }
 
 impl ScalarUDFImpl for Bounded {

@@ -10,8 +10,8 @@
 //!   time; see [`first_last`].
 //! - `current_database()`, `current_schema()`, `version()`: for SQL clients; see
 //!   [`session`].
-//! - `repeat`, `lpad`, `rpad` and `array_repeat` are DataFusion's, bounded: see
-//!   [`bounded`].
+//! - `repeat`, `lpad`, `rpad`, `array_repeat`, `array_resize` and `regexp_replace` are
+//!   DataFusion's, bounded: see [`bounded`].
 
 pub mod bounded;
 pub(crate) mod first_last;

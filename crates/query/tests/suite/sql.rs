@@ -215,9 +215,11 @@ async fn describe_refuses_parameter_numbers_past_the_protocols_count() {
     }
 }
 
-/// `repeat`, `lpad`, `rpad` and `array_repeat` make results as large as an argument says:
+/// `repeat`, `lpad`, `rpad`, `array_repeat` and `array_resize` make results as large as an
+/// argument says, and `regexp_replace` writes its replacement once per match:
 /// `repeat('x', 100000000 + value)` over 100 rows once reserved 10 GB at once and aborted
-/// the server. Past 256 MiB over a batch's rows they fail; below, they answer as before.
+/// the server. Past 256 MiB over a batch's rows (what `regexp_replace` adds to its input)
+/// they fail; below, they answer as before.
 #[tokio::test]
 async fn functions_that_a_count_makes_huge_are_bounded() {
     let dir = tempfile::tempdir().unwrap();
@@ -242,6 +244,22 @@ async fn functions_that_a_count_makes_huge_are_bounded() {
         .await,
         "100005050"
     );
+    assert_eq!(
+        answer("SELECT regexp_replace('aXbXc', 'x', '--', 'gi') AS v").await,
+        "a--b--c"
+    );
+    assert_eq!(
+        answer("SELECT array_to_string(array_resize(make_array(1, 2), 3, 9), ',') AS v").await,
+        "1,2,9"
+    );
+    // Long strings with a short replacement: their matches are counted, and they pass.
+    assert_eq!(
+        answer(
+            "SELECT sum(length(regexp_replace(repeat('ab', 50000) || value::text, 'b', 'c', 'g'))) AS v FROM generate_series(1, 100)"
+        )
+        .await,
+        "10000192"
+    );
     for (q, name) in [
         // 100 rows of about 3 MB: 300 MB in one batch.
         (
@@ -257,6 +275,20 @@ async fn functions_that_a_count_makes_huge_are_bounded() {
         (
             "SELECT cardinality(array_repeat(1, 40000000)) AS v",
             "array_repeat",
+        ),
+        (
+            "SELECT cardinality(array_resize(make_array(1), 40000000)) AS v",
+            "array_resize",
+        ),
+        // An empty match at every character, each replaced by 60,000 bytes: 3.6 GB.
+        (
+            "SELECT length(regexp_replace(repeat('a', 60000), '', repeat('b', 60000), 'g')) AS v",
+            "regexp_replace",
+        ),
+        // One match of the whole megabyte, written 300 times by its references.
+        (
+            "SELECT length(regexp_replace(repeat('a', 1000000), '(.*)', repeat('\\1', 300))) AS v",
+            "regexp_replace",
         ),
     ] {
         let err = sql.sql("db", q).await.unwrap_err();
