@@ -450,7 +450,9 @@ impl QueryEngine {
     }
 }
 
-/// The highest parameter number [`QueryEngine::describe`] lists types for.
+/// The highest parameter number [`QueryEngine::describe`] lists types for, and the most
+/// parameters a statement may take over the Postgres wire: the protocol counts a Bind
+/// message's values and a ParameterDescription's types in 16 bits, as Postgres does.
 pub const MAX_DESCRIBED_PARAMETERS: usize = u16::MAX as usize;
 
 /// A statement's result columns and parameter types, found without running it

@@ -23,7 +23,7 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::data::{NoData, ParameterDescription};
 use pgwire::messages::extendedquery::{Describe, TARGET_TYPE_BYTE_STATEMENT};
-use strata_query::{QueryEngine, QueryError, QueryStream};
+use strata_query::{MAX_DESCRIBED_PARAMETERS, QueryEngine, QueryError, QueryStream};
 
 use super::catalog_sql::{aggregate_scalar_subqueries, empty_answer};
 use super::encode;
@@ -34,9 +34,7 @@ use super::errors::{
 use super::from_functions;
 use super::params;
 use super::session::{CancelSignal, Session, SessionStatement, session_statement};
-use super::sql_text::{
-    MAX_PARAMETERS, from_postgres, parameter_count, split_statements, substitute,
-};
+use super::sql_text::{from_postgres, parameter_count, split_statements, substitute};
 use crate::auth::Access;
 
 /// A statement prepared with Parse.
@@ -353,7 +351,7 @@ impl QueryParser for Parser {
         // Describing a statement lists a type per parameter number, so `$2000000000` would
         // have the server allocate tens of gigabytes; no Bind could give it values anyway.
         let parameters = parameter_count(sql);
-        if parameters > MAX_PARAMETERS {
+        if parameters > MAX_DESCRIBED_PARAMETERS {
             let which = if parameters == usize::MAX {
                 "a parameter number is too large".to_owned()
             } else {
@@ -361,7 +359,7 @@ impl QueryParser for Parser {
             };
             return Err(error(
                 UNDEFINED_PARAMETER,
-                format!("{which}: a statement takes at most {MAX_PARAMETERS} parameters"),
+                format!("{which}: a statement takes at most {MAX_DESCRIBED_PARAMETERS} parameters"),
             ));
         }
         if let Some(statement) = session_statement(sql, &session, false) {

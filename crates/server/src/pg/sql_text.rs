@@ -84,10 +84,6 @@ pub(crate) fn is_blank(sql: &str) -> bool {
     true
 }
 
-/// The most parameters a statement may take: the protocol counts a Bind message's values
-/// and a ParameterDescription's types in 16 bits, as Postgres does.
-pub(crate) const MAX_PARAMETERS: usize = u16::MAX as usize;
-
 /// The highest parameter number `sql` uses (0 when it has none; `usize::MAX` for a number
 /// too long to read).
 pub(crate) fn parameter_count(sql: &str) -> usize {
