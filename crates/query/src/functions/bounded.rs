@@ -79,12 +79,15 @@ impl Bounded {
         let mut total: u64 = 0;
         let mut matches = MatchCounter::default();
         for row in 0..rows {
-            let count = args.get(1).and_then(|a| int_at(a, row)).unwrap_or(0);
-            let count = u64::try_from(count).unwrap_or(0);
+            // The count, the second argument of all but regexp_replace; negative is none.
+            let count = || {
+                let count = args.get(1).and_then(|a| int_at(a, row)).unwrap_or(0);
+                u64::try_from(count).unwrap_or(0)
+            };
             let bytes = match self.growth {
-                Growth::Repeat => count.saturating_mul(str_len_at(&args[0], row)),
-                Growth::Pad => count.saturating_mul(4),
-                Growth::Elements => count.saturating_mul(8),
+                Growth::Repeat => count().saturating_mul(str_len_at(&args[0], row)),
+                Growth::Pad => count().saturating_mul(4),
+                Growth::Elements => count().saturating_mul(8),
                 Growth::RegexpReplace => regexp_replace_growth(args, row, &mut matches),
             };
             total = total.saturating_add(bytes);
