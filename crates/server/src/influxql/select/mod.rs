@@ -76,16 +76,12 @@ pub(crate) struct BucketBudget {
 
 impl Default for BucketBudget {
     fn default() -> Self {
-        Self {
-            used: AtomicUsize::new(0),
-            limit: MAX_ANSWER_BUCKETS,
-        }
+        Self::with_limit(MAX_ANSWER_BUCKETS)
     }
 }
 
 impl BucketBudget {
-    /// A budget of `limit` buckets instead of [`MAX_ANSWER_BUCKETS`].
-    #[cfg(test)]
+    /// A budget of `limit` buckets ([`MAX_ANSWER_BUCKETS`] by default).
     pub(super) fn with_limit(limit: usize) -> Self {
         Self {
             used: AtomicUsize::new(0),
