@@ -5,6 +5,9 @@ use datafusion::common::DataFusionError;
 use datafusion::sql::sqlparser::parser::ParserError;
 use strata_storage::StorageError;
 
+pub use crate::data_fault::DataFault;
+use crate::data_fault::data_fault;
+
 /// A place in a statement: line and column, both from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Position {
@@ -42,7 +45,16 @@ pub enum QueryError {
     /// The storage engine failed while the query read it.
     #[error("storage: {0}")]
     Storage(#[source] StorageError),
-    /// The query failed while running.
+    /// The statement's data or arguments cannot be computed: a division by zero, a string
+    /// cast to a type it is not, an argument a function refuses (the client's fault).
+    #[error("{message}")]
+    Data {
+        /// The cause's message, without DataFusion's wrapping.
+        message: String,
+        /// What kind of fault it is.
+        fault: DataFault,
+    },
+    /// The query failed while running, not for its data (the server's fault).
     #[error("{message}")]
     Execution {
         /// DataFusion's message.
@@ -100,14 +112,15 @@ impl QueryError {
     }
 
     /// A short stable name of the error's kind, for machine-readable output: `syntax`,
-    /// `plan`, `not_supported`, `storage`, `execution`, `timeout`, `busy`, `too_complex` or
-    /// `resources_exhausted`.
+    /// `plan`, `not_supported`, `storage`, `data`, `execution`, `timeout`, `busy`,
+    /// `too_complex` or `resources_exhausted`.
     pub fn kind(&self) -> &'static str {
         match self {
             QueryError::Syntax { .. } => "syntax",
             QueryError::Plan { .. } => "plan",
             QueryError::NotSupported { .. } => "not_supported",
             QueryError::Storage(_) => "storage",
+            QueryError::Data { .. } => "data",
             QueryError::Execution { .. } => "execution",
             QueryError::Timeout { .. } => "timeout",
             QueryError::Busy { .. } => "busy",
@@ -191,10 +204,19 @@ impl From<DataFusionError> for QueryError {
                     Ok(storage) => QueryError::Storage(storage),
                     Err(message) => QueryError::Execution { message },
                 },
-                None => QueryError::Execution { message },
+                None => data_or_execution(&err, message),
             },
-            _ => QueryError::Execution { message },
+            _ => data_or_execution(&err, message),
         }
+    }
+}
+
+/// `err` as [`QueryError::Data`] when its cause is the data's, else as
+/// [`QueryError::Execution`] with `message`.
+fn data_or_execution(err: &DataFusionError, message: String) -> QueryError {
+    match data_fault(err) {
+        Some((fault, message)) => QueryError::Data { message, fault },
+        None => QueryError::Execution { message },
     }
 }
 

@@ -31,6 +31,7 @@
 
 pub mod catalog;
 mod coop;
+mod data_fault;
 mod direct;
 pub mod engine;
 pub mod error;
@@ -46,7 +47,7 @@ mod statements;
 pub mod table;
 
 pub use engine::{Description, MAX_DESCRIBED_PARAMETERS, QueryEngine, QueryOptions, QuerySlot};
-pub use error::{Position, QueryError};
+pub use error::{DataFault, Position, QueryError};
 pub use functions::register_functions;
 pub use functions::session::{POSTGRES_VERSION, version_text};
 pub use guard::QueryStream;

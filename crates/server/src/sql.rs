@@ -47,14 +47,15 @@ impl From<QueryError> for SqlError {
 }
 
 /// The HTTP status of a statement's failure: the client's fault (bad SQL, unknown names,
-/// unsupported statements, data that does not fit the schema, expressions nested too
-/// deeply) is 400, a change sent to a read-only server 403, a timeout 504, too
-/// many queries 503, everything else 500.
+/// unsupported statements, data that does not fit the schema or that a function refuses,
+/// expressions nested too deeply) is 400, a change sent to a read-only server 403, a
+/// timeout 504, too many queries 503, everything else 500.
 pub(crate) fn query_status(err: &QueryError) -> StatusCode {
     match err {
         QueryError::Syntax { .. }
         | QueryError::Plan { .. }
         | QueryError::NotSupported { .. }
+        | QueryError::Data { .. }
         | QueryError::TooComplex { .. } => StatusCode::BAD_REQUEST,
         QueryError::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
         QueryError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -404,6 +405,19 @@ mod tests {
                 "bad row".into()
             ))),
             StatusCode::BAD_REQUEST
+        );
+        assert_eq!(
+            query_status(&QueryError::Data {
+                message: "Divide by zero error".into(),
+                fault: strata_query::DataFault::DivisionByZero,
+            }),
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(
+            query_status(&QueryError::Execution {
+                message: "task failed".into()
+            }),
+            StatusCode::INTERNAL_SERVER_ERROR
         );
     }
 

@@ -227,6 +227,17 @@ fn errors_carry_status_kind_and_position() {
         serde_json::json!({"line": 1, "column": 8})
     );
 
+    // The data's fault, found while running: the client's error, not the server's.
+    let zero = post_sql(&server, "?db=metrics", "SELECT count(*) / 0 FROM cpu");
+    assert_eq!(zero.status, 400, "{}", zero.text());
+    assert_eq!(
+        zero.json(),
+        serde_json::json!({"error": "Divide by zero error", "kind": "data"})
+    );
+    let cast = post_sql(&server, "?db=metrics", "SELECT CAST(host AS INT) FROM cpu");
+    assert_eq!(cast.status, 400, "{}", cast.text());
+    assert_eq!(cast.json()["kind"], "data");
+
     let empty = post_sql(&server, "?db=metrics", "  ");
     assert_eq!(empty.status, 400);
     assert!(

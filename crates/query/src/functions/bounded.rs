@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, Int64Array};
 use datafusion::arrow::datatypes::{DataType, FieldRef};
-use datafusion::common::{Result, ScalarValue, exec_err};
+use datafusion::common::{Result, ScalarValue};
 use datafusion::execution::FunctionRegistry;
 use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
 use datafusion::logical_expr::sort_properties::{ExprProperties, SortProperties};
@@ -25,6 +25,8 @@ use datafusion::logical_expr::{
     ScalarUDFImpl, Signature,
 };
 use datafusion::prelude::SessionContext;
+
+use crate::data_fault::TooLarge;
 
 /// The most bytes one call of a bounded function may make over one batch of rows (a
 /// string counts 4 bytes a character for the pads, an array 8 bytes an element; for
@@ -92,12 +94,13 @@ impl Bounded {
             };
             total = total.saturating_add(bytes);
             if total > MAX_RESULT_BYTES {
-                return exec_err!(
+                return Err(TooLarge(format!(
                     "{} would make more than {MAX_RESULT_BYTES} bytes for {} row{}: Strata bounds one function's results over a batch of rows (counting 4 bytes a character for lpad and rpad, 8 an element for array_repeat and array_resize, and what regexp_replace adds to its input)",
                     self.inner.name(),
                     row + 1,
                     if row == 0 { "" } else { "s" }
-                );
+                ))
+                .into());
             }
         }
         Ok(())

@@ -10,7 +10,7 @@ use common::{HOUR_NS, START_NS, open_engine};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use strata_lineproto::Precision;
-use strata_query::{Position, QueryEngine, QueryError};
+use strata_query::{DataFault, Position, QueryEngine, QueryError};
 
 fn table_text(batches: &[RecordBatch]) -> String {
     pretty_format_batches(batches).unwrap().to_string()
@@ -185,6 +185,116 @@ async fn errors_say_what_and_where() {
     );
 }
 
+/// What a statement's data or arguments make fail while it runs is the client's error,
+/// told by its fault, with the cause's own message; the server's failures stay `Execution`.
+#[tokio::test]
+async fn errors_of_the_data_say_which_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(dir.path());
+    engine
+        .write_lines(
+            "db",
+            b"m,host=a v=1i,s=\"abc\" 1\nm,host=b v=0i,s=\"12\" 2\n",
+            Precision::Nanoseconds,
+        )
+        .unwrap();
+    let sql = QueryEngine::new(engine).unwrap();
+    for (statement, fault, message) in [
+        (
+            "SELECT v / v FROM m",
+            DataFault::DivisionByZero,
+            "Divide by zero error",
+        ),
+        // Folded by the optimizer: the cast's own error, not the optimizer's.
+        (
+            "SELECT CAST('abc' AS INT)",
+            DataFault::InvalidText,
+            "Cast error: Cannot cast string 'abc' to value of Int32 type",
+        ),
+        (
+            "SELECT CAST(s AS BIGINT) FROM m",
+            DataFault::InvalidText,
+            "Cast error: Cannot cast string 'abc' to value of Int64 type",
+        ),
+        (
+            "SELECT CAST(host AS TIMESTAMP) FROM m",
+            DataFault::InvalidDatetime,
+            "Parser error: Error parsing timestamp from 'a'",
+        ),
+        (
+            "SELECT CAST(v + 300 AS TINYINT) FROM m",
+            DataFault::OutOfRange,
+            "Cast error: Can't cast value 301 to type Int8",
+        ),
+        (
+            "SELECT abs(v - 9223372036854775807 - 2) FROM m",
+            DataFault::OutOfRange,
+            "overflow",
+        ),
+        // Folded by the optimizer, and run.
+        (
+            "SELECT host FROM m WHERE host ~ '['",
+            DataFault::InvalidRegex,
+            "invalid regular expression: regex parse error",
+        ),
+        (
+            "SELECT regexp_replace(s, '(', 'x') FROM m",
+            DataFault::InvalidRegex,
+            "invalid regular expression: regex parse error",
+        ),
+        (
+            "SELECT substr(s, 1, v - 1) FROM m",
+            DataFault::InvalidArgument,
+            "negative count not allowed: -1",
+        ),
+        (
+            "SELECT (SELECT v FROM m)",
+            DataFault::MoreThanOneRow,
+            "Scalar subquery returned more than one row",
+        ),
+        (
+            "SELECT repeat(s, 300000000) FROM m",
+            DataFault::TooLarge,
+            "repeat would make more than 268435456 bytes",
+        ),
+    ] {
+        let err = sql.sql("db", statement).await.unwrap_err();
+        let QueryError::Data { fault: found, .. } = &err else {
+            panic!("{statement}: not a data error: {err:?}");
+        };
+        assert_eq!(*found, fault, "{statement}: {err}");
+        assert_eq!(err.kind(), "data");
+        assert!(err.to_string().contains(message), "{statement}: {err}");
+        assert!(
+            !err.to_string().contains("Arrow error"),
+            "{statement}: {err}"
+        );
+    }
+}
+
+/// `substr`, `substring(… FROM … FOR …)` and `position(… IN …)` are planned (DataFusion's
+/// planner for them comes with its `unicode_expressions` feature).
+#[tokio::test]
+async fn substring_and_position_are_planned() {
+    let (_dir, sql) = one_row_of_m();
+    let batches = sql
+        .sql(
+            "db",
+            "SELECT substr(host || 'xyz', 2) AS a, substring(host || 'xyz' FROM 2 FOR 1) AS b, \
+             position('y' IN host || 'xyz') AS c, substring('abc', 2) AS d FROM m",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        table_text(&batches),
+        "+-----+---+---+----+\n\
+         | a   | b | c | d  |\n\
+         +-----+---+---+----+\n\
+         | xyz | x | 3 | bc |\n\
+         +-----+---+---+----+"
+    );
+}
+
 /// Describing lists a type for every parameter number up to the highest: `$2000000000`
 /// once asked for 48 GB and aborted the server. Past 65,535 (what the Postgres protocol
 /// counts) it is an error.
@@ -296,6 +406,16 @@ async fn functions_that_a_count_makes_huge_are_bounded() {
             err.to_string()
                 .contains(&format!("{name} would make more than 268435456 bytes")),
             "{q}: {err}"
+        );
+        assert!(
+            matches!(
+                err,
+                QueryError::Data {
+                    fault: DataFault::TooLarge,
+                    ..
+                }
+            ),
+            "{q}: {err:?}"
         );
     }
 }

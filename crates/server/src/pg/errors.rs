@@ -4,7 +4,7 @@
 //! string the client sent).
 
 use pgwire::error::{ErrorInfo, PgWireError};
-use strata_query::QueryError;
+use strata_query::{DataFault, QueryError};
 
 /// `syntax_error`.
 pub(crate) const SYNTAX_ERROR: &str = "42601";
@@ -51,14 +51,10 @@ pub(crate) fn query_error(error: &QueryError, origin: Option<(&str, usize)>) -> 
     let message = error.to_string();
     let code = match error {
         QueryError::Syntax { .. } => SYNTAX_ERROR,
-        // A string that is not of the type it is cast to, found while running or while
-        // the optimizer folds constants.
-        QueryError::Execution { message } | QueryError::Plan { message, .. }
-            if message.contains("Cannot cast string") =>
-        {
-            INVALID_TEXT
-        }
+        // A string that is not of the type it is cast to, found while planning.
+        QueryError::Plan { message, .. } if message.contains("Cannot cast string") => INVALID_TEXT,
         QueryError::Plan { message, .. } => plan_code(message),
+        QueryError::Data { fault, .. } => data_code(*fault),
         QueryError::NotSupported { .. } => NOT_SUPPORTED,
         QueryError::Timeout { .. } => QUERY_CANCELED,
         // `insufficient_resources`, `out_of_memory`.
@@ -69,7 +65,6 @@ pub(crate) fn query_error(error: &QueryError, origin: Option<(&str, usize)>) -> 
         // `read_only_sql_transaction`: a read-only query server on the lake.
         QueryError::Storage(strata_storage::StorageError::ReadOnly(_)) => "25006",
         QueryError::Storage(_) => "58000",
-        QueryError::Execution { message } if message.contains("Divide by zero") => "22012",
         QueryError::Execution { .. } => INTERNAL_ERROR,
     };
     let mut info = info(code, message);
@@ -82,6 +77,26 @@ pub(crate) fn query_error(error: &QueryError, origin: Option<(&str, usize)>) -> 
             Some((query[..offset + at].chars().count() + 1).to_string())
         });
     PgWireError::UserError(Box::new(info))
+}
+
+/// The code Postgres gives the same fault.
+fn data_code(fault: DataFault) -> &'static str {
+    match fault {
+        DataFault::DivisionByZero => "22012",
+        DataFault::InvalidText => INVALID_TEXT,
+        // `invalid_datetime_format`.
+        DataFault::InvalidDatetime => "22007",
+        // `numeric_value_out_of_range`.
+        DataFault::OutOfRange => "22003",
+        // `invalid_regular_expression`.
+        DataFault::InvalidRegex => "2201B",
+        // `invalid_parameter_value`.
+        DataFault::InvalidArgument => "22023",
+        // `cardinality_violation`.
+        DataFault::MoreThanOneRow => "21000",
+        // `program_limit_exceeded`, as Postgres's own `repeat` past its bound.
+        DataFault::TooLarge => "54000",
+    }
 }
 
 /// The code of a planning error, from DataFusion's wording.

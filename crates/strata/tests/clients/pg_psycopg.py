@@ -134,6 +134,15 @@ def main():
     assert e.diag.statement_position is not None, e.diag.statement_position
     expect_error(conn, "SELECT nope FROM cpu", "42703")
     expect_error(conn, "SELECT %s::INT", "22P02", ("12x",))
+    # The data's faults found while running, with Postgres's codes for them.
+    expect_error(conn, "SELECT count(*) / 0 FROM cpu", "22012")
+    expect_error(conn, "SELECT CAST(host AS INT) FROM cpu", "22P02")
+    expect_error(conn, "SELECT CAST(host AS TIMESTAMP) FROM cpu", "22007")
+    expect_error(conn, "SELECT CAST(300 AS TINYINT)", "22003")
+    expect_error(conn, "SELECT host FROM cpu WHERE host ~ '['", "2201B")
+    expect_error(conn, "SELECT generate_series(1, 10, 0)", "22023")
+    expect_error(conn, "SELECT (SELECT usage FROM cpu)", "21000")
+    expect_error(conn, "SELECT repeat('x', 300000000)", "54000")
     expect_error(conn, "SHOW nope", "42704")
     # Nested past the bound: refused with its place (the k-th `+` is at character 6 + 4k).
     e = expect_error(conn, "SELECT 1" + " + 1" * 40000, "54001")
