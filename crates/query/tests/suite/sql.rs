@@ -219,12 +219,13 @@ async fn errors_of_the_data_say_which_fault() {
         (
             "SELECT CAST(host AS TIMESTAMP) FROM m",
             DataFault::InvalidDatetime,
-            "Parser error: Error parsing timestamp from 'a'",
+            // Either row may fail first.
+            "Parser error: Error parsing timestamp from '",
         ),
         (
             "SELECT CAST(v + 300 AS TINYINT) FROM m",
             DataFault::OutOfRange,
-            "Cast error: Can't cast value 301 to type Int8",
+            "Cast error: Can't cast value 30",
         ),
         (
             "SELECT abs(v - 9223372036854775807 - 2) FROM m",
