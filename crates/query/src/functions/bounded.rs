@@ -2,21 +2,25 @@
 //! `rpad(s, n)`, `array_repeat(x, n)`, `array_resize(a, n)` — wrapped to refuse a call
 //! whose results over one batch of rows would pass [`MAX_RESULT_BYTES`], before the
 //! function allocates them.
-//! `regexp_replace(s, pattern, replacement [, flags])` writes its replacement once per
-//! match: its results may grow past its input by at most [`MAX_RESULT_BYTES`].
+//! `regexp_replace(s, pattern, replacement [, flags])` and `replace(s, from, to)` write
+//! their replacement once per match: their results may grow past their input by at most
+//! [`MAX_RESULT_BYTES`]. `array_to_string(a, delimiter [, null])` writes its delimiter once
+//! per element, and `to_char(t, format)` its format once per row: they are bounded too.
 //!
 //! DataFusion's `repeat` reserves a whole batch's results at once:
 //! `repeat('x', 100000000 + value)` over 100 rows asked for 10 GB and aborted the server
 //! (an allocation that fails aborts a Rust process). `array_repeat(1, 2000000000)` asked
-//! for 16 GB. The query memory limit does not see these: a function's results are not an
-//! operator's reservation. Other functions were not reviewed one by one; `range` and
-//! `generate_series` reserve with `try_reserve` and fail cleanly.
+//! for 16 GB, `replace(repeat('a', 100000), 'a', repeat('b', 100000))` 10 GB, and
+//! `to_char` with a 1 MB format over a batch of 8,192 rows 8 GB. The query memory limit
+//! does not see these: a function's results are not an operator's reservation. Other
+//! functions were not reviewed one by one; `range` and `generate_series` reserve with
+//! `try_reserve` and fail cleanly.
 
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, Int64Array};
 use datafusion::arrow::datatypes::{DataType, FieldRef};
-use datafusion::common::{Result, ScalarValue};
+use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::execution::FunctionRegistry;
 use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
 use datafusion::logical_expr::sort_properties::{ExprProperties, SortProperties};
@@ -26,12 +30,16 @@ use datafusion::logical_expr::{
 };
 use datafusion::prelude::SessionContext;
 
+use super::bounded_lists::joined_bytes;
 use crate::data_fault::TooLarge;
 
 /// The most bytes one call of a bounded function may make over one batch of rows (a
 /// string counts 4 bytes a character for the pads, an array 8 bytes an element; for
-/// `regexp_replace`, what it adds to its input).
+/// `regexp_replace` and `replace`, what they add to their input).
 pub const MAX_RESULT_BYTES: u64 = 256 << 20;
+
+/// What `to_char` may write for one byte of its format: `%+` (two bytes) writes 32.
+const FORMAT_EXPANSION: u64 = 16;
 
 /// How a bounded function's result size follows from its arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -44,15 +52,24 @@ enum Growth {
     Elements,
     /// `regexp_replace(s, pattern, replacement [, flags])`: the replacement once per match.
     RegexpReplace,
+    /// `replace(s, from, to)`: `to` in place of `from`, once per match.
+    Replace,
+    /// `array_to_string(a, delimiter [, null])`: each element's text and a delimiter.
+    Join,
+    /// `to_char(t, format)`: the format, expanded, once per row.
+    Format,
 }
 
-const BOUNDED: [(&str, Growth); 6] = [
+const BOUNDED: [(&str, Growth); 9] = [
     ("repeat", Growth::Repeat),
     ("lpad", Growth::Pad),
     ("rpad", Growth::Pad),
     ("array_repeat", Growth::Elements),
     ("array_resize", Growth::Elements),
     ("regexp_replace", Growth::RegexpReplace),
+    ("replace", Growth::Replace),
+    ("array_to_string", Growth::Join),
+    ("to_char", Growth::Format),
 ];
 
 /// Replaces each of [`BOUNDED`]'s functions registered in `context` with its bounded
@@ -78,6 +95,13 @@ impl Bounded {
         // Scalar arguments alone make one scalar result.
         let all_scalar = args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)));
         let rows = if all_scalar { 1 } else { rows };
+        // A list's elements are counted over the batch at once, not row by row.
+        if self.growth == Growth::Join {
+            if joined_bytes(args, rows) > MAX_RESULT_BYTES {
+                return Err(self.too_large(rows));
+            }
+            return Ok(());
+        }
         let mut total: u64 = 0;
         let mut matches = MatchCounter::default();
         for row in 0..rows {
@@ -91,20 +115,52 @@ impl Bounded {
                 Growth::Pad => count().saturating_mul(4),
                 Growth::Elements => count().saturating_mul(8),
                 Growth::RegexpReplace => regexp_replace_growth(args, row, &mut matches),
+                Growth::Replace => replace_growth(args, row),
+                Growth::Format => args.get(1).map_or(0, |format| {
+                    str_len_at(format, row)
+                        .saturating_mul(FORMAT_EXPANSION)
+                        .saturating_add(10)
+                }),
+                Growth::Join => 0,
             };
             total = total.saturating_add(bytes);
             if total > MAX_RESULT_BYTES {
-                return Err(TooLarge(format!(
-                    "{} would make more than {MAX_RESULT_BYTES} bytes for {} row{}: Strata bounds one function's results over a batch of rows (counting 4 bytes a character for lpad and rpad, 8 an element for array_repeat and array_resize, and what regexp_replace adds to its input)",
-                    self.inner.name(),
-                    row + 1,
-                    if row == 0 { "" } else { "s" }
-                ))
-                .into());
+                return Err(self.too_large(row + 1));
             }
         }
         Ok(())
     }
+
+    /// The refusal of a call whose first `rows` rows pass the bound.
+    fn too_large(&self, rows: usize) -> DataFusionError {
+        TooLarge(format!(
+            "{} would make more than {MAX_RESULT_BYTES} bytes for {rows} row{}: Strata bounds one function's results over a batch of rows (counting 4 bytes a character for lpad and rpad, 8 an element for array_repeat and array_resize, what regexp_replace and replace add to their input, 40 bytes and a delimiter an element for array_to_string, and 16 bytes a byte of to_char's format)",
+            self.inner.name(),
+            if rows == 1 { "" } else { "s" }
+        ))
+        .into()
+    }
+}
+
+/// An upper bound on the bytes `replace` adds to row `row`'s string: `to` in place of
+/// `from` at each match, at most one per `from`'s length of the string; past a few KiB
+/// they are counted instead. An empty `from` replaces nothing.
+fn replace_growth(args: &[ColumnarValue], row: usize) -> u64 {
+    let (Some(string), Some(from), Some(to)) = (
+        args.first().and_then(|a| str_at(a, row)),
+        args.get(1).and_then(|a| str_at(a, row)),
+        args.get(2).and_then(|a| str_at(a, row)),
+    ) else {
+        return 0;
+    };
+    if from.is_empty() || to.len() <= from.len() {
+        return 0;
+    }
+    let grows = |matches: usize| (matches as u64).saturating_mul((to.len() - from.len()) as u64);
+    if grows(string.len() / from.len()) <= 4096 {
+        return grows(string.len() / from.len());
+    }
+    grows(string.matches(from).count())
 }
 
 /// An upper bound on the bytes `regexp_replace` adds to row `row`'s string: the
@@ -204,7 +260,7 @@ fn int_at(value: &ColumnarValue, row: usize) -> Option<i64> {
 }
 
 /// The bytes of row `row` of a string argument (0 when null or not a string).
-fn str_len_at(value: &ColumnarValue, row: usize) -> u64 {
+pub(super) fn str_len_at(value: &ColumnarValue, row: usize) -> u64 {
     str_at(value, row).map_or(0, |s| s.len() as u64)
 }
 

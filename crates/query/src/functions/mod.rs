@@ -10,10 +10,11 @@
 //!   time; see [`first_last`].
 //! - `current_database()`, `current_schema()`, `version()`: for SQL clients; see
 //!   [`session`].
-//! - `repeat`, `lpad`, `rpad`, `array_repeat`, `array_resize` and `regexp_replace` are
-//!   DataFusion's, bounded: see [`bounded`].
+//! - `repeat`, `lpad`, `rpad`, `array_repeat`, `array_resize`, `regexp_replace`,
+//!   `replace`, `array_to_string` and `to_char` are DataFusion's, bounded: see [`bounded`].
 
 pub mod bounded;
+mod bounded_lists;
 pub(crate) mod first_last;
 mod rewrite;
 pub mod session;

@@ -327,7 +327,8 @@ async fn describe_refuses_parameter_numbers_past_the_protocols_count() {
 }
 
 /// `repeat`, `lpad`, `rpad`, `array_repeat` and `array_resize` make results as large as an
-/// argument says, and `regexp_replace` writes its replacement once per match:
+/// argument says, `regexp_replace` and `replace` write their replacement once per match,
+/// `array_to_string` its delimiter once per element and `to_char` its format once per row:
 /// `repeat('x', 100000000 + value)` over 100 rows once reserved 10 GB at once and aborted
 /// the server. Past 256 MiB over a batch's rows (what `regexp_replace` adds to its input)
 /// they fail; below, they answer as before.
@@ -371,6 +372,26 @@ async fn functions_that_a_count_makes_huge_are_bounded() {
         .await,
         "10000192"
     );
+    assert_eq!(
+        answer("SELECT replace('abcabc', 'b', 'XY') AS v").await,
+        "aXYcaXYc"
+    );
+    // A long string with a longer replacement: its matches are counted, and it passes.
+    assert_eq!(
+        answer(
+            "SELECT sum(length(replace(repeat('ab', 50000) || value::text, 'b', 'cc'))) AS v FROM generate_series(1, 100)"
+        )
+        .await,
+        "15000192"
+    );
+    assert_eq!(
+        answer("SELECT array_to_string(make_array(1, 2, 3), '-') || array_join(make_array('a', NULL), ',', '?') AS v").await,
+        "1-2-3a,?"
+    );
+    assert_eq!(
+        answer("SELECT to_char(TIMESTAMP '2020-01-02T03:04:05', '%Y-%m %H') AS v").await,
+        "2020-01 03"
+    );
     for (q, name) in [
         // 100 rows of about 3 MB: 300 MB in one batch.
         (
@@ -400,6 +421,25 @@ async fn functions_that_a_count_makes_huge_are_bounded() {
         (
             "SELECT length(regexp_replace(repeat('a', 1000000), '(.*)', repeat('\\1', 300))) AS v",
             "regexp_replace",
+        ),
+        // 100,000 matches, each replaced by 100,000 bytes: 10 GB.
+        (
+            "SELECT length(replace(repeat('a', 100000), 'a', repeat('b', 100000))) AS v",
+            "replace",
+        ),
+        // 100,000 elements joined by 3,000 bytes each: 304 MB (by its other name too).
+        (
+            "SELECT length(array_to_string(array_repeat(1, 100000), repeat('x', 3000))) AS v",
+            "array_to_string",
+        ),
+        (
+            "SELECT length(array_join(range(100000), repeat('x', 3000))) AS v",
+            "array_to_string",
+        ),
+        // A 100 KB format over 200 rows: up to 320 MB.
+        (
+            "SELECT sum(length(to_char(to_timestamp(value), repeat('Y', 100000)))) AS v FROM generate_series(1, 200)",
+            "to_char",
         ),
     ] {
         let err = sql.sql("db", q).await.unwrap_err();
