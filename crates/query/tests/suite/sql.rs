@@ -328,7 +328,8 @@ async fn describe_refuses_parameter_numbers_past_the_protocols_count() {
 
 /// `repeat`, `lpad`, `rpad`, `array_repeat` and `array_resize` make results as large as an
 /// argument says, `regexp_replace` and `replace` write their replacement once per match,
-/// `array_to_string` its delimiter once per element and `to_char` its format once per row:
+/// `array_to_string` its delimiter once per element and `to_char` its format once per row
+/// (and `levenshtein` works one string's length times the other's):
 /// `repeat('x', 100000000 + value)` over 100 rows once reserved 10 GB at once and aborted
 /// the server. Past 256 MiB over a batch's rows (what `regexp_replace` adds to its input)
 /// they fail; below, they answer as before.
@@ -457,6 +458,23 @@ async fn functions_that_a_count_makes_huge_are_bounded() {
                 }
             ),
             "{q}: {err:?}"
+        );
+    }
+    // levenshtein's work, not its result, is what grows: 40,000 × 40,000 bytes would run
+    // for seconds, uninterrupted.
+    assert_eq!(
+        answer("SELECT levenshtein('kitten', 'sitting') AS v").await,
+        "3"
+    );
+    for q in [
+        "SELECT levenshtein(repeat('a', 40000), repeat('b', 40000)) AS v",
+        "SELECT sum(levenshtein(repeat('a', 1000), repeat('b', 1000) || value::text)) AS v FROM generate_series(1, 2000)",
+    ] {
+        let err = sql.sql("db", q).await.unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("levenshtein would take more than 1073741824 steps"),
+            "{q}: {err}"
         );
     }
 }
