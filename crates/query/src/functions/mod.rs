@@ -9,7 +9,7 @@
 //! - `first(x)` / `last(x)` (also `first(x, t)`): the value of `x` at the earliest / latest
 //!   time; see [`first_last`].
 //! - `current_database()`, `current_schema()`, `version()`: for SQL clients; see
-//!   [`session`].
+//!   [`session`]. `variance(x)`: Postgres's name of `var_samp(x)`.
 //! - `repeat`, `lpad`, `rpad`, `array_repeat`, `array_resize`, `regexp_replace`,
 //!   `replace`, `array_to_string` and `to_char` are DataFusion's, bounded: see [`bounded`].
 
@@ -33,6 +33,10 @@ pub(crate) fn register(context: &SessionContext) {
     bounded::register(context);
     let date_bin = datafusion::functions::datetime::date_bin();
     context.register_udf(date_bin.as_ref().clone().with_aliases(["time_bucket"]));
+    // Postgres's name of the sample variance (DataFusion's `var`, `var_samp`).
+    if let Ok(var) = context.udaf("var_samp") {
+        context.register_udaf(var.as_ref().clone().with_aliases(["variance"]));
+    }
     context.register_udaf(AggregateUDF::new_from_impl(FirstLast::new(End::First)));
     context.register_udaf(AggregateUDF::new_from_impl(FirstLast::new(End::Last)));
     for value in [

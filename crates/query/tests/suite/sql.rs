@@ -274,9 +274,10 @@ async fn errors_of_the_data_say_which_fault() {
 }
 
 /// `substr`, `substring(… FROM … FOR …)` and `position(… IN …)` are planned (DataFusion's
-/// planner for them comes with its `unicode_expressions` feature).
+/// planner for them comes with its `unicode_expressions` feature), and `variance` is
+/// Postgres's name of `var_samp`.
 #[tokio::test]
-async fn substring_and_position_are_planned() {
+async fn substring_position_and_variance_are_planned() {
     let (_dir, sql) = one_row_of_m();
     let batches = sql
         .sql(
@@ -286,6 +287,22 @@ async fn substring_and_position_are_planned() {
         )
         .await
         .unwrap();
+    let variance = sql
+        .sql(
+            "db",
+            "SELECT variance(x) = var_samp(x) AS same, variance(x) AS v \
+             FROM (VALUES (1.0), (2.0), (3.0)) AS t(x)",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        table_text(&variance),
+        "+------+-----+\n\
+         | same | v   |\n\
+         +------+-----+\n\
+         | true | 1.0 |\n\
+         +------+-----+"
+    );
     assert_eq!(
         table_text(&batches),
         "+-----+---+---+----+\n\
