@@ -171,11 +171,7 @@ impl Bounded {
 /// `from` at each match, at most one per `from`'s length of the string; past a few KiB
 /// they are counted instead. An empty `from` replaces nothing.
 fn replace_growth(args: &[ColumnarValue], row: usize) -> u64 {
-    let (Some(string), Some(from), Some(to)) = (
-        args.first().and_then(|a| str_at(a, row)),
-        args.get(1).and_then(|a| str_at(a, row)),
-        args.get(2).and_then(|a| str_at(a, row)),
-    ) else {
+    let Some((string, from, to)) = first_three_str_at(args, row) else {
         return 0;
     };
     if from.is_empty() || to.len() <= from.len() {
@@ -193,11 +189,7 @@ fn replace_growth(args: &[ColumnarValue], row: usize) -> u64 {
 /// over all matches (matches do not overlap). Matches are at most one per character and
 /// one more with the `g` flag, one without; past a few KiB they are counted instead.
 fn regexp_replace_growth(args: &[ColumnarValue], row: usize, matches: &mut MatchCounter) -> u64 {
-    let (Some(string), Some(pattern), Some(replacement)) = (
-        args.first().and_then(|a| str_at(a, row)),
-        args.get(1).and_then(|a| str_at(a, row)),
-        args.get(2).and_then(|a| str_at(a, row)),
-    ) else {
+    let Some((string, pattern, replacement)) = first_three_str_at(args, row) else {
         return 0;
     };
     let flags = args.get(3).and_then(|a| str_at(a, row));
@@ -253,6 +245,16 @@ impl MatchCounter {
             u64::from(re.is_match(string))
         }
     }
+}
+
+/// Row `row` of the first three arguments, strings (the string, what is replaced, its
+/// replacement); `None` when one is null.
+fn first_three_str_at(args: &[ColumnarValue], row: usize) -> Option<(&str, &str, &str)> {
+    Some((
+        str_at(args.first()?, row)?,
+        str_at(args.get(1)?, row)?,
+        str_at(args.get(2)?, row)?,
+    ))
 }
 
 /// Row `row` of a string argument (a scalar is every row's); `None` when null.
