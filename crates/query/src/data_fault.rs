@@ -5,8 +5,8 @@
 //!
 //! DataFusion reports these as Arrow's typed errors, as `Execution` ("returned when an
 //! error happens during execution due to a malformed input. For example, the user passed
-//! invalid arguments to a function"), or as the `regex` crate's error; its own bugs are
-//! `Internal`, and a failed task is `ExecutionJoin`.
+//! invalid arguments to a function"), or as the `regex` (or `regex-syntax`) crate's error;
+//! its own bugs are `Internal`, and a failed task is `ExecutionJoin`.
 
 use std::error::Error;
 use std::fmt;
@@ -32,11 +32,13 @@ pub enum DataFault {
     InvalidArgument,
     /// A scalar subquery that returned more than one row.
     MoreThanOneRow,
-    /// A result past a bound: [`TooLarge`], or a string column past Arrow's 2 GiB offsets.
+    /// A result (or `levenshtein`'s work) past a bound: [`TooLarge`], or a string column
+    /// past Arrow's 2 GiB offsets.
     TooLarge,
 }
 
-/// A function result past a bound Strata sets (`repeat` asked for more than 256 MiB).
+/// A function's result or work past a bound Strata sets (`repeat` asked for more than
+/// 256 MiB; see `functions/bounded.rs`).
 #[derive(Debug)]
 pub(crate) struct TooLarge(pub(crate) String);
 
