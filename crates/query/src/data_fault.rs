@@ -77,9 +77,10 @@ pub(crate) fn data_fault(err: &DataFusionError) -> Option<(DataFault, String)> {
 
 /// The fault `e` itself is, not looking at its causes.
 fn fault_of(e: &(dyn Error + 'static)) -> Option<(DataFault, String)> {
+    // DataFusion's `ArrowError` variant is not matched here: the walk reaches the Arrow
+    // error itself as its cause.
     if let Some(e) = e.downcast_ref::<DataFusionError>() {
         return match e {
-            DataFusionError::ArrowError(arrow, _) => arrow_fault(arrow),
             DataFusionError::Execution(message) => {
                 Some((execution_fault(message), message.clone()))
             }

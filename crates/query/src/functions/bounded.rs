@@ -138,6 +138,7 @@ impl Bounded {
                 }),
                 Growth::Steps => str_len_at(&args[0], row)
                     .saturating_mul(args.get(1).map_or(0, |b| str_len_at(b, row))),
+                // Counted over the whole batch above.
                 Growth::Join => 0,
             };
             total = total.saturating_add(bytes);

@@ -31,8 +31,8 @@ pub(super) fn joined_bytes(args: &[ColumnarValue], rows: usize) -> u64 {
         None => return 0,
     };
     let longest = |arg: Option<&ColumnarValue>| match arg {
-        Some(ColumnarValue::Array(_)) => (0..rows)
-            .map(|row| arg.map_or(0, |a| str_len_at(a, row)))
+        Some(array @ ColumnarValue::Array(_)) => (0..rows)
+            .map(|row| str_len_at(array, row))
             .max()
             .unwrap_or(0),
         Some(scalar) => str_len_at(scalar, 0),
