@@ -26,6 +26,7 @@ use crate::functions;
 use crate::guard::{Admission, QueryStream};
 use crate::nesting;
 use crate::preagg::PreAggregateRule;
+use crate::query_runtime::QueryRuntime;
 use crate::statements::{self, is_read_statement};
 
 /// A statement as [`QueryEngine`] runs it: SQL text, or a `SELECT` already in sqlparser's
@@ -142,6 +143,8 @@ pub struct QueryEngine {
     state: SessionState,
     options: QueryOptions,
     admission: Admission,
+    /// Where DataFusion's plans run (see `query_runtime`).
+    runtime: QueryRuntime,
 }
 
 impl std::fmt::Debug for QueryEngine {
@@ -198,9 +201,14 @@ impl QueryEngine {
         crate::pg_catalog::register(&context);
         let mut state = context.state();
         functions::register_rewrites(&mut state)?;
+        let runtime = QueryRuntime::new(options.target_partitions, nesting::PLANNING_STACK_BYTES)
+            .map_err(|e| QueryError::Execution {
+            message: format!("cannot start the query threads: {e}"),
+        })?;
         Ok(Self {
             engine,
             state,
+            runtime,
             admission: Admission::new(options.max_concurrent, options.queue_length()),
             options,
         })
@@ -357,7 +365,7 @@ impl QueryEngine {
     ) -> Result<datafusion::physical_plan::SendableRecordBatchStream, QueryError> {
         let (state, plan) = self.logical_plan(database, statement).await?;
         let frame = DataFrame::new(state, plan);
-        Ok(frame.execute_stream().await?)
+        Ok(self.runtime.stream(frame.execute_stream()).await?)
     }
 
     /// DataFusion's plan of a query, and the session it runs in: unqualified names in
@@ -464,3 +472,6 @@ pub struct Description {
     /// The type of each parameter, `$1` first, where the plan fixes one.
     pub parameters: Vec<Option<DataType>>,
 }
+
+#[cfg(test)]
+mod runtime_tests;

@@ -16,6 +16,7 @@
 //!   parsed (a deep tree would overflow the stack of whatever walks it).
 //! - [`sql_lex`]: code versus strings, quoted names and comments in a statement's text.
 //! - `guard`: the guard rails — concurrency slots and [`QueryStream`] with its deadline.
+//! - `query_runtime`: the threads DataFusion's plans run on, apart from the server's.
 //! - `statements`: what Strata runs itself before DataFusion sees a statement — `SHOW`,
 //!   `DESCRIBE`, `CREATE TABLE`, `INSERT … VALUES` (through `Engine::write_lines`),
 //!   `DROP TABLE` (reference: `docs/sql.md`).
@@ -41,6 +42,7 @@ pub mod nesting;
 pub mod pg_catalog;
 mod preagg;
 mod pushdown;
+mod query_runtime;
 pub mod scan;
 pub mod sql_lex;
 mod statements;

@@ -1,0 +1,103 @@
+//! Statements run on the query threads, not on the thread that asked for them.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use std::sync::mpsc as std_mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use datafusion::arrow::array::{Array, Int64Array};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::error::DataFusionError;
+use datafusion::execution::FunctionRegistry;
+use datafusion::logical_expr::{ColumnarValue, Volatility, create_udf};
+use futures::StreamExt;
+use strata_lineproto::Precision;
+use strata_storage::{Engine, EngineOptions, ManualClock, WalSync};
+
+use super::QueryEngine;
+
+const START_NS: i64 = 1_700_000_000_000_000_000;
+
+fn engine_with_rows(dir: &std::path::Path) -> Arc<Engine> {
+    let options = EngineOptions {
+        data_dirs: vec![dir.to_path_buf()],
+        shards: 2,
+        wal_sync: WalSync::None,
+        background: false,
+        clock: Arc::new(ManualClock::new(START_NS)),
+        ..EngineOptions::default()
+    };
+    let engine = Arc::new(Engine::open(options).unwrap().0);
+    let body: String = (0..100)
+        .map(|n| {
+            format!(
+                "m,host=h{} v={n}i {}\n",
+                n % 4,
+                START_NS - n * 1_000_000_000
+            )
+        })
+        .collect();
+    let report = engine
+        .write_lines("db", body.as_bytes(), Precision::Nanoseconds)
+        .unwrap();
+    assert!(report.errors.is_empty());
+    engine
+}
+
+/// `probe(v)`: on its first call, waits until `released` says so; then 1 for each row
+/// when it runs on a thread named `strata-query`, 0 otherwise.
+fn register_probe(sql: &mut QueryEngine, released: std_mpsc::Receiver<()>) {
+    let released = Mutex::new(Some(released));
+    let probe = create_udf(
+        "probe",
+        vec![DataType::Int64],
+        DataType::Int64,
+        Volatility::Volatile,
+        Arc::new(move |args: &[ColumnarValue]| {
+            if let Some(released) = released.lock().unwrap().take() {
+                released
+                    .recv_timeout(Duration::from_secs(30))
+                    .map_err(|_| DataFusionError::Execution("never released".into()))?;
+            }
+            let on_query_thread = std::thread::current().name() == Some("strata-query");
+            let rows = match &args[0] {
+                ColumnarValue::Array(array) => array.len(),
+                ColumnarValue::Scalar(_) => 1,
+            };
+            let flags = vec![i64::from(on_query_thread); rows];
+            Ok(ColumnarValue::Array(Arc::new(Int64Array::from(flags))))
+        }),
+    );
+    sql.state.register_udf(Arc::new(probe)).unwrap();
+}
+
+/// The statement blocks its thread until a task of the caller's single-threaded runtime
+/// releases it: run on the caller's thread, it would wait for itself until it failed.
+#[tokio::test(flavor = "current_thread")]
+async fn a_statement_computes_on_the_query_threads_while_the_caller_runs_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sql = QueryEngine::new(engine_with_rows(dir.path())).unwrap();
+    let (release, released) = std_mpsc::channel();
+    register_probe(&mut sql, released);
+    let statement = "SELECT probe(v) AS on_query_thread FROM m";
+    assert!(!sql.is_direct("db", statement));
+    let mut stream = sql.sql_stream("db", statement).await.unwrap();
+    let releaser = tokio::spawn(async move {
+        tokio::task::yield_now().await;
+        release.send(()).unwrap();
+    });
+    let mut flags = Vec::new();
+    while let Some(batch) = stream.next().await {
+        let batch = batch.unwrap();
+        let column = batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap();
+        flags.extend(column.values().iter().copied());
+    }
+    releaser.await.unwrap();
+    assert_eq!(flags.len(), 100);
+    assert!(flags.iter().all(|&f| f == 1), "not all on query threads");
+}
