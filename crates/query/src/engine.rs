@@ -6,9 +6,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
-use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::context::SessionState;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::execution::{SessionStateBuilder, TaskContext};
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{DataFrame, SQLOptions, SessionConfig, SessionContext};
 use datafusion::sql::parser::Statement as DfStatement;
@@ -17,6 +17,7 @@ use strata_storage::Engine;
 use strata_storage::options::available_cores;
 
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream, execute_stream};
 
 use crate::catalog::{CATALOG_NAME, StrataCatalog};
 use crate::coop::CooperativeJoins;
@@ -25,13 +26,14 @@ use crate::error::QueryError;
 use crate::functions;
 use crate::guard::{Admission, QueryStream};
 use crate::nesting;
+use crate::plan_weight;
 use crate::preagg::PreAggregateRule;
 use crate::query_runtime::QueryRuntime;
 use crate::statements::{self, is_read_statement};
 
 /// A statement as [`QueryEngine`] runs it: SQL text, or a `SELECT` already in sqlparser's
 /// tree ([`QueryEngine::query_stream`]).
-enum Statement<'a> {
+pub(crate) enum Statement<'a> {
     Text(&'a str),
     Tree(Box<Query>),
 }
@@ -357,15 +359,32 @@ impl QueryEngine {
         self.options.direct && self.options.pre_aggregate
     }
 
-    /// Plans `statement` with DataFusion and starts it.
+    /// Plans `statement` with DataFusion and starts it: on the query threads when its plan
+    /// may hold a thread for long (`plan_weight`), else where its reader polls it.
     async fn plan_stream(
         &self,
         database: &str,
         statement: Statement<'_>,
-    ) -> Result<datafusion::physical_plan::SendableRecordBatchStream, QueryError> {
+    ) -> Result<SendableRecordBatchStream, QueryError> {
+        let (plan, task) = self.physical_plan(database, statement).await?;
+        if plan_weight::may_hold_a_thread(&plan) {
+            let start = async move { execute_stream(plan, task) };
+            Ok(self.runtime.stream(start).await?)
+        } else {
+            Ok(execute_stream(plan, task)?)
+        }
+    }
+
+    /// DataFusion's physical plan of `statement`, and the context it runs in.
+    pub(crate) async fn physical_plan(
+        &self,
+        database: &str,
+        statement: Statement<'_>,
+    ) -> Result<(Arc<dyn ExecutionPlan>, Arc<TaskContext>), QueryError> {
         let (state, plan) = self.logical_plan(database, statement).await?;
         let frame = DataFrame::new(state, plan);
-        Ok(self.runtime.stream(frame.execute_stream()).await?)
+        let task = Arc::new(frame.task_ctx());
+        Ok((frame.create_physical_plan().await?, task))
     }
 
     /// DataFusion's plan of a query, and the session it runs in: unqualified names in

@@ -16,7 +16,8 @@
 //!   parsed (a deep tree would overflow the stack of whatever walks it).
 //! - [`sql_lex`]: code versus strings, quoted names and comments in a statement's text.
 //! - `guard`: the guard rails — concurrency slots and [`QueryStream`] with its deadline.
-//! - `query_runtime`: the threads DataFusion's plans run on, apart from the server's.
+//! - `query_runtime`: the threads DataFusion's long plans run on, apart from the server's;
+//!   `plan_weight` says which plans are long.
 //! - `statements`: what Strata runs itself before DataFusion sees a statement — `SHOW`,
 //!   `DESCRIBE`, `CREATE TABLE`, `INSERT … VALUES` (through `Engine::write_lines`),
 //!   `DROP TABLE` (reference: `docs/sql.md`).
@@ -40,6 +41,7 @@ mod functions;
 mod guard;
 pub mod nesting;
 pub mod pg_catalog;
+mod plan_weight;
 mod preagg;
 mod pushdown;
 mod query_runtime;

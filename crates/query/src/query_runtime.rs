@@ -1,22 +1,21 @@
-//! The threads that run DataFusion's plans, apart from the threads that serve connections.
+//! The threads that run DataFusion's long plans, apart from the threads that serve
+//! connections.
 //!
-//! DataFusion computes on the async threads that poll its streams: a sort, a window or a
-//! hash join holds one for as long as one batch takes, a sort of every row for seconds.
-//! Run on the server's own runtime, two such statements on a two-core machine held every
-//! thread that accepts connections and reads request bodies: a 10-line write then waited
-//! up to 0.6 s behind them (p99 6 ms without them). On their own runtime, the kernel
+//! DataFusion computes on the async threads that poll its streams: a sort of every row
+//! fills them with a task per batch, a join or a window holds one while it builds. Run on
+//! the server's own runtime, two such statements on a two-core machine held every thread
+//! that accepts connections and reads request bodies: a 10-line write then waited up to
+//! 0.3-0.5 s behind them (p99 1-3 ms without them). On their own runtime, the kernel
 //! shares the cores between the two, so writes, `/health` and `/metrics` keep answering
-//! while queries compute.
+//! while queries compute. Which plans come here is `plan_weight`'s call: the hop costs a
+//! point lookup more than it could save it.
 //!
-//! A statement's optimisation, physical planning and execution run here: operators start
-//! their tasks where `execute` is called and where their streams are first polled, so all
-//! of DataFusion's work lands on these threads. Batches come back through a bounded
-//! channel; dropping the stream (the client went away, the deadline passed) aborts the
-//! task, which drops DataFusion's stream and cancels the work under it. A panic in the
-//! task becomes an error of the statement, never a result cut short without one.
-//!
-//! The direct path (`direct`) is not sent here: its work is on the blocking pool already,
-//! and what is left (merging at most `MAX_GROUPS` groups) is shorter than the hop.
+//! A plan is executed here: operators start their tasks where `execute` is called and
+//! where their streams are polled, so all of its work lands on these threads. Its batches
+//! come back through a bounded channel, the first one with the schema; dropping the
+//! stream (the client went away, the deadline passed) aborts the task, which drops
+//! DataFusion's stream and cancels the work under it. A panic in the task becomes an
+//! error of the statement, never a result cut short without one.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -66,13 +65,17 @@ impl QueryRuntime {
     }
 
     /// Runs `start` (which plans and starts a statement) on this runtime and returns its
-    /// stream, read from any runtime. Dropping the returned future before it resolves, or
-    /// the stream before it ends, cancels the statement.
+    /// stream, read from any runtime, once its first batch is computed (or it ended or
+    /// failed). Dropping the returned future before it resolves, or the stream before it
+    /// ends, cancels the statement.
     pub(crate) async fn stream<F>(&self, start: F) -> DfResult<SendableRecordBatchStream>
     where
         F: Future<Output = DfResult<SendableRecordBatchStream>> + Send + 'static,
     {
-        let (started, schema) = oneshot::channel();
+        // The schema comes with the first batch, and the end is a message of its own: a
+        // small statement then wakes its reader once, not three times (a third of the
+        // hop's cost on a point query).
+        let (started, first) = oneshot::channel();
         let (sender, batches) = mpsc::channel(BATCHES_AHEAD);
         let task = self.handle.spawn(async move {
             let mut stream = match start.await {
@@ -82,28 +85,49 @@ impl QueryRuntime {
                     return;
                 }
             };
-            if started.send(Ok(stream.schema())).is_err() {
+            let first = Message::after(stream.next().await);
+            let more = matches!(first, Message::Batch(Ok(_)));
+            if started.send(Ok((stream.schema(), first))).is_err() || !more {
                 return;
             }
-            while let Some(batch) = stream.next().await {
-                let failed = batch.is_err();
+            loop {
+                let message = Message::after(stream.next().await);
+                let more = matches!(message, Message::Batch(Ok(_)));
                 // A closed channel: the reader is gone, and dropping `stream` cancels it.
-                if sender.send(batch).await.is_err() || failed {
+                if sender.send(message).await.is_err() || !more {
                     return;
                 }
             }
         });
         let mut remote = RemoteBatches {
+            first: None,
             batches,
             abort: task.abort_handle(),
             task: Some(task),
         };
-        let schema = match schema.await {
-            Ok(started) => started?,
+        let schema = match first.await {
+            Ok(started) => {
+                let (schema, first) = started?;
+                remote.first = Some(first);
+                schema
+            }
             // The task ended without a word: it panicked.
             Err(_) => return Err(remote.failure().await),
         };
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, remote)))
+    }
+}
+
+/// What a statement's task sends its reader.
+enum Message {
+    Batch(DfResult<RecordBatch>),
+    /// The statement's stream ended: every batch was sent.
+    End,
+}
+
+impl Message {
+    fn after(next: Option<DfResult<RecordBatch>>) -> Self {
+        next.map_or(Self::End, Self::Batch)
     }
 }
 
@@ -119,28 +143,30 @@ impl Drop for QueryRuntime {
 
 /// A statement's batches as they arrive from its task; aborts the task when dropped.
 struct RemoteBatches {
-    batches: mpsc::Receiver<DfResult<RecordBatch>>,
+    /// The message that came with the schema, read first.
+    first: Option<Message>,
+    batches: mpsc::Receiver<Message>,
     abort: AbortHandle,
-    /// Awaited once the channel closes, to tell a finished task from one that panicked.
+    /// Awaited when the channel closes without [`Message::End`]: the task unwound or was
+    /// cancelled. `None` once the end is known.
     task: Option<JoinHandle<()>>,
 }
 
 impl RemoteBatches {
     /// Why the task ended before it started the statement: it unwound.
     async fn failure(&mut self) -> DataFusionError {
-        let ended = match self.task.take() {
-            Some(task) => task.await,
-            None => Ok(()),
-        };
-        ended.err().map_or_else(
-            || DataFusionError::Execution("the statement ended without a result".into()),
-            task_error,
-        )
+        match self.task.take() {
+            Some(task) => unfinished(task.await),
+            None => unfinished(Ok(())),
+        }
     }
 }
 
-/// A task that did not return, as the statement's error.
-fn task_error(error: tokio::task::JoinError) -> DataFusionError {
+/// The error of a statement whose task ended (`outcome`) before its stream did.
+fn unfinished(outcome: Result<(), tokio::task::JoinError>) -> DataFusionError {
+    let Err(error) = outcome else {
+        return DataFusionError::Execution("the statement ended without a result".into());
+    };
     if !error.is_panic() {
         return DataFusionError::Execution("the statement was cancelled".into());
     }
@@ -157,16 +183,34 @@ impl Stream for RemoteBatches {
     type Item = DfResult<RecordBatch>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if let Some(batch) = std::task::ready!(self.batches.poll_recv(cx)) {
-            return Poll::Ready(Some(batch));
-        }
-        // The sender is gone: the task returned or unwound. Its handle says which.
-        let Some(task) = self.task.as_mut() else {
+        if self.task.is_none() {
             return Poll::Ready(None);
+        }
+        let message = match self.first.take() {
+            Some(first) => Some(first),
+            None => std::task::ready!(self.batches.poll_recv(cx)),
         };
-        let outcome = std::task::ready!(task.poll_unpin(cx));
-        self.task = None;
-        Poll::Ready(outcome.err().map(|e| Err(task_error(e))))
+        match message {
+            Some(Message::Batch(Ok(batch))) => Poll::Ready(Some(Ok(batch))),
+            // The task sends nothing after an error.
+            Some(Message::Batch(Err(e))) => {
+                self.task = None;
+                Poll::Ready(Some(Err(e)))
+            }
+            Some(Message::End) => {
+                self.task = None;
+                Poll::Ready(None)
+            }
+            // The sender is gone without the end: the task unwound or was cancelled.
+            None => {
+                let Some(task) = self.task.as_mut() else {
+                    return Poll::Ready(None);
+                };
+                let outcome = std::task::ready!(task.poll_unpin(cx));
+                self.task = None;
+                Poll::Ready(Some(Err(unfinished(outcome))))
+            }
+        }
     }
 }
 
@@ -230,11 +274,11 @@ mod tests {
             let name = std::thread::current().name().unwrap_or("").to_string();
             Ok(batch(i64::from(name == "strata-query")))
         });
-        let mut stream = queries.stream(statement(items)).await.unwrap();
         let releaser = tokio::spawn(async move {
             tokio::task::yield_now().await;
             release.send(()).unwrap();
         });
+        let mut stream = queries.stream(statement(items)).await.unwrap();
         let first = stream.next().await.unwrap().unwrap();
         assert_eq!(values(&[first]), [1], "not run on a query thread");
         assert!(stream.next().await.is_none());
@@ -248,6 +292,14 @@ mod tests {
         let stream = queries.stream(statement(items)).await.unwrap();
         let batches: Vec<RecordBatch> = stream.map(|b| b.unwrap()).collect().await;
         assert_eq!(values(&batches), (0..10).collect::<Vec<_>>());
+
+        let mut nothing = queries
+            .stream(statement(futures::stream::empty()))
+            .await
+            .unwrap();
+        assert_eq!(nothing.schema(), schema());
+        assert!(nothing.next().await.is_none());
+        assert!(nothing.next().await.is_none());
     }
 
     #[tokio::test(flavor = "current_thread")]
@@ -262,6 +314,12 @@ mod tests {
         assert_eq!(values(&[stream.next().await.unwrap().unwrap()]), [1]);
         let err = stream.next().await.unwrap().unwrap_err();
         assert!(err.to_string().contains("bad row"), "{err}");
+        assert!(stream.next().await.is_none());
+
+        let first_fails = futures::stream::iter([Err(DataFusionError::Execution("row 1".into()))]);
+        let mut stream = queries.stream(statement(first_fails)).await.unwrap();
+        let err = stream.next().await.unwrap().unwrap_err();
+        assert!(err.to_string().contains("row 1"), "{err}");
         assert!(stream.next().await.is_none());
 
         let failed = queries.stream(async {

@@ -1,4 +1,5 @@
-//! Statements run on the query threads, not on the thread that asked for them.
+//! Long statements run on the query threads, not on the thread that reads them; short
+//! ones where they are read.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
@@ -72,21 +73,46 @@ fn register_probe(sql: &mut QueryEngine, released: std_mpsc::Receiver<()>) {
     sql.state.register_udf(Arc::new(probe)).unwrap();
 }
 
-/// The statement blocks its thread until a task of the caller's single-threaded runtime
-/// releases it: run on the caller's thread, it would wait for itself until it failed.
+/// The statement (a sort: it goes to the query threads) blocks its thread until a task of
+/// the caller's single-threaded runtime releases it: run on the caller's thread, it would
+/// wait for itself until it failed.
 #[tokio::test(flavor = "current_thread")]
-async fn a_statement_computes_on_the_query_threads_while_the_caller_runs_on() {
+async fn a_long_statement_computes_on_the_query_threads_while_the_caller_runs_on() {
     let dir = tempfile::tempdir().unwrap();
     let mut sql = QueryEngine::new(engine_with_rows(dir.path())).unwrap();
     let (release, released) = std_mpsc::channel();
     register_probe(&mut sql, released);
-    let statement = "SELECT probe(v) AS on_query_thread FROM m";
+    let statement = "SELECT probe(v) AS on_query_thread FROM m ORDER BY time";
     assert!(!sql.is_direct("db", statement));
-    let mut stream = sql.sql_stream("db", statement).await.unwrap();
     let releaser = tokio::spawn(async move {
         tokio::task::yield_now().await;
         release.send(()).unwrap();
     });
+    let stream = sql.sql_stream("db", statement).await.unwrap();
+    let flags = flags(stream).await;
+    releaser.await.unwrap();
+    assert_eq!(flags.len(), 100);
+    assert!(flags.iter().all(|&f| f == 1), "not all on query threads");
+}
+
+/// A projection over a scan stays on the thread that reads it (`plan_weight`).
+#[tokio::test(flavor = "current_thread")]
+async fn a_short_statement_computes_where_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sql = QueryEngine::new(engine_with_rows(dir.path())).unwrap();
+    let (release, released) = std_mpsc::channel();
+    register_probe(&mut sql, released);
+    release.send(()).unwrap();
+    let stream = sql
+        .sql_stream("db", "SELECT probe(v) FROM m")
+        .await
+        .unwrap();
+    let flags = flags(stream).await;
+    assert_eq!(flags.len(), 100);
+    assert!(flags.iter().all(|&f| f == 0), "ran on a query thread");
+}
+
+async fn flags(mut stream: crate::QueryStream) -> Vec<i64> {
     let mut flags = Vec::new();
     while let Some(batch) = stream.next().await {
         let batch = batch.unwrap();
@@ -97,7 +123,5 @@ async fn a_statement_computes_on_the_query_threads_while_the_caller_runs_on() {
             .unwrap();
         flags.extend(column.values().iter().copied());
     }
-    releaser.await.unwrap();
-    assert_eq!(flags.len(), 100);
-    assert!(flags.iter().all(|&f| f == 1), "not all on query threads");
+    flags
 }
