@@ -145,7 +145,7 @@ pub struct QueryEngine {
     state: SessionState,
     options: QueryOptions,
     admission: Admission,
-    /// Where DataFusion's plans run (see `query_runtime`).
+    /// Where DataFusion's long plans run (see `query_runtime` and `plan_weight`).
     runtime: QueryRuntime,
 }
 

@@ -73,8 +73,7 @@ impl QueryRuntime {
         F: Future<Output = DfResult<SendableRecordBatchStream>> + Send + 'static,
     {
         // The schema comes with the first batch, and the end is a message of its own: a
-        // small statement then wakes its reader once, not three times (a third of the
-        // hop's cost on a point query).
+        // small statement then wakes its reader once, not three times.
         let (started, first) = oneshot::channel();
         let (sender, batches) = mpsc::channel(BATCHES_AHEAD);
         let task = self.handle.spawn(async move {
