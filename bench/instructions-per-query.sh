@@ -12,7 +12,8 @@
 # under callgrind (HTTP on 127.0.0.1:18092), and for each PATH:FILE (PATH is `query` or
 # `sql`, FILE holds one statement) zeroes the counters, sends the statement N times on one
 # keep-alive connection (bench/cpu-per-query.py), and prints the instructions per request.
-# Each profile stays in $OUT (default ./instructions) for callgrind_annotate. Needs valgrind.
+# Each profile stays in $OUT (default ./instructions) for callgrind_annotate; the database
+# is $DB (default benchmark, TSBS's). Needs valgrind.
 set -euo pipefail
 bin=$1 data=$2 n=$3; shift 3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,11 +31,11 @@ for spec in "$@"; do
   path=${spec%%:*} file=${spec#*:}
   name=$(basename "$file" .txt)-$path
   # Warm the caches of the server (catalog, parts) before counting.
-  python3 "$here/cpu-per-query.py" --pid "$pid" --http 127.0.0.1:18092 --path "/$path" -n 5 \
-    "$(cat "$file")" >/dev/null
+  python3 "$here/cpu-per-query.py" --pid "$pid" --http 127.0.0.1:18092 --path "/$path" \
+    --db "${DB:-benchmark}" -n 5 "$(cat "$file")" >/dev/null
   callgrind_control -z "$pid" >/dev/null 2>&1
   python3 "$here/cpu-per-query.py" --pid "$pid" --http 127.0.0.1:18092 --path "/$path" \
-    -n "$n" "$(cat "$file")" >/dev/null
+    --db "${DB:-benchmark}" -n "$n" "$(cat "$file")" >/dev/null
   callgrind_control -d "$name" "$pid" >/dev/null 2>&1
   sleep 1
   dump=$(ls -t "$out"/callgrind."$pid".* | head -1)

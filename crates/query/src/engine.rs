@@ -147,6 +147,11 @@ pub struct QueryEngine {
     admission: Admission,
     /// Where DataFusion's long plans run (see `query_runtime` and `plan_weight`).
     runtime: QueryRuntime,
+    /// What every statement's plan executes with (configuration, functions, memory pool),
+    /// built once: building it copies the session's function registries, 6.6% of a point
+    /// lookup's instructions. Only the default schema differs between statements, and
+    /// execution does not read it (functions get the planner's copy of the configuration).
+    task: Arc<TaskContext>,
 }
 
 impl std::fmt::Debug for QueryEngine {
@@ -207,10 +212,12 @@ impl QueryEngine {
             .map_err(|e| QueryError::Execution {
             message: format!("cannot start the query threads: {e}"),
         })?;
+        let task = Arc::new(TaskContext::from(&state));
         Ok(Self {
             engine,
             state,
             runtime,
+            task,
             admission: Admission::new(options.max_concurrent, options.queue_length()),
             options,
         })
@@ -382,9 +389,8 @@ impl QueryEngine {
         statement: Statement<'_>,
     ) -> Result<(Arc<dyn ExecutionPlan>, Arc<TaskContext>), QueryError> {
         let (state, plan) = self.logical_plan(database, statement).await?;
-        let frame = DataFrame::new(state, plan);
-        let task = Arc::new(frame.task_ctx());
-        Ok((frame.create_physical_plan().await?, task))
+        let plan = DataFrame::new(state, plan).create_physical_plan().await?;
+        Ok((plan, Arc::clone(&self.task)))
     }
 
     /// DataFusion's plan of a query, and the session it runs in: unqualified names in

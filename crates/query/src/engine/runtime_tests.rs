@@ -125,3 +125,43 @@ async fn flags(mut stream: crate::QueryStream) -> Vec<i64> {
     }
     flags
 }
+
+/// Every statement executes with the engine's one task context; the database a statement
+/// names is still its own, on either side of the hop.
+#[tokio::test]
+async fn each_statement_sees_its_own_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine_with_rows(dir.path());
+    let report = engine
+        .write_lines(
+            "other",
+            b"m,host=h0 v=1i 1\nm,host=h1 v=2i 2\n",
+            Precision::Nanoseconds,
+        )
+        .unwrap();
+    assert!(report.errors.is_empty());
+    let sql = QueryEngine::new(engine).unwrap();
+    for database in ["db", "other", "db"] {
+        for statement in [
+            "SELECT current_database() AS d, v FROM m",
+            "SELECT current_database() AS d, v FROM m ORDER BY v",
+        ] {
+            let batches = sql.sql(database, statement).await.unwrap();
+            let names: Vec<String> = batches
+                .iter()
+                .flat_map(|b| {
+                    let column = datafusion::arrow::array::AsArray::as_string::<i32>(b.column(0));
+                    column
+                        .iter()
+                        .map(|v| v.unwrap().to_string())
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            assert!(!names.is_empty(), "{database}: {statement}");
+            assert!(
+                names.iter().all(|n| n == database),
+                "{database}: {statement}: {names:?}"
+            );
+        }
+    }
+}
