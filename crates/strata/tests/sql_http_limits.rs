@@ -60,10 +60,13 @@ fn an_expression_nested_too_deeply_is_400_and_the_server_lives_on() {
     assert!(server.stop().success());
 }
 
-/// A client that goes away cancels its statement: the handler polling the statement is
+/// A client that goes away cancels its statement: the handler reading the statement is
 /// dropped with it, and the server's CPU goes quiet. Before the yield points above joins,
 /// this cross join (20,000 x 20,000 rows) ran on in one poll of the handler, minutes
-/// after its client had gone and past its timeout.
+/// after its client had gone and past its timeout. The join runs on the query threads,
+/// and a cancelled task stops at the end of its current poll: up to Tokio's task budget
+/// of 128 batches, about 0.4 s of a debug build's CPU per thread. So the CPU must go quiet
+/// within three seconds, not in the first one.
 #[test]
 fn a_client_that_disconnects_cancels_its_statement() {
     let dir = data_dir();
@@ -85,12 +88,15 @@ fn a_client_that_disconnects_cancels_its_statement() {
     eventually("the dropped statement to be counted", || {
         metric(&server.metrics(), "strata_queries_total{status=\"error\"}") == 1.0
     });
-    let before = server.cpu_ticks();
-    std::thread::sleep(Duration::from_secs(1));
-    let spent = server.cpu_ticks() - before;
+    let mut seconds = Vec::new();
+    while seconds.len() < 3 && seconds.last().is_none_or(|&spent| spent >= 30) {
+        let before = server.cpu_ticks();
+        std::thread::sleep(Duration::from_secs(1));
+        seconds.push(server.cpu_ticks() - before);
+    }
     assert!(
-        spent < 30,
-        "the server used {spent} ticks of CPU in the second after its client left"
+        seconds.last().is_some_and(|&spent| spent < 30),
+        "the server's ticks of CPU in each second after its client left: {seconds:?}"
     );
     assert!(server.stop().success());
 }
