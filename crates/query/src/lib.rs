@@ -49,6 +49,8 @@ pub mod scan;
 pub mod sql_lex;
 mod statements;
 pub mod table;
+#[cfg(test)]
+mod test_engine;
 
 pub use engine::{Description, MAX_DESCRIBED_PARAMETERS, QueryEngine, QueryOptions, QuerySlot};
 pub use error::{DataFault, Position, QueryError};

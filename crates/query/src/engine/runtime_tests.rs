@@ -14,37 +14,9 @@ use datafusion::execution::FunctionRegistry;
 use datafusion::logical_expr::{ColumnarValue, Volatility, create_udf};
 use futures::StreamExt;
 use strata_lineproto::Precision;
-use strata_storage::{Engine, EngineOptions, ManualClock, WalSync};
 
 use super::QueryEngine;
-
-const START_NS: i64 = 1_700_000_000_000_000_000;
-
-fn engine_with_rows(dir: &std::path::Path) -> Arc<Engine> {
-    let options = EngineOptions {
-        data_dirs: vec![dir.to_path_buf()],
-        shards: 2,
-        wal_sync: WalSync::None,
-        background: false,
-        clock: Arc::new(ManualClock::new(START_NS)),
-        ..EngineOptions::default()
-    };
-    let engine = Arc::new(Engine::open(options).unwrap().0);
-    let body: String = (0..100)
-        .map(|n| {
-            format!(
-                "m,host=h{} v={n}i {}\n",
-                n % 4,
-                START_NS - n * 1_000_000_000
-            )
-        })
-        .collect();
-    let report = engine
-        .write_lines("db", body.as_bytes(), Precision::Nanoseconds)
-        .unwrap();
-    assert!(report.errors.is_empty());
-    engine
-}
+use crate::test_engine::engine_with_rows;
 
 /// `probe(v)`: on its first call, waits until `released` says so; then 1 for each row
 /// when it runs on a thread named `strata-query`, 0 otherwise.

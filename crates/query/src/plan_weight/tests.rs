@@ -1,37 +1,12 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
-use std::sync::Arc;
-
-use strata_lineproto::Precision;
-use strata_storage::{Engine, EngineOptions, ManualClock, WalSync};
-
 use super::may_hold_a_thread;
 use crate::QueryEngine;
 use crate::engine::Statement;
-
-const START_NS: i64 = 1_700_000_000_000_000_000;
+use crate::test_engine::engine_with_rows;
 
 fn query_engine(dir: &std::path::Path) -> QueryEngine {
-    let options = EngineOptions {
-        data_dirs: vec![dir.to_path_buf()],
-        shards: 2,
-        wal_sync: WalSync::None,
-        background: false,
-        clock: Arc::new(ManualClock::new(START_NS)),
-        ..EngineOptions::default()
-    };
-    let engine = Arc::new(Engine::open(options).unwrap().0);
-    let body: String = (0..100)
-        .map(|n| {
-            let at = START_NS - n * 1_000_000_000;
-            format!("m,host=h{} v={n}i,s=\"x{n}\" {at}\n", n % 4)
-        })
-        .collect();
-    let report = engine
-        .write_lines("db", body.as_bytes(), Precision::Nanoseconds)
-        .unwrap();
-    assert!(report.errors.is_empty());
-    QueryEngine::new(engine).unwrap()
+    QueryEngine::new(engine_with_rows(dir)).unwrap()
 }
 
 async fn long(sql: &QueryEngine, statement: &str) -> bool {
