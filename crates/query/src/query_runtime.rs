@@ -84,16 +84,16 @@ impl QueryRuntime {
                     return;
                 }
             };
-            let first = Message::after(stream.next().await);
-            let more = matches!(first, Message::Batch(Ok(_)));
-            if started.send(Ok((stream.schema(), first))).is_err() || !more {
-                return;
-            }
+            let mut started = Some(started);
             loop {
                 let message = Message::after(stream.next().await);
                 let more = matches!(message, Message::Batch(Ok(_)));
-                // A closed channel: the reader is gone, and dropping `stream` cancels it.
-                if sender.send(message).await.is_err() || !more {
+                let delivered = match started.take() {
+                    Some(started) => started.send(Ok((stream.schema(), message))).is_ok(),
+                    None => sender.send(message).await.is_ok(),
+                };
+                // Not delivered: the reader is gone, and dropping `stream` cancels it.
+                if !delivered || !more {
                     return;
                 }
             }
@@ -110,8 +110,13 @@ impl QueryRuntime {
                 remote.first = Some(first);
                 schema
             }
-            // The task ended without a word: it panicked.
-            Err(_) => return Err(remote.failure().await),
+            // The task ended without a word: it unwound, and its stream says why.
+            Err(_) => {
+                return Err(match remote.next().await {
+                    Some(Err(e)) => e,
+                    _ => unfinished(Ok(())),
+                });
+            }
         };
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, remote)))
     }
@@ -149,16 +154,6 @@ struct RemoteBatches {
     /// Awaited when the channel closes without [`Message::End`]: the task unwound or was
     /// cancelled. `None` once the end is known.
     task: Option<JoinHandle<()>>,
-}
-
-impl RemoteBatches {
-    /// Why the task ended before it started the statement: it unwound.
-    async fn failure(&mut self) -> DataFusionError {
-        match self.task.take() {
-            Some(task) => unfinished(task.await),
-            None => unfinished(Ok(())),
-        }
-    }
 }
 
 /// The error of a statement whose task ended (`outcome`) before its stream did.
