@@ -205,7 +205,7 @@ impl QueryEngine {
             Arc::new(StrataCatalog::new(Arc::clone(&engine))),
         );
         functions::register(&context);
-        crate::pg_catalog::register(&context);
+        crate::pg_catalog::register(&context, &engine);
         let mut state = context.state();
         functions::register_rewrites(&mut state)?;
         let runtime = QueryRuntime::new(options.target_partitions, nesting::PLANNING_STACK_BYTES)

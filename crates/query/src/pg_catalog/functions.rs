@@ -1,20 +1,25 @@
 //! The Postgres catalog functions clients' metadata queries call, under their
 //! `pg_catalog.` names and their bare ones: `pg_get_userbyid` and `current_user` (the one
-//! role, `strata`),
-//! `pg_encoding_to_char` (`UTF8`), `pg_table_is_visible` (every table of the database is on
-//! the search path), `format_type` (the type's SQL name), `pg_catalog.array_to_string`
-//! (catalog arrays are stored as text already, so it passes them through; the bare name is
-//! DataFusion's), and `pg_get_expr`,
-//! `obj_description`, `col_description`, `pg_get_indexdef`, `pg_get_constraintdef`,
-//! `pg_get_triggerdef`, `pg_get_statisticsobjdef_columns`, `pg_get_partkeydef` (NULL:
-//! Strata has no defaults, comments, indexes, constraints, triggers or partitions).
+//! role, `strata`), `pg_encoding_to_char` (`UTF8`), `pg_table_is_visible`,
+//! `pg_type_is_visible` and `pg_function_is_visible` (everything of the database is on the
+//! search path), `has_database_privilege`, `has_schema_privilege`, `has_table_privilege`
+//! and `pg_has_role` (true: a connection's token decides what it may do, not grants),
+//! `format_type` (the type's SQL name), `pg_size_pretty`, `pg_tablespace_location` (empty,
+//! as for Postgres's default tablespace), `pg_catalog.array_to_string` (lists joined as
+//! Postgres joins arrays; the catalog's own arrays are stored as text and pass through; the
+//! bare name is DataFusion's), and `pg_get_expr`, `obj_description`, `col_description`,
+//! `shobj_description`, `pg_get_indexdef`, `pg_get_constraintdef`, `pg_get_triggerdef`,
+//! `pg_get_statisticsobjdef_columns`, `pg_get_partkeydef`, `pg_get_function_result` and
+//! `pg_get_function_arguments` (NULL: Strata has no defaults, comments, indexes,
+//! constraints, triggers, partitions or user functions). The size functions are in
+//! `sizes`.
 
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, Int64Builder, ListBuilder, StringBuilder};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type};
-use datafusion::common::{Result, ScalarValue};
+use datafusion::common::{Result, ScalarValue, exec_err};
 use datafusion::execution::FunctionRegistry;
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
@@ -36,8 +41,11 @@ enum Body {
     True,
     /// `format_type(oid, typmod)`.
     FormatType,
-    /// `array_to_string(text, separator)`: the first argument.
-    PassText,
+    /// `array_to_string(array, separator)`: a list's non-NULL elements joined, as
+    /// Postgres's; a text argument (the catalog's arrays, stored as text) passes through.
+    ArrayToString,
+    /// `pg_size_pretty(bigint)`: bytes in Postgres's words (`8192 bytes`, `10 kB`).
+    SizePretty,
     /// `quote_ident(text)`: the name, double-quoted when it needs to be.
     QuoteIdent,
     /// `current_setting(name)`: `search_path` is the statement's database; other settings
@@ -89,13 +97,23 @@ impl ScalarUDFImpl for CatalogFunction {
             Body::Text(text) => scalar(ScalarValue::Utf8(Some(text.to_owned()))),
             Body::NullText => scalar(ScalarValue::Utf8(None)),
             Body::True => scalar(ScalarValue::Boolean(Some(true))),
-            Body::PassText => match args.args.first() {
-                Some(first) => {
-                    let array = first.to_array(args.number_rows)?;
-                    Ok(ColumnarValue::Array(cast(&array, &DataType::Utf8)?))
+            Body::ArrayToString => array_to_string(&args),
+            Body::SizePretty => {
+                let Some(first) = args.args.first() else {
+                    return scalar(ScalarValue::Utf8(None));
+                };
+                let sizes = cast(&first.to_array(args.number_rows)?, &DataType::Int64)?;
+                let sizes = sizes.as_primitive::<Int64Type>();
+                let mut out = StringBuilder::new();
+                for i in 0..sizes.len() {
+                    if sizes.is_null(i) {
+                        out.append_null();
+                    } else {
+                        out.append_value(size_pretty(sizes.value(i)));
+                    }
                 }
-                None => scalar(ScalarValue::Utf8(None)),
-            },
+                Ok(ColumnarValue::Array(Arc::new(out.finish())))
+            }
             Body::QuoteIdent => map_text(&args, |name| Some(quote_ident(name))),
             Body::CurrentSetting => {
                 let database = args.config_options.catalog.default_schema.clone();
@@ -183,6 +201,70 @@ impl ScalarUDFImpl for CatalogFunction {
     }
 }
 
+/// `array_to_string(array, separator)`: each list's non-NULL elements as text, joined by
+/// the separator; a text first argument passes through unchanged.
+fn array_to_string(args: &ScalarFunctionArgs) -> Result<ColumnarValue> {
+    let Some(first) = args.args.first() else {
+        return Ok(ColumnarValue::Scalar(ScalarValue::Utf8(None)));
+    };
+    let arrays = first.to_array(args.number_rows)?;
+    let lists = match arrays.data_type() {
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..) => {
+            let item = DataType::new_list(DataType::Utf8, true);
+            cast(&arrays, &item)?
+        }
+        _ => return Ok(ColumnarValue::Array(cast(&arrays, &DataType::Utf8)?)),
+    };
+    let lists = lists.as_list::<i32>();
+    let separators = match args.args.get(1) {
+        Some(separator) => cast(&separator.to_array(args.number_rows)?, &DataType::Utf8)?,
+        None => return exec_err!("array_to_string() needs a separator"),
+    };
+    let separators = separators.as_string::<i32>();
+    let mut out = StringBuilder::new();
+    for i in 0..lists.len() {
+        if lists.is_null(i) || separators.is_null(i) {
+            out.append_null();
+            continue;
+        }
+        let items = lists.value(i);
+        let items = items.as_string::<i32>();
+        let joined: Vec<&str> = items.iter().flatten().collect();
+        out.append_value(joined.join(separators.value(i)));
+    }
+    Ok(ColumnarValue::Array(Arc::new(out.finish())))
+}
+
+/// `pg_size_pretty`: below 10 kB in bytes, then kB, MB, GB, TB and PB, each rounded half
+/// away from zero, switching units below 20 × 1024 − 0.5 of the next smaller one; as
+/// Postgres 15's.
+fn size_pretty(bytes: i64) -> String {
+    // (unit, limit, rounded, unit bits)
+    const UNITS: [(&str, i64, bool, u32); 6] = [
+        ("bytes", 10 * 1024, false, 0),
+        ("kB", 20 * 1024 - 1, true, 10),
+        ("MB", 20 * 1024 - 1, true, 20),
+        ("GB", 20 * 1024 - 1, true, 30),
+        ("TB", 20 * 1024 - 1, true, 40),
+        ("PB", 20 * 1024 - 1, true, 50),
+    ];
+    let half_rounded = |x: i64| (x + if x < 0 { -1 } else { 1 }) / 2;
+    let mut size = bytes;
+    for (i, &(name, limit, rounded, bits)) in UNITS.iter().enumerate() {
+        let Some(&(_, _, next_rounded, next_bits)) = UNITS.get(i + 1) else {
+            let size = if rounded { half_rounded(size) } else { size };
+            return format!("{size} {name}");
+        };
+        if size.unsigned_abs() < limit.unsigned_abs() {
+            let size = if rounded { half_rounded(size) } else { size };
+            return format!("{size} {name}");
+        }
+        let shift = next_bits - bits - u32::from(next_rounded) + u32::from(rounded);
+        size /= 1i64 << shift;
+    }
+    unreachable!("the last unit returns")
+}
+
 /// `f` of every text value of the first argument (NULL stays NULL).
 fn map_text(
     args: &ScalarFunctionArgs,
@@ -254,7 +336,7 @@ fn any_arguments() -> Signature {
 
 /// Adds the catalog functions to `context`.
 pub(crate) fn register(context: &SessionContext) {
-    let functions: [(&'static str, Body); 19] = [
+    let functions: [(&'static str, Body); 30] = [
         ("current_schemas", Body::CurrentSchemas),
         ("quote_ident", Body::QuoteIdent),
         ("current_setting", Body::CurrentSetting),
@@ -265,6 +347,17 @@ pub(crate) fn register(context: &SessionContext) {
         ("current_user", Body::Text(OWNER_NAME)),
         ("pg_encoding_to_char", Body::Text("UTF8")),
         ("pg_table_is_visible", Body::True),
+        ("pg_type_is_visible", Body::True),
+        ("pg_function_is_visible", Body::True),
+        ("has_database_privilege", Body::True),
+        ("has_schema_privilege", Body::True),
+        ("has_table_privilege", Body::True),
+        ("pg_has_role", Body::True),
+        ("pg_size_pretty", Body::SizePretty),
+        ("pg_tablespace_location", Body::Text("")),
+        ("shobj_description", Body::NullText),
+        ("pg_get_function_result", Body::NullText),
+        ("pg_get_function_arguments", Body::NullText),
         ("format_type", Body::FormatType),
         ("pg_get_expr", Body::NullText),
         ("obj_description", Body::NullText),
@@ -288,7 +381,7 @@ pub(crate) fn register(context: &SessionContext) {
     context.register_udf(ScalarUDF::new_from_impl(CatalogFunction {
         name: "pg_catalog.array_to_string",
         aliases: Vec::new(),
-        body: Body::PassText,
+        body: Body::ArrayToString,
         signature: any_arguments(),
     }));
     // The session functions under their catalog names too.
@@ -305,7 +398,30 @@ pub(crate) fn register(context: &SessionContext) {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_ident, quote_ident};
+    use super::{parse_ident, quote_ident, size_pretty};
+
+    #[test]
+    fn sizes_are_pretty_as_postgres_prints_them() {
+        // Postgres 15.18's own answers.
+        let cases = [
+            (0, "0 bytes"),
+            (8192, "8192 bytes"),
+            (10_239, "10239 bytes"),
+            (10_240, "10 kB"),
+            (10_752, "11 kB"),
+            (10_485_247, "10239 kB"),
+            (10_485_248, "10 MB"),
+            (20_970_495, "20 MB"),
+            (1_073_741_824, "1024 MB"),
+            (21_474_836_480, "20 GB"),
+            (-10_240, "-10 kB"),
+            (i64::MAX, "8192 PB"),
+            (i64::MIN, "-8192 PB"),
+        ];
+        for (bytes, pretty) in cases {
+            assert_eq!(size_pretty(bytes), pretty, "{bytes}");
+        }
+    }
 
     #[test]
     fn identifiers_are_quoted_and_parsed_as_postgres_does() {

@@ -3,9 +3,10 @@
 //! ordinary SQL through DataFusion. It is a schema of every database (`pg_catalog.pg_class`
 //! resolves wherever the connection is) whose tables are filled, when a statement scans
 //! them, for the statement's database (see [`tables`]); the functions those queries call
-//! are in [`functions`]; [`types`] maps Strata's columns to Postgres types.
+//! are in [`functions`] and [`sizes`]; [`types`] maps Strata's columns to Postgres types.
 
 mod functions;
+mod sizes;
 mod tables;
 pub mod types;
 
@@ -21,9 +22,15 @@ use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 use strata_storage::Engine;
 
-pub(crate) use functions::register;
 use tables::CatalogTable;
-pub use tables::OWNER_NAME;
+pub use tables::{NULL_ARRAY_COLUMNS, OWNER_NAME};
+
+/// Adds the catalog functions, and the size functions reading `engine`'s parts, to
+/// `context`.
+pub(crate) fn register(context: &datafusion::prelude::SessionContext, engine: &Arc<Engine>) {
+    functions::register(context);
+    sizes::register(context, engine);
+}
 
 /// The schema name.
 pub const PG_CATALOG: &str = "pg_catalog";

@@ -25,6 +25,26 @@ pub(crate) const PG_CATALOG_NAMESPACE: i64 = 11;
 pub(crate) const DATABASE_NAMESPACE: i64 = 2200;
 /// `pg_namespace.oid` of `information_schema`.
 const INFORMATION_SCHEMA_NAMESPACE: i64 = 13_000;
+/// The catalog's array columns (access lists, options, settings), stored as text: NULL in
+/// every row, since Strata has none of these. A statement that builds an array from one
+/// (`ARRAY(SELECT … FROM unnest(c.reloptions))`) can be answered with an empty one.
+pub const NULL_ARRAY_COLUMNS: &[&str] = &[
+    "nspacl",
+    "relacl",
+    "reloptions",
+    "attacl",
+    "attoptions",
+    "attfdwoptions",
+    "datacl",
+    "rolconfig",
+    "spcacl",
+    "spcoptions",
+    "proacl",
+    "polroles",
+];
+
+/// `pg_tablespace.oid` of `pg_default`, where every database is.
+const DEFAULT_TABLESPACE: i64 = 1663;
 /// The one role: oid 10, as a Postgres bootstrap superuser.
 pub(crate) const OWNER: i64 = 10;
 /// The role's name.
@@ -132,7 +152,7 @@ fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
 
 /// A catalog table's oid: Postgres's own for the tables clients name by oid
 /// (`classoid = 'pg_class'::regclass`), a hash for the rest.
-fn catalog_oid(name: &str) -> i64 {
+pub(crate) fn catalog_oid(name: &str) -> i64 {
     match name {
         "pg_type" => 1247,
         "pg_attribute" => 1249,
@@ -361,6 +381,7 @@ pub(crate) const TABLES: &[CatalogTable] = &[
                 .iter()
                 .map(|t| {
                     let category = match t.oid {
+                        _ if t.element != 0 => "A",
                         16 => "B",
                         25 => "S",
                         1082 | 1114 | 1184 => "D",
@@ -378,12 +399,12 @@ pub(crate) const TABLES: &[CatalogTable] = &[
                         text(category),
                         Bool(true),
                         Int(0),
-                        Int(0),
-                        Int(0),
+                        Int(i64::from(t.element)),
+                        Int(i64::from(t.array)),
                         Int(0),
                         Bool(false),
                         Int(-1),
-                        Int(if t.oid == 25 { 100 } else { 0 }),
+                        Int(if t.oid == 25 || t.oid == 1009 { 100 } else { 0 }),
                     ]
                 })
                 .collect()
@@ -403,6 +424,7 @@ pub(crate) const TABLES: &[CatalogTable] = &[
             ("datcollate", Kind::Text),
             ("datctype", Kind::Text),
             ("daticulocale", Kind::Text),
+            ("dattablespace", Kind::Oid),
             ("datacl", Kind::Text),
         ],
         rows: |engine, current| {
@@ -426,6 +448,7 @@ pub(crate) const TABLES: &[CatalogTable] = &[
                         text("C"),
                         text("C"),
                         Null,
+                        Int(DEFAULT_TABLESPACE),
                         Null,
                     ]
                 })
@@ -447,9 +470,96 @@ pub(crate) const TABLES: &[CatalogTable] = &[
             ("oid", Kind::Oid),
             ("rolname", Kind::Text),
             ("rolsuper", Kind::Bool),
+            ("rolinherit", Kind::Bool),
+            ("rolcreaterole", Kind::Bool),
+            ("rolcreatedb", Kind::Bool),
             ("rolcanlogin", Kind::Bool),
+            ("rolreplication", Kind::Bool),
+            ("rolconnlimit", Kind::I32),
+            ("rolpassword", Kind::Text),
+            ("rolvaliduntil", Kind::Text),
+            ("rolbypassrls", Kind::Bool),
+            ("rolconfig", Kind::Text),
         ],
-        rows: |_, _| vec![vec![Int(OWNER), text(OWNER_NAME), Bool(true), Bool(true)]],
+        rows: |_, _| {
+            vec![vec![
+                Int(OWNER),
+                text(OWNER_NAME),
+                Bool(true),
+                Bool(true),
+                Bool(true),
+                Bool(true),
+                Bool(true),
+                Bool(false),
+                Int(-1),
+                text("********"),
+                Null,
+                Bool(true),
+                Null,
+            ]]
+        },
+    },
+    CatalogTable {
+        name: "pg_auth_members",
+        columns: &[
+            ("roleid", Kind::Oid),
+            ("member", Kind::Oid),
+            ("grantor", Kind::Oid),
+            ("admin_option", Kind::Bool),
+        ],
+        rows: NO_ROWS,
+    },
+    CatalogTable {
+        name: "pg_tablespace",
+        columns: &[
+            ("oid", Kind::Oid),
+            ("spcname", Kind::Text),
+            ("spcowner", Kind::Oid),
+            ("spcacl", Kind::Text),
+            ("spcoptions", Kind::Text),
+        ],
+        rows: |_, _| {
+            vec![
+                vec![
+                    Int(DEFAULT_TABLESPACE),
+                    text("pg_default"),
+                    Int(OWNER),
+                    Null,
+                    Null,
+                ],
+                vec![Int(1664), text("pg_global"), Int(OWNER), Null, Null],
+            ]
+        },
+    },
+    CatalogTable {
+        name: "pg_proc",
+        columns: &[
+            ("oid", Kind::Oid),
+            ("proname", Kind::Text),
+            ("pronamespace", Kind::Oid),
+            ("proowner", Kind::Oid),
+            ("prolang", Kind::Oid),
+            ("prokind", Kind::Text),
+            ("proretset", Kind::Bool),
+            ("provolatile", Kind::Text),
+            ("pronargs", Kind::I16),
+            ("prorettype", Kind::Oid),
+            ("proargtypes", Kind::Text),
+            ("proacl", Kind::Text),
+        ],
+        rows: NO_ROWS,
+    },
+    CatalogTable {
+        name: "pg_extension",
+        columns: &[
+            ("oid", Kind::Oid),
+            ("extname", Kind::Text),
+            ("extowner", Kind::Oid),
+            ("extnamespace", Kind::Oid),
+            ("extrelocatable", Kind::Bool),
+            ("extversion", Kind::Text),
+        ],
+        rows: NO_ROWS,
     },
     CatalogTable {
         name: "pg_attrdef",
@@ -615,4 +725,42 @@ pub(crate) const TABLES: &[CatalogTable] = &[
 /// The catalog table called `name`.
 pub(crate) fn table(name: &str) -> Option<&'static CatalogTable> {
     TABLES.iter().find(|t| t.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use datafusion::arrow::array::Array;
+
+    use super::{NULL_ARRAY_COLUMNS, TABLES};
+    use crate::test_engine::engine_with_rows;
+
+    /// `NULL_ARRAY_COLUMNS` lets a statement skip reading them: each must exist and be
+    /// NULL in every row.
+    #[test]
+    fn the_null_array_columns_are_null_in_every_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine_with_rows(dir.path());
+        let mut found = Vec::new();
+        for table in TABLES {
+            let batch = table.batch(&engine, "db").unwrap();
+            for (i, field) in batch.schema().fields().iter().enumerate() {
+                if NULL_ARRAY_COLUMNS.contains(&field.name().as_str()) {
+                    assert_eq!(
+                        batch.column(i).null_count(),
+                        batch.num_rows(),
+                        "{}.{}",
+                        table.name,
+                        field.name()
+                    );
+                    found.push(field.name().clone());
+                }
+            }
+        }
+        found.sort();
+        let mut named: Vec<String> = NULL_ARRAY_COLUMNS.iter().map(|s| s.to_string()).collect();
+        named.sort();
+        assert_eq!(found, named);
+    }
 }

@@ -10,6 +10,9 @@
 //! - conditions on the outer row alone move out: `CASE WHEN a.atthasdef THEN (…) END`;
 //! - an outer column an equality ties to an inner one (`c.oid = a.attcollation`) is
 //!   replaced by that inner column in the subquery's other conditions.
+//!
+//! In the same pass, an `ARRAY(SELECT …)` known to be empty becomes an empty array
+//! (`catalog_arrays`).
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -20,6 +23,8 @@ use datafusion::sql::sqlparser::ast::{
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
+
+use super::catalog_arrays::known_empty;
 
 /// Aggregate functions a scalar subquery may already return.
 const AGGREGATES: &[&str] = &[
@@ -34,16 +39,20 @@ const AGGREGATES: &[&str] = &[
     "bool_or",
 ];
 
-/// `sql` with its plain scalar subqueries aggregated, when it names `pg_catalog` and has
-/// any; `None` otherwise (run it as it is).
-pub(crate) fn aggregate_scalar_subqueries(sql: &str) -> Option<String> {
+/// `sql` with its plain scalar subqueries aggregated and its `ARRAY(SELECT …)` of nothing
+/// made empty arrays (`catalog_arrays`), when it names `pg_catalog` and has any; `None`
+/// otherwise (run it as it is).
+pub(crate) fn plannable_catalog_subqueries(sql: &str) -> Option<String> {
     if !sql.contains("pg_catalog") {
         return None;
     }
     let mut statements = Parser::parse_sql(&PostgreSqlDialect {}, sql).ok()?;
     let mut changed = false;
     let _ = visit_expressions_mut(&mut statements, |expr| {
-        if let Expr::Subquery(query) = expr
+        if let Some(empty) = known_empty(expr) {
+            *expr = empty;
+            changed = true;
+        } else if let Expr::Subquery(query) = expr
             && aggregate_one_value(query)
         {
             changed = true;
@@ -105,7 +114,7 @@ fn is_grouped(select: &Select) -> bool {
     }
 }
 
-fn parse_expr(text: &str) -> Result<Expr, ParserError> {
+pub(super) fn parse_expr(text: &str) -> Result<Expr, ParserError> {
     Parser::new(&PostgreSqlDialect {})
         .try_with_sql(text)
         .and_then(|mut p| p.parse_expr())
@@ -245,9 +254,13 @@ fn side(expr: &Expr, inner: &HashSet<String>) -> Side {
     }
 }
 
-/// Catalog tables that never have rows here: Strata has no policies, extended statistics,
-/// publications, inheritance, triggers, constraints, indexes, rules or defaults.
+/// Catalog tables that never have rows here: Strata has no role memberships, extensions,
+/// user functions, policies, extended statistics, publications, inheritance, triggers,
+/// constraints, indexes, rules or defaults.
 const EMPTY_TABLES: &[&str] = &[
+    "pg_auth_members",
+    "pg_extension",
+    "pg_proc",
     "pg_policy",
     "pg_statistic_ext",
     "pg_publication",
@@ -282,7 +295,7 @@ pub(crate) fn empty_answer(sql: &str) -> Option<Vec<String>> {
 
 /// The column names of a query body that cannot return a row: an empty `SELECT`, or a
 /// `UNION` of them.
-fn empty_body(body: &SetExpr) -> Option<Vec<String>> {
+pub(super) fn empty_body(body: &SetExpr) -> Option<Vec<String>> {
     match body {
         SetExpr::Select(select) => empty_select(select),
         SetExpr::SetOperation {
@@ -368,7 +381,7 @@ mod tests {
         let psql = "SELECT a.attname, (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true) \
                     FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid), \
                     (SELECT count(*) FROM pg_catalog.pg_class) FROM pg_catalog.pg_attribute a";
-        let out = aggregate_scalar_subqueries(psql).expect("rewritten");
+        let out = plannable_catalog_subqueries(psql).expect("rewritten");
         assert!(
             out.contains("(SELECT max(pg_catalog.pg_get_expr(d.adbin, d.adrelid, true)) FROM"),
             "{out}"
@@ -383,7 +396,7 @@ mod tests {
                     (SELECT c.collname FROM pg_catalog.pg_collation c, pg_catalog.pg_type t \
                     WHERE c.oid = a.attcollation AND a.attcollation <> t.typcollation) \
                     FROM pg_catalog.pg_attribute a";
-        let out = aggregate_scalar_subqueries(psql).expect("rewritten");
+        let out = plannable_catalog_subqueries(psql).expect("rewritten");
         assert!(
             out.contains("CASE WHEN a.atthasdef THEN (SELECT max(pg_catalog.pg_get_expr(d.adbin, d.adrelid, true)) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid) END"),
             "{out}"
@@ -394,11 +407,11 @@ mod tests {
         );
         // Statements that do not name the catalog, or have nothing to change, run as sent.
         assert_eq!(
-            aggregate_scalar_subqueries("SELECT (SELECT x FROM t) FROM u"),
+            plannable_catalog_subqueries("SELECT (SELECT x FROM t) FROM u"),
             None
         );
         assert_eq!(
-            aggregate_scalar_subqueries("SELECT relname FROM pg_catalog.pg_class"),
+            plannable_catalog_subqueries("SELECT relname FROM pg_catalog.pg_class"),
             None
         );
     }

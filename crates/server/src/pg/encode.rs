@@ -3,8 +3,9 @@
 //! binary format per column as the client asked.
 //!
 //! Timestamps go with microseconds, as Postgres keeps them: the nanoseconds below are
-//! cut, not rounded. Types without a Postgres counterpart (intervals, lists, structs,
-//! decimals) go as `text` in Arrow's display form.
+//! cut, not rounded. Lists of scalars go as one-dimensional arrays (`encode_array`). Types
+//! without a Postgres counterpart (intervals, lists of lists, structs, decimals) go as
+//! `text` in Arrow's display form.
 
 use std::error::Error;
 use std::sync::Arc;
@@ -24,8 +25,10 @@ use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::data::DataRow;
 use pgwire::types::ToSqlText;
 use pgwire::types::format::FormatOptions;
-use postgres_types::{IsNull, ToSql, to_sql_checked};
+use postgres_types::{IsNull, Kind, ToSql, to_sql_checked};
 use strata_query::pg_catalog::types::pg_type_of;
+
+use super::encode_array::ArrayColumn;
 
 /// Microseconds from the Unix epoch to Postgres's, 2000-01-01.
 const POSTGRES_EPOCH_MICROS: i64 = 946_684_800_000_000;
@@ -92,30 +95,57 @@ pub(crate) fn rows(
     Ok(out)
 }
 
-/// Writes one field: its length (-1 for NULL) then `value` in `field`'s format.
-fn write_field<T: ToSql + ToSqlText>(
+/// What encoding a value can fail with.
+pub(super) type EncodeError = Box<dyn Error + Sync + Send>;
+
+/// How a value is written: in binary or text, as which Postgres type, with the session's
+/// text options. A field's comes from its description; an array's elements get their own.
+#[derive(Clone, Copy)]
+pub(super) struct Encoding<'a> {
+    pub binary: bool,
+    pub ty: &'a Type,
+    pub options: &'a FormatOptions,
+}
+
+impl<'a> Encoding<'a> {
+    fn of(field: &'a FieldInfo) -> Self {
+        Encoding {
+            binary: field.format() == FieldFormat::Binary,
+            ty: field.datatype(),
+            options: field.format_options(),
+        }
+    }
+}
+
+/// Writes one value as a field (or an array's element) is written: its length (-1 for
+/// NULL) then `value` as `how` says.
+fn put<T: ToSql + ToSqlText>(
     value: Option<T>,
-    field: &FieldInfo,
+    how: Encoding<'_>,
     out: &mut BytesMut,
-) -> PgWireResult<()> {
+) -> Result<(), EncodeError> {
     let Some(value) = value else {
         out.put_i32(-1);
         return Ok(());
     };
     let at = out.len();
     out.put_i32(0);
-    let written = match field.format() {
-        FieldFormat::Binary => value.to_sql(field.datatype(), out),
-        FieldFormat::Text => value.to_sql_text(field.datatype(), out, field.format_options()),
-    };
-    written.map_err(|e| internal(format!("cannot encode {}: {e}", field.name())))?;
-    let len = i32::try_from(out.len() - at - 4)
-        .map_err(|_| internal(format!("a value of {} is over 2 GiB", field.name())))?;
+    if how.binary {
+        value.to_sql(how.ty, out)?;
+    } else {
+        value.to_sql_text(how.ty, out, how.options)?;
+    }
+    finish_length(out, at)
+}
+
+/// Fills in the length of the value written after the 4 bytes at `at`.
+pub(super) fn finish_length(out: &mut BytesMut, at: usize) -> Result<(), EncodeError> {
+    let len = i32::try_from(out.len() - at - 4).map_err(|_| "a value is over 2 GiB")?;
     out[at..at + 4].copy_from_slice(&len.to_be_bytes());
     Ok(())
 }
 
-fn internal(message: String) -> PgWireError {
+pub(super) fn internal(message: String) -> PgWireError {
     PgWireError::UserError(Box::new(pgwire::error::ErrorInfo::new(
         "ERROR".into(),
         "XX000".into(),
@@ -124,7 +154,7 @@ fn internal(message: String) -> PgWireError {
 }
 
 /// One result column, typed as the Rust value its Postgres type is encoded from.
-enum Column {
+pub(super) enum Column {
     Bool(BooleanArray),
     Int16(Int16Array),
     Int32(Int32Array),
@@ -136,12 +166,17 @@ enum Column {
     Bytes(LargeBinaryArray),
     Timestamp(TimestampMicrosecondArray, bool),
     Date(Date32Array),
+    /// A list sent as a one-dimensional array.
+    Array(Box<ArrayColumn>),
 }
 
 impl Column {
     /// `array` ready to encode as `pg`: integers widened, timestamps in microseconds,
-    /// dictionaries and other types as strings.
-    fn new(array: &ArrayRef, pg: &Type) -> PgWireResult<Self> {
+    /// lists as arrays of their elements, dictionaries and other types as strings.
+    pub(super) fn new(array: &ArrayRef, pg: &Type) -> PgWireResult<Self> {
+        if let Kind::Array(element) = pg.kind() {
+            return Ok(Column::Array(Box::new(ArrayColumn::new(array, element)?)));
+        }
         let to = |data_type: DataType| {
             cast(array, &data_type).map_err(|e| internal(format!("cannot encode a column: {e}")))
         };
@@ -165,7 +200,19 @@ impl Column {
         })
     }
 
+    /// Writes `row`'s value as `field` describes it.
     fn write(&self, row: usize, field: &FieldInfo, out: &mut BytesMut) -> PgWireResult<()> {
+        self.put(row, Encoding::of(field), out)
+            .map_err(|e| internal(format!("cannot encode {}: {e}", field.name())))
+    }
+
+    /// Writes `row`'s value, its length first, as `how` says.
+    pub(super) fn put(
+        &self,
+        row: usize,
+        how: Encoding<'_>,
+        out: &mut BytesMut,
+    ) -> Result<(), EncodeError> {
         fn at<'a, A: Array, T>(
             array: &'a A,
             row: usize,
@@ -174,24 +221,25 @@ impl Column {
             array.is_valid(row).then(|| value(array))
         }
         match self {
-            Column::Bool(a) => write_field(at(a, row, |a| a.value(row)), field, out),
-            Column::Int16(a) => write_field(at(a, row, |a| a.value(row)), field, out),
-            Column::Int32(a) => write_field(at(a, row, |a| a.value(row)), field, out),
-            Column::Int64(a) => write_field(at(a, row, |a| a.value(row)), field, out),
-            Column::Numeric(a) => write_field(at(a, row, |a| Numeric(a.value(row))), field, out),
-            Column::Float32(a) => write_field(at(a, row, |a| a.value(row)), field, out),
-            Column::Float64(a) => write_field(at(a, row, |a| a.value(row)), field, out),
-            Column::Text(a) => write_field(at(a, row, |a| a.value(row)), field, out),
-            Column::Bytes(a) => write_field(at(a, row, |a| a.value(row)), field, out),
-            Column::Timestamp(a, zoned) => write_field(
+            Column::Bool(a) => put(at(a, row, |a| a.value(row)), how, out),
+            Column::Int16(a) => put(at(a, row, |a| a.value(row)), how, out),
+            Column::Int32(a) => put(at(a, row, |a| a.value(row)), how, out),
+            Column::Int64(a) => put(at(a, row, |a| a.value(row)), how, out),
+            Column::Numeric(a) => put(at(a, row, |a| Numeric(a.value(row))), how, out),
+            Column::Float32(a) => put(at(a, row, |a| a.value(row)), how, out),
+            Column::Float64(a) => put(at(a, row, |a| a.value(row)), how, out),
+            Column::Text(a) => put(at(a, row, |a| a.value(row)), how, out),
+            Column::Bytes(a) => put(at(a, row, |a| a.value(row)), how, out),
+            Column::Timestamp(a, zoned) => put(
                 at(a, row, |a| Timestamp {
                     micros: a.value(row),
                     zoned: *zoned,
                 }),
-                field,
+                how,
                 out,
             ),
-            Column::Date(a) => write_field(at(a, row, |a| Date(a.value(row))), field, out),
+            Column::Date(a) => put(at(a, row, |a| Date(a.value(row))), how, out),
+            Column::Array(a) => a.put(row, how, out),
         }
     }
 }

@@ -10,8 +10,10 @@
 //! (Arrow to Postgres
 //! rows), `errors` (SQLSTATE codes). `pg_catalog` itself is in `strata_query`. What differs from Postgres is in `docs/postgres.md`.
 
+mod catalog_arrays;
 mod catalog_sql;
 mod encode;
+mod encode_array;
 mod errors;
 mod from_functions;
 mod params;

@@ -25,7 +25,7 @@ use pgwire::messages::data::{NoData, ParameterDescription};
 use pgwire::messages::extendedquery::{Describe, TARGET_TYPE_BYTE_STATEMENT};
 use strata_query::{MAX_DESCRIBED_PARAMETERS, QueryEngine, QueryError, QueryStream};
 
-use super::catalog_sql::{aggregate_scalar_subqueries, empty_answer};
+use super::catalog_sql::{empty_answer, plannable_catalog_subqueries};
 use super::encode;
 use super::errors::{
     INSUFFICIENT_PRIVILEGE, NOT_SUPPORTED, PROTOCOL_VIOLATION, QUERY_CANCELED, UNDEFINED_PARAMETER,
@@ -158,7 +158,7 @@ pub(super) fn to_strata(sql: &str) -> Cow<'_, str> {
         return Cow::Borrowed(sql);
     }
     let mut text = from_postgres(sql);
-    if let Some(aggregated) = aggregate_scalar_subqueries(&text) {
+    if let Some(aggregated) = plannable_catalog_subqueries(&text) {
         text = Cow::Owned(aggregated);
     }
     if let Some(rewritten) = from_functions::rewrite(&text) {

@@ -1,5 +1,5 @@
 // Drives `strata serve --pg` with pgjdbc (org.postgresql:postgresql from Maven Central),
-// checking every answer. Usage: java -cp postgresql.jar PgJdbc.java PORT
+// checking every answer, arrays included. Usage: java -cp postgresql.jar PgJdbc.java PORT
 // Prints "all checks passed" at the end; any failed check throws.
 
 import java.sql.Connection;
@@ -10,6 +10,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 public class PgJdbc {
@@ -44,6 +45,22 @@ public class PgJdbc {
                 check(rs.next() && rs.getString(1).equals("a") && rs.getLong(2) == 20 && rs.getDouble(3) == 8.5, "group a");
                 check(rs.next() && rs.getString(1).equals("b") && rs.getLong(2) == 25 && rs.getDouble(3) == 9.5, "group b");
                 check(!rs.next(), "two groups");
+            }
+            // Lists arrive as Postgres arrays: text at first, binary once the statement is
+            // prepared on the server (the fifth run).
+            try (PreparedStatement p = c.prepareStatement(
+                    "SELECT array_agg(n ORDER BY time) AS ns, array_agg(host ORDER BY time) AS hosts FROM cpu WHERE usage < ?")) {
+                for (int i = 0; i < 7; i++) {
+                    p.setDouble(1, 3.0);
+                    try (ResultSet rs = p.executeQuery()) {
+                        check(rs.next(), "array row");
+                        check(rs.getMetaData().getColumnTypeName(1).equals("_int8"), rs.getMetaData().getColumnTypeName(1));
+                        Long[] ns = (Long[]) rs.getArray(1).getArray();
+                        String[] hosts = (String[]) rs.getArray(2).getArray();
+                        check(Arrays.equals(ns, new Long[] {0L, 1L, 2L}), "ns " + Arrays.toString(ns));
+                        check(Arrays.equals(hosts, new String[] {"a", "b", "a"}), "hosts " + Arrays.toString(hosts));
+                    }
+                }
             }
             try (PreparedStatement p = c.prepareStatement("SELECT count(*) FROM cpu WHERE host = ? AND usage > ?")) {
                 for (int i = 0; i < 7; i++) {

@@ -1,7 +1,7 @@
 """Drives `strata serve --pg` with psycopg 3 (PyPI `psycopg[binary]`), checking every answer.
 
 Usage: pg_psycopg.py HOST HTTP_PORT PG_PORT SCENARIO
-  main        parameters, text and binary results, many rows, prepared statements, inserts,
+  main        parameters, text and binary results, arrays, many rows, prepared statements, inserts,
               errors and their SQLSTATEs, session settings, cancel, 200 connections at once,
               and the SQL Grafana's PostgreSQL data source sends (health check, table and
               column lists, macro-expanded time series).
@@ -80,6 +80,26 @@ def main():
     ), row
     cur.execute("SELECT u FROM cpu WHERE host = %s", ("a",), binary=True)
     assert cur.fetchone() == (decimal.Decimal(7),)
+
+    # Lists arrive as Postgres arrays, text and binary: quoting, NULLs, typed elements.
+    for binary in (False, True):
+        cur = conn.cursor(binary=binary)
+        cur.execute(
+            r"""SELECT array_agg(host ORDER BY host) AS hosts, make_array(1, NULL, 3) AS ns,
+                   make_array('a b', '', 'NULL', 'q"\', NULL) AS odd,
+                   array_agg(time ORDER BY time) AS times, array_agg(usage ORDER BY time) AS usages
+               FROM cpu""",
+            binary=binary,
+        )
+        assert [c.type_code for c in cur.description] == [1009, 1016, 1009, 1115, 1022], cur.description
+        row = cur.fetchone()
+        assert row == (
+            ["a", "b"],
+            [1, None, 3],
+            ["a b", "", "NULL", 'q"\\', None],
+            [datetime.datetime(2023, 11, 14, 22, 13, 20), datetime.datetime(2023, 11, 14, 22, 13, 21)],
+            [1.5, -2.25],
+        ), (binary, row)
 
     # Typed parameters, text and binary: int, float, timestamp with zone, bool, NULL.
     since = datetime.datetime(2023, 11, 14, 22, 13, 20, 500000, tzinfo=datetime.timezone.utc)

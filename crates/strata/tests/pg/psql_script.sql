@@ -17,6 +17,17 @@ DESCRIBE weather;
 \d weather
 \dn
 \l
+\d+ weather
+\dt+
+\l+
+\du
+\dT
+\df
+\dx
+\db
+\dp
+SELECT make_array('a', 'b c', NULL, '') AS texts, array_agg(rain ORDER BY time) AS rains FROM weather WHERE city = 'paris';
+SELECT pg_size_pretty(pg_table_size('weather')) AS unflushed, pg_size_pretty(10485248::BIGINT) AS ten_mb;
 SELECT relname, relkind FROM pg_catalog.pg_class WHERE relnamespace = 2200 ORDER BY 1;
 \d pg_catalog.pg_am
 SELECT attname, format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
