@@ -17,6 +17,7 @@ mod encode_array;
 mod errors;
 mod from_functions;
 mod params;
+mod params_array;
 mod query;
 mod session;
 mod sql_text;

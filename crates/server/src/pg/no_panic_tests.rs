@@ -2,7 +2,7 @@
 //! sees it: seeded mutations of real client statements (psql's `\d` queries, Grafana's,
 //! drivers', session statements, parameters, every kind of quoting and comment) split,
 //! rewritten, matched against session statements and empty catalog tables, and bound with
-//! parameters; and bound values of random bytes in every format and type. Nothing may
+//! parameters; and bound values of random bytes in every format and type, arrays included. Nothing may
 //! panic: a panic here ends the client's connection. The engine's own handling of
 //! statements is fuzzed in `crates/query/tests/suite/statements_no_panic.rs`.
 //!
@@ -54,6 +54,12 @@ const SEEDS: &[&str] = &[
      array_upper(string_to_array(current_setting('search_path'),','),1)) as i, \
      string_to_array(current_setting('search_path'),',') s \
      WHERE EXISTS (SELECT 1 FROM information_schema.tables)",
+    "SELECT r.rolname, r.rolsuper, ARRAY(SELECT b.rolname FROM pg_catalog.pg_auth_members m \
+     JOIN pg_catalog.pg_roles b ON (m.roleid = b.oid) WHERE m.member = r.oid) as memberof \
+     FROM pg_catalog.pg_roles r WHERE r.rolname !~ '^pg_' ORDER BY 1;",
+    "SELECT c.relchecks, pg_catalog.array_to_string(c.reloptions || array(select 'toast.' || x \
+     from pg_catalog.unnest(tc.reloptions) x), ', ') FROM pg_catalog.pg_class c \
+     LEFT JOIN pg_catalog.pg_class tc ON (c.reltoastrelid = tc.oid) WHERE c.oid = '1435096667';",
     "SELECT 'cpu'::regclass, current_schema, CURRENT_USER, session_user, current_catalog",
     "SELECT time_bucket('1 minute', time) AS time, avg(usage_user) FROM cpu \
      WHERE time > $1 AND host = $2 GROUP BY 1 ORDER BY 1 LIMIT $3",
@@ -226,6 +232,12 @@ fn bound_values_of_any_bytes_are_literals_or_errors() {
         Type::JSON,
         Type::BYTEA,
         Type::NUMERIC,
+        Type::TEXT_ARRAY,
+        Type::INT2_ARRAY,
+        Type::INT8_ARRAY,
+        Type::FLOAT8_ARRAY,
+        Type::BOOL_ARRAY,
+        Type::TIMESTAMPTZ_ARRAY,
     ];
     let texts = [
         "",
@@ -245,12 +257,30 @@ fn bound_values_of_any_bytes_are_literals_or_errors() {
         "'; DROP",
         "é",
         "\u{0}",
+        "{a,b}",
+        "{1, NULL ,\"2\"}",
+        "{\"x\\\"y\",\\,}",
+        "{}",
+        "{{1},{2}}",
+        "{1,",
+        "{\"",
+        "{\\",
+        "[1:2]={1,2}",
+        "{'}",
     ];
     let mut rng = Rng(0xb1d5);
     for _ in 0..20_000 {
         let ty = &types[rng.below(types.len())];
         let binary = rng.below(2) == 0;
-        let bytes: Vec<u8> = if binary || rng.below(3) == 0 {
+        let bytes: Vec<u8> = if binary && rng.below(3) == 0 {
+            // An array's header (dimensions, NULL flag, element oid, length, lower bound)
+            // of small random words, then random elements' bytes.
+            let mut bytes: Vec<u8> = (0..rng.below(6))
+                .flat_map(|_| (rng.below(4) as i32 - 1).to_be_bytes())
+                .collect();
+            bytes.extend((0..rng.below(24)).map(|_| rng.next() as u8));
+            bytes
+        } else if binary || rng.below(3) == 0 {
             let len = rng.pick(&[0usize, 1, 2, 4, 8, 9, 16]);
             (0..len).map(|_| rng.next() as u8).collect()
         } else {

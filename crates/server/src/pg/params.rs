@@ -4,14 +4,16 @@
 //! prepared statements exactly as they answer the same statement typed out.
 //!
 //! Every value is checked against its type (numbers must parse, text is quoted with `'`
-//! doubled): a value can only ever be one literal, never more SQL.
+//! doubled): a value can only ever be one literal, never more SQL. An array is
+//! `make_array(…)` of its elements' literals (`params_array`).
 
 use chrono::{DateTime, NaiveDate};
 use pgwire::api::Type;
 use pgwire::error::PgWireError;
-use postgres_types::FromSql;
+use postgres_types::{FromSql, Kind};
 
 use super::errors::{INVALID_TEXT, NOT_SUPPORTED, error};
+use super::params_array::array_literal;
 
 /// The literal for one bound value: `value` as sent (`None` is SQL NULL), `ty` its type
 /// (the client's, else the one the statement implies, else `unknown`), `binary` its format.
@@ -23,6 +25,9 @@ pub(crate) fn literal(
     let Some(bytes) = value else {
         return Ok("NULL".to_owned());
     };
+    if let Kind::Array(element) = ty.kind() {
+        return array_literal(bytes, element, binary);
+    }
     if binary {
         return binary_literal(bytes, ty);
     }

@@ -23,6 +23,8 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::data::{NoData, ParameterDescription};
 use pgwire::messages::extendedquery::{Describe, TARGET_TYPE_BYTE_STATEMENT};
+use postgres_types::Kind;
+use strata_query::pg_catalog::types::pg_type;
 use strata_query::{MAX_DESCRIBED_PARAMETERS, QueryEngine, QueryError, QueryStream};
 
 use super::catalog_sql::{empty_answer, plannable_catalog_subqueries};
@@ -34,7 +36,9 @@ use super::errors::{
 use super::from_functions;
 use super::params;
 use super::session::{CancelSignal, Session, SessionStatement, session_statement};
-use super::sql_text::{from_postgres, parameter_count, split_statements, substitute};
+use super::sql_text::{
+    array_parameters, from_postgres, parameter_count, split_statements, substitute,
+};
 use crate::auth::Access;
 
 /// A statement prepared with Parse.
@@ -382,11 +386,14 @@ impl QueryParser for Parser {
         match self.query.describe(&session.database, &planned).await {
             Ok(description) => Ok(Some(Prepared {
                 sql: sql.to_owned(),
-                implied: description
-                    .parameters
-                    .iter()
-                    .map(|t| t.as_ref().map(encode::pg_type))
-                    .collect(),
+                implied: with_array_parameters(
+                    sql,
+                    description
+                        .parameters
+                        .iter()
+                        .map(|t| t.as_ref().map(encode::pg_type))
+                        .collect(),
+                ),
                 columns: Some(description.schema),
             })),
             // Some statements can only be planned once their parameters have values; a
@@ -394,7 +401,7 @@ impl QueryParser for Parser {
             Err(e) if parameter_count(sql) > 0 && !matches!(e, QueryError::Syntax { .. }) => {
                 Ok(Some(Prepared {
                     sql: sql.to_owned(),
-                    implied: Vec::new(),
+                    implied: with_array_parameters(sql, Vec::new()),
                     columns: None,
                 }))
             }
@@ -432,6 +439,29 @@ impl QueryParser for Parser {
             format.unwrap_or(&Format::UnifiedText),
         ))
     }
+}
+
+/// `implied` with the parameters of `sql` that stand alone in `ANY(…)`/`ALL(…)` typed as
+/// arrays: of the type inferred for them, else of `text`.
+fn with_array_parameters(sql: &str, mut implied: Vec<Option<Type>>) -> Vec<Option<Type>> {
+    for n in array_parameters(sql) {
+        let Some(i) = n.checked_sub(1).filter(|&i| i < MAX_DESCRIBED_PARAMETERS) else {
+            continue;
+        };
+        if implied.len() <= i {
+            implied.resize(i + 1, None);
+        }
+        let array = match implied[i].as_ref().map(Type::kind) {
+            Some(Kind::Array(_)) => continue,
+            Some(_) => implied[i]
+                .as_ref()
+                .and_then(|t| pg_type(t.oid()))
+                .and_then(|t| Type::from_oid(t.array)),
+            None => None,
+        };
+        implied[i] = Some(array.unwrap_or(Type::TEXT_ARRAY));
+    }
+    implied
 }
 
 /// The statement text of `portal`: its statement with each parameter as a literal.

@@ -1,5 +1,5 @@
-//! A simple-query string cut into statements, its parameters (`$1`, `$2`, …) found and
-//! bound, and Postgres-only catalog syntax rewritten: always in code only, never in
+//! A simple-query string cut into statements, its parameters (`$1`, `$2`, …) found (and
+//! those that must be arrays) and bound, and Postgres-only catalog syntax rewritten: always in code only, never in
 //! strings, quoted names or comments, which `strata_query::sql_lex` tells apart.
 
 use std::borrow::Cow;
@@ -95,6 +95,30 @@ pub(crate) fn parameter_count(sql: &str) -> usize {
         })
         .max()
         .unwrap_or(0)
+}
+
+/// The numbers of the parameters that stand alone in `ANY(…)`, `ALL(…)` or `SOME(…)`
+/// (`host = ANY($1)`): Postgres takes such a parameter as an array, so a client may send
+/// one (psycopg's list of strings) without naming its type.
+pub(crate) fn array_parameters(sql: &str) -> Vec<usize> {
+    marks(sql)
+        .into_iter()
+        .filter_map(|mark| match mark {
+            Mark::Parameter(n, range) => {
+                let before = sql[..range.start].trim_end().strip_suffix('(')?.trim_end();
+                let word_start = before
+                    .rfind(|c: char| !is_ident_char(c))
+                    .map_or(0, |i| i + 1);
+                let word = &before[word_start..];
+                let quantifier = ["ANY", "ALL", "SOME"]
+                    .iter()
+                    .any(|q| word.eq_ignore_ascii_case(q));
+                let closed = sql[range.end..].trim_start().starts_with(')');
+                (quantifier && closed).then_some(n)
+            }
+            Mark::End(_) => None,
+        })
+        .collect()
 }
 
 /// `sql` with each `$n` replaced by `values[n - 1]`; `Err(n)` names a parameter that has
@@ -261,6 +285,14 @@ fn is_ident_char(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parameters_alone_in_any_or_all_are_arrays() {
+        let sql = "SELECT * FROM t WHERE a = ANY($1) AND b <> all ( $3 ) AND c = some($2) \
+                   AND d = ANY($4 || x) AND e = $5 AND f = COMPANY($6) AND g = 'ANY($7)'";
+        assert_eq!(array_parameters(sql), [1, 3, 2]);
+        assert_eq!(array_parameters("SELECT $1"), Vec::<usize>::new());
+    }
 
     #[test]
     fn statements_split_on_semicolons_outside_strings_names_and_comments() {

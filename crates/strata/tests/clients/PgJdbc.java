@@ -62,6 +62,16 @@ public class PgJdbc {
                     }
                 }
             }
+            // Arrays as parameters: java.sql.Array bound to ANY(?).
+            try (PreparedStatement p = c.prepareStatement("SELECT count(*) FROM cpu WHERE host = ANY(?) AND n = ANY(?)")) {
+                for (int i = 0; i < 7; i++) {
+                    p.setArray(1, c.createArrayOf("text", new String[] {"a", "z'z"}));
+                    p.setArray(2, c.createArrayOf("int8", new Long[] {2L, 3L, 4L, null}));
+                    try (ResultSet rs = p.executeQuery()) {
+                        check(rs.next() && rs.getLong(1) == 2, "ANY(array parameters)");
+                    }
+                }
+            }
             try (PreparedStatement p = c.prepareStatement("SELECT count(*) FROM cpu WHERE host = ? AND usage > ?")) {
                 for (int i = 0; i < 7; i++) {
                     p.setString(1, "a");

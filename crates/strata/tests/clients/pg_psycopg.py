@@ -1,7 +1,7 @@
 """Drives `strata serve --pg` with psycopg 3 (PyPI `psycopg[binary]`), checking every answer.
 
 Usage: pg_psycopg.py HOST HTTP_PORT PG_PORT SCENARIO
-  main        parameters, text and binary results, arrays, many rows, prepared statements, inserts,
+  main        parameters (arrays too), text and binary results, arrays, many rows, prepared statements, inserts,
               errors and their SQLSTATEs, session settings, cancel, 200 connections at once,
               and the SQL Grafana's PostgreSQL data source sends (health check, table and
               column lists, macro-expanded time series).
@@ -100,6 +100,18 @@ def main():
             [datetime.datetime(2023, 11, 14, 22, 13, 20), datetime.datetime(2023, 11, 14, 22, 13, 21)],
             [1.5, -2.25],
         ), (binary, row)
+
+    # Lists as parameters (arrays), text and binary: strings, integers with a NULL, empty.
+    for binary in (False, True):
+        cur = conn.cursor(binary=binary)
+        cur.execute(
+            "SELECT host FROM cpu WHERE host = ANY(%s) ORDER BY host", (["a", "b", "z'z"],), binary=binary
+        )
+        assert cur.fetchall() == [("a",), ("b",)], binary
+        cur.execute("SELECT count(*) FROM big WHERE v = ANY(%s)", ([1, 2, 70000, None],), binary=binary)
+        assert cur.fetchone() == (2,), binary
+        cur.execute("SELECT count(*) FROM cpu WHERE host = ANY(%s)", ([],), binary=binary)
+        assert cur.fetchone() == (0,), binary
 
     # Typed parameters, text and binary: int, float, timestamp with zone, bool, NULL.
     since = datetime.datetime(2023, 11, 14, 22, 13, 20, 500000, tzinfo=datetime.timezone.utc)
