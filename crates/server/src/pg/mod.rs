@@ -12,6 +12,7 @@
 
 mod catalog_arrays;
 mod catalog_sql;
+mod copy_out;
 mod encode;
 mod encode_array;
 mod errors;

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use pgwire::api::Type;
 
 use super::catalog_sql::empty_answer;
+use super::copy_out::copy_to;
 use super::params::literal;
 use super::query::to_strata;
 use super::session::{Session, session_statement};
@@ -60,6 +61,9 @@ const SEEDS: &[&str] = &[
     "SELECT c.relchecks, pg_catalog.array_to_string(c.reloptions || array(select 'toast.' || x \
      from pg_catalog.unnest(tc.reloptions) x), ', ') FROM pg_catalog.pg_class c \
      LEFT JOIN pg_catalog.pg_class tc ON (c.reltoastrelid = tc.oid) WHERE c.oid = '1435096667';",
+    "COPY (SELECT host, usage FROM cpu WHERE time > now() - INTERVAL '1 hour') TO STDOUT \
+     WITH (FORMAT csv, HEADER, DELIMITER ';', NULL 'NA', QUOTE '''', FORCE_QUOTE (host))",
+    "copy cpu (host, usage) TO STDOUT CSV HEADER QUOTE '\"' FORCE QUOTE host",
     "SELECT 'cpu'::regclass, current_schema, CURRENT_USER, session_user, current_catalog",
     "SELECT time_bucket('1 minute', time) AS time, avg(usage_user) FROM cpu \
      WHERE time > $1 AND host = $2 GROUP BY 1 ORDER BY 1 LIMIT $3",
@@ -177,6 +181,7 @@ fn exercise(sql: &str, session: &Session, rng: &mut Rng) {
         session_statement(statement, session, false);
         session_statement(statement, session, true);
         empty_answer(statement);
+        copy_to(statement);
         to_strata(statement);
         let count = parameter_count(statement);
         if count <= 8 {

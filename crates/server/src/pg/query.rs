@@ -28,6 +28,7 @@ use strata_query::pg_catalog::types::pg_type;
 use strata_query::{MAX_DESCRIBED_PARAMETERS, QueryEngine, QueryError, QueryStream};
 
 use super::catalog_sql::{empty_answer, plannable_catalog_subqueries};
+use super::copy_out::copy_to;
 use super::encode;
 use super::errors::{
     INSUFFICIENT_PRIVILEGE, NOT_SUPPORTED, PROTOCOL_VIOLATION, QUERY_CANCELED, UNDEFINED_PARAMETER,
@@ -106,6 +107,23 @@ impl Queries {
                 format,
                 Arc::default(),
             )));
+        }
+        if let Some(copy) = copy_to(sql) {
+            let copy = copy?;
+            if session.access == Access::ReadOnly && !strata_query::is_read_statement(&copy.query) {
+                return Err(error(
+                    INSUFFICIENT_PRIVILEGE,
+                    "the read-only token can only copy what a SELECT reads",
+                ));
+            }
+            let stream = self
+                .query
+                .sql_stream(&session.database, &copy.query)
+                .await
+                .map_err(|e| query_error(&e, None))?;
+            return Ok(Response::CopyOut(
+                copy.response(stream, Arc::clone(&session.cancel)),
+            ));
         }
         if session.access == Access::ReadOnly && !strata_query::is_read_statement(sql) {
             return Err(error(
@@ -378,6 +396,15 @@ impl QueryParser for Parser {
                 sql: sql.to_owned(),
                 implied: Vec::new(),
                 columns: Some(text_schema(&columns)),
+            }));
+        }
+        // A COPY sends its rows as copy data, not as a result: it describes as no data.
+        if let Some(copy) = copy_to(sql) {
+            copy?;
+            return Ok(Some(Prepared {
+                sql: sql.to_owned(),
+                implied: Vec::new(),
+                columns: Some(Arc::new(Schema::empty())),
             }));
         }
         let planned = to_strata(sql);

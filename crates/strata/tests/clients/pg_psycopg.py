@@ -1,7 +1,7 @@
 """Drives `strata serve --pg` with psycopg 3 (PyPI `psycopg[binary]`), checking every answer.
 
 Usage: pg_psycopg.py HOST HTTP_PORT PG_PORT SCENARIO
-  main        parameters (arrays too), text and binary results, arrays, many rows, prepared statements, inserts,
+  main        parameters (arrays too), text and binary results, arrays, COPY TO STDOUT, many rows, prepared statements, inserts,
               errors and their SQLSTATEs, session settings, cancel, 200 connections at once,
               and the SQL Grafana's PostgreSQL data source sends (health check, table and
               column lists, macro-expanded time series).
@@ -100,6 +100,18 @@ def main():
             [datetime.datetime(2023, 11, 14, 22, 13, 20), datetime.datetime(2023, 11, 14, 22, 13, 21)],
             [1.5, -2.25],
         ), (binary, row)
+
+    # COPY TO STDOUT, as cursor.copy() reads it: text (rows parsed back) and CSV.
+    with conn.cursor() as cur:
+        with cur.copy("COPY (SELECT host, usage, note, u FROM cpu ORDER BY host) TO STDOUT") as copy:
+            rows = list(copy.rows())
+        assert rows == [("a", "1.5", "x'y", "7"), ("b", "-2.25", "", "18446744073709551615")], rows
+        assert cur.rowcount == 2, cur.rowcount
+        with cur.copy("COPY cpu (host, note) TO STDOUT WITH (FORMAT csv, HEADER)") as copy:
+            data = b"".join(bytes(block) for block in copy)
+        assert sorted(data.split(b"\n")) == [b"", b"a,x'y", b'b,""', b"host,note"], data
+        assert cur.rowcount == 2, cur.rowcount
+    expect_error(conn, "COPY cpu FROM STDIN", "0A000")
 
     # Lists as parameters (arrays), text and binary: strings, integers with a NULL, empty.
     for binary in (False, True):

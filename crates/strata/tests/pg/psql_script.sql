@@ -28,6 +28,9 @@ DESCRIBE weather;
 \dp
 SELECT make_array('a', 'b c', NULL, '') AS texts, array_agg(rain ORDER BY time) AS rains FROM weather WHERE city = 'paris';
 SELECT pg_size_pretty(pg_table_size('weather')) AS unflushed, pg_size_pretty(10485248::BIGINT) AS ten_mb;
+COPY (SELECT city, temp, sunny, time FROM weather ORDER BY city, time) TO STDOUT WITH (FORMAT csv, HEADER);
+\copy (SELECT city, rain, E'a\tb' AS odd FROM weather ORDER BY city, time) TO STDOUT
+COPY weather TO '/tmp/strata-copy-is-refused';
 SELECT relname, relkind FROM pg_catalog.pg_class WHERE relnamespace = 2200 ORDER BY 1;
 \d pg_catalog.pg_am
 SELECT attname, format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
