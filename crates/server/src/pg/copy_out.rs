@@ -11,19 +11,13 @@
 //!   and escape characters are escaped with the escape character (the quote by default).
 //! - `HEADER` writes the column names first, in either format.
 //!
-//! Values are written in their Postgres text form (`encode`), arrays included.
-//! `FORMAT binary`, `COPY … FROM` and copying to a file or program on the server are
-//! refused with `feature_not_supported`.
+//! Values are written in their Postgres text form (`encode`), arrays included. The
+//! statement and its options are read by `copy_statement`.
 
 use std::sync::Arc;
 
 use bytes::{BufMut, BytesMut};
 use datafusion::arrow::array::RecordBatch;
-use datafusion::sql::sqlparser::ast::{
-    CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Statement,
-};
-use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
-use datafusion::sql::sqlparser::parser::Parser;
 use futures::{StreamExt, TryStreamExt};
 use pgwire::api::results::CopyResponse;
 use pgwire::error::{PgWireError, PgWireResult};
@@ -31,243 +25,13 @@ use pgwire::messages::copy::CopyData;
 use pgwire::types::format::FormatOptions;
 use strata_query::QueryStream;
 
+use super::copy_statement::{Copy, Format};
 use super::encode::{Column, Encoding, pg_type};
-use super::errors::{NOT_SUPPORTED, QUERY_CANCELED, SYNTAX_ERROR, error, query_error};
+use super::errors::{QUERY_CANCELED, error, query_error};
 use super::session::CancelSignal;
 
-/// The copy format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
-    Text,
-    Csv,
-}
-
-/// A `COPY … TO STDOUT`: the query whose rows it writes, and how.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct CopyTo {
-    /// The `SELECT` that gives the rows.
-    pub query: String,
-    format: Format,
-    header: bool,
-    delimiter: u8,
-    null: String,
-    quote: u8,
-    escape: u8,
-    /// Columns whose non-NULL values are always quoted (CSV); `None` when none are,
-    /// `Some(empty)` for `*`.
-    force_quote: Option<Vec<String>>,
-}
-
-/// The `COPY` that `sql` is, if it is one: `Ok` for a `COPY … TO STDOUT` Strata can run,
-/// `Err` for one it cannot (a syntax error, `FROM`, a server file, an unknown option).
-pub(super) fn copy_to(sql: &str) -> Option<Result<CopyTo, PgWireError>> {
-    let text = sql.trim_start();
-    let word_end = text
-        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .unwrap_or(text.len());
-    if !text[..word_end].eq_ignore_ascii_case("COPY") {
-        return None;
-    }
-    let statements = match Parser::parse_sql(&PostgreSqlDialect {}, sql) {
-        Ok(statements) => statements,
-        Err(e) => return Some(Err(error(SYNTAX_ERROR, e.to_string()))),
-    };
-    let [
-        Statement::Copy {
-            source,
-            to,
-            target,
-            options,
-            legacy_options,
-            ..
-        },
-    ] = statements.as_slice()
-    else {
-        return None;
-    };
-    Some(plan(source, *to, target, options, legacy_options))
-}
-
-fn plan(
-    source: &CopySource,
-    to: bool,
-    target: &CopyTarget,
-    options: &[CopyOption],
-    legacy_options: &[CopyLegacyOption],
-) -> Result<CopyTo, PgWireError> {
-    if !to {
-        return Err(error(
-            NOT_SUPPORTED,
-            "COPY FROM is not supported: write rows with INSERT, or as line protocol over HTTP (/write)",
-        ));
-    }
-    if *target != CopyTarget::Stdout {
-        return Err(error(
-            NOT_SUPPORTED,
-            "COPY TO a file or program on the server is not supported: copy TO STDOUT (psql's \\copy writes the file on the client)",
-        ));
-    }
-    let query = match source {
-        CopySource::Query(query) => query.to_string(),
-        CopySource::Table {
-            table_name,
-            columns,
-        } => {
-            let columns = if columns.is_empty() {
-                "*".to_owned()
-            } else {
-                columns
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            format!("SELECT {columns} FROM {table_name}")
-        }
-    };
-    let mut copy = CopyTo {
-        query,
-        format: Format::Text,
-        header: false,
-        delimiter: b'\t',
-        null: "\\N".to_owned(),
-        quote: b'"',
-        escape: b'"',
-        force_quote: None,
-    };
-    let (mut delimiter, mut null, mut quote, mut escape) = (None, None, None, None);
-    let unsupported = |what: &str| {
-        Err(error(
-            NOT_SUPPORTED,
-            format!("COPY option {what} is not supported"),
-        ))
-    };
-    for option in options {
-        match option {
-            CopyOption::Format(name) => match name.value.to_ascii_lowercase().as_str() {
-                "text" => copy.format = Format::Text,
-                "csv" => copy.format = Format::Csv,
-                "binary" => return unsupported("FORMAT binary (use text or csv)"),
-                other => {
-                    return Err(error(
-                        SYNTAX_ERROR,
-                        format!("COPY format \"{other}\" not recognized"),
-                    ));
-                }
-            },
-            CopyOption::Delimiter(c) => delimiter = Some(*c),
-            CopyOption::Null(text) => null = Some(text.clone()),
-            CopyOption::Header(on) => copy.header = *on,
-            CopyOption::Quote(c) => quote = Some(*c),
-            CopyOption::Escape(c) => escape = Some(*c),
-            CopyOption::ForceQuote(columns) => copy.force_quote = Some(names(columns)),
-            CopyOption::Encoding(name) => {
-                let name = name.to_ascii_uppercase().replace(['-', '_'], "");
-                if name != "UTF8" {
-                    return unsupported(&format!("ENCODING {name} (only UTF8)"));
-                }
-            }
-            CopyOption::Freeze(_) | CopyOption::ForceNotNull(_) | CopyOption::ForceNull(_) => {
-                return Err(error(
-                    SYNTAX_ERROR,
-                    format!("COPY {option} is available only in COPY FROM"),
-                ));
-            }
-        }
-    }
-    for option in legacy_options {
-        match option {
-            CopyLegacyOption::Binary => return unsupported("BINARY (use text or csv)"),
-            CopyLegacyOption::Delimiter(c) => delimiter = Some(*c),
-            CopyLegacyOption::Null(text) => null = Some(text.clone()),
-            CopyLegacyOption::Header => copy.header = true,
-            CopyLegacyOption::Csv(csv) => {
-                copy.format = Format::Csv;
-                for option in csv {
-                    match option {
-                        CopyLegacyCsvOption::Header => copy.header = true,
-                        CopyLegacyCsvOption::Quote(c) => quote = Some(*c),
-                        CopyLegacyCsvOption::Escape(c) => escape = Some(*c),
-                        CopyLegacyCsvOption::ForceQuote(columns) => {
-                            copy.force_quote = Some(names(columns));
-                        }
-                        CopyLegacyCsvOption::ForceNotNull(_) => {
-                            return Err(error(
-                                SYNTAX_ERROR,
-                                "COPY FORCE NOT NULL is available only in COPY FROM",
-                            ));
-                        }
-                    }
-                }
-            }
-            other => return unsupported(&other.to_string()),
-        }
-    }
-    if copy.format == Format::Csv {
-        copy.delimiter = b',';
-        copy.null = String::new();
-    }
-    let single_byte = |c: char, what: &str| -> Result<u8, PgWireError> {
-        u8::try_from(c).ok().filter(u8::is_ascii).ok_or_else(|| {
-            error(
-                SYNTAX_ERROR,
-                format!("COPY {what} must be a single one-byte character"),
-            )
-        })
-    };
-    if let Some(c) = delimiter {
-        copy.delimiter = single_byte(c, "delimiter")?;
-    }
-    if let Some(text) = null {
-        copy.null = text;
-    }
-    if copy.format == Format::Text && (quote.is_some() || escape.is_some()) {
-        return Err(error(
-            SYNTAX_ERROR,
-            "COPY QUOTE and ESCAPE are available only in CSV mode",
-        ));
-    }
-    if copy.format == Format::Text && copy.force_quote.is_some() {
-        return Err(error(
-            SYNTAX_ERROR,
-            "COPY FORCE_QUOTE is available only in CSV mode",
-        ));
-    }
-    if let Some(c) = quote {
-        copy.quote = single_byte(c, "quote")?;
-        copy.escape = copy.quote;
-    }
-    if let Some(c) = escape {
-        copy.escape = single_byte(c, "escape")?;
-    }
-    if matches!(copy.delimiter, b'\r' | b'\n' | b'\\') || copy.null.contains(['\r', '\n']) {
-        return Err(error(
-            SYNTAX_ERROR,
-            "COPY delimiter and NULL cannot be a line break (nor the delimiter a backslash)",
-        ));
-    }
-    if copy.format == Format::Csv
-        && (copy.delimiter == copy.quote || copy.null.contains(copy.quote as char))
-    {
-        return Err(error(
-            SYNTAX_ERROR,
-            "CSV quote character must not appear in the DELIMITER or NULL specification",
-        ));
-    }
-    Ok(copy)
-}
-
-/// Column names of `FORCE_QUOTE`; empty for `*`.
-fn names(columns: &[datafusion::sql::sqlparser::ast::Ident]) -> Vec<String> {
-    columns
-        .iter()
-        .map(|c| c.value.clone())
-        .filter(|c| c != "*")
-        .collect()
-}
-
-impl CopyTo {
-    /// The copy-out response for `stream`, the rows of [`CopyTo::query`]: one `CopyData` per
+impl Copy {
+    /// The copy-out response for `stream`, the rows of its query: one `CopyData` per
     /// row (the header rides with the first row, so the `COPY n` tag counts rows), ended
     /// early by a cancel request.
     pub(super) fn response(self, stream: QueryStream, cancel: Arc<CancelSignal>) -> CopyResponse {
@@ -427,67 +191,11 @@ impl CopyTo {
 
 #[cfg(test)]
 mod tests {
-    use super::{CopyTo, Format, copy_to};
-
-    fn plan(sql: &str) -> CopyTo {
-        copy_to(sql).expect("a COPY").expect("supported")
-    }
-
-    fn refused(sql: &str) -> String {
-        copy_to(sql)
-            .expect("a COPY")
-            .expect_err("refused")
-            .to_string()
-    }
-
-    #[test]
-    fn copy_statements_are_read_as_postgres_reads_them() {
-        let copy = plan("COPY (SELECT a, b FROM t WHERE a > 1) TO STDOUT");
-        assert_eq!(copy.query, "SELECT a, b FROM t WHERE a > 1");
-        assert_eq!(
-            (copy.format, copy.delimiter, copy.null.as_str()),
-            (Format::Text, b'\t', "\\N")
-        );
-        // psql's \copy ... CSV HEADER, in the old syntax.
-        let copy = plan("copy  weather (city, temp) TO STDOUT CSV HEADER");
-        assert_eq!(copy.query, "SELECT city, temp FROM weather");
-        assert_eq!(
-            (copy.format, copy.header, copy.delimiter),
-            (Format::Csv, true, b',')
-        );
-        let copy = plan(
-            "COPY t TO STDOUT WITH (FORMAT csv, HEADER, DELIMITER ';', NULL 'NA', QUOTE '''', FORCE_QUOTE (a, b))",
-        );
-        assert_eq!(copy.query, "SELECT * FROM t");
-        assert_eq!(
-            (copy.delimiter, copy.null.as_str(), copy.quote, copy.escape),
-            (b';', "NA", b'\'', b'\'')
-        );
-        assert_eq!(copy.force_quote, Some(vec!["a".to_owned(), "b".to_owned()]));
-        assert!(copy_to("SELECT 1").is_none());
-        assert!(copy_to("COPYRIGHT").is_none());
-        for (sql, why) in [
-            ("COPY t FROM STDIN", "COPY FROM is not supported"),
-            ("COPY t TO '/tmp/x'", "file or program on the server"),
-            ("COPY t TO STDOUT (FORMAT binary)", "FORMAT binary"),
-            ("COPY t TO STDOUT BINARY", "BINARY"),
-            ("COPY t TO STDOUT (FORMAT xml)", "not recognized"),
-            ("COPY t TO STDOUT (QUOTE '\"')", "only in CSV mode"),
-            (
-                "COPY t TO STDOUT (FORMAT csv, DELIMITER '\"')",
-                "must not appear",
-            ),
-            ("COPY t TO STDOUT (DELIMITER 'é')", "Expect a char"),
-            ("COPY t TO STDOUT (FORCE_NULL (a))", "only in COPY FROM"),
-            ("COPY t TO", "Expected"),
-        ] {
-            let message = refused(sql);
-            assert!(message.contains(why), "{sql}: {message}");
-        }
-    }
+    use super::super::copy_statement::Copy;
+    use super::super::copy_statement::tests::plan;
 
     /// One line of `values`; `names` of their columns, for `FORCE_QUOTE`.
-    fn line(copy: &CopyTo, values: &[&str], names: &[&str]) -> String {
+    fn line(copy: &Copy, values: &[&str], names: &[&str]) -> String {
         let mut out = bytes::BytesMut::new();
         for (i, value) in values.iter().enumerate() {
             if i > 0 {

@@ -12,7 +12,9 @@
 
 mod catalog_arrays;
 mod catalog_sql;
+mod copy_in;
 mod copy_out;
+mod copy_statement;
 mod encode;
 mod encode_array;
 mod errors;
@@ -72,6 +74,10 @@ impl PgWireServerHandlers for Handlers {
 
     fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
         Arc::clone(&self.canceller)
+    }
+
+    fn copy_handler(&self) -> Arc<impl pgwire::api::copy::CopyHandler> {
+        Arc::clone(&self.queries)
     }
 }
 

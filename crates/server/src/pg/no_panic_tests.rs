@@ -2,7 +2,8 @@
 //! sees it: seeded mutations of real client statements (psql's `\d` queries, Grafana's,
 //! drivers', session statements, parameters, every kind of quoting and comment) split,
 //! rewritten, matched against session statements and empty catalog tables, and bound with
-//! parameters; and bound values of random bytes in every format and type, arrays included. Nothing may
+//! parameters; bound values of random bytes in every format and type, arrays included;
+//! and `COPY … FROM` data of random bytes cut anywhere. Nothing may
 //! panic: a panic here ends the client's connection. The engine's own handling of
 //! statements is fuzzed in `crates/query/tests/suite/statements_no_panic.rs`.
 //!
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use pgwire::api::Type;
 
 use super::catalog_sql::empty_answer;
-use super::copy_out::copy_to;
+use super::copy_statement::copy_statement;
 use super::params::literal;
 use super::query::to_strata;
 use super::session::{Session, session_statement};
@@ -181,7 +182,7 @@ fn exercise(sql: &str, session: &Session, rng: &mut Rng) {
         session_statement(statement, session, false);
         session_statement(statement, session, true);
         empty_answer(statement);
-        copy_to(statement);
+        copy_statement(statement);
         to_strata(statement);
         let count = parameter_count(statement);
         if count <= 8 {
@@ -295,6 +296,47 @@ fn bound_values_of_any_bytes_are_literals_or_errors() {
             // A literal is whole: its quotes pair up, so it cannot end the statement.
             let quotes = text.matches('\'').count();
             assert!(quotes % 2 == 0, "{ty} {bytes:?} binary={binary}: {text}");
+        }
+    }
+}
+
+#[test]
+fn copy_data_of_any_bytes_is_rows_or_an_error() {
+    use super::copy_in::CopyIn;
+    use super::copy_statement::tests::plan;
+    let statements = [
+        "COPY t FROM STDIN",
+        "COPY t FROM STDIN (DELIMITER '|', NULL 'N')",
+        "COPY t FROM STDIN (FORMAT csv, HEADER)",
+        "COPY t FROM STDIN (FORMAT csv, ESCAPE '\\', NULL 'NA')",
+    ];
+    let alphabet = b"ab1-,|\t\n\r\"\\.Nx7";
+    let mut rng = Rng(0xc0b1);
+    for _ in 0..4_000 {
+        let sql = rng.pick(&statements);
+        let mut copy = CopyIn::new(
+            plan(sql),
+            "t".into(),
+            vec!["a".into(), "n".into()],
+            vec![Type::TEXT, Type::INT8],
+        );
+        for _ in 0..rng.below(8) {
+            let piece: Vec<u8> = (0..rng.below(16))
+                .map(|_| {
+                    if rng.below(8) == 0 {
+                        rng.next() as u8
+                    } else {
+                        rng.pick(alphabet)
+                    }
+                })
+                .collect();
+            if let Some(sql) = copy.take(&bytes::Bytes::from(piece)) {
+                assert!(sql.starts_with("INSERT INTO t (a, n) VALUES ("), "{sql}");
+            }
+        }
+        if let Some(sql) = copy.finish() {
+            // Each value is one literal: its quotes pair up.
+            assert!(sql.matches('\'').count() % 2 == 0, "{sql}");
         }
     }
 }

@@ -11,16 +11,19 @@ use async_trait::async_trait;
 use datafusion::arrow::array::{ArrayRef, AsArray, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt64Type};
 use futures::{Sink, SinkExt, StreamExt, TryStreamExt};
+use pgwire::api::copy::CopyHandler;
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{
-    DescribePortalResponse, DescribeStatementResponse, FieldInfo, QueryResponse, Response, Tag,
+    CopyResponse, DescribePortalResponse, DescribeStatementResponse, FieldInfo, QueryResponse,
+    Response, Tag,
 };
 use pgwire::api::stmt::{QueryParser, StoredStatement};
 use pgwire::api::store::{Entry, PortalStore};
 use pgwire::api::{ClientInfo, ClientPortalStore, DEFAULT_NAME, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
+use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 use pgwire::messages::data::{NoData, ParameterDescription};
 use pgwire::messages::extendedquery::{Describe, TARGET_TYPE_BYTE_STATEMENT};
 use postgres_types::Kind;
@@ -28,7 +31,8 @@ use strata_query::pg_catalog::types::pg_type;
 use strata_query::{MAX_DESCRIBED_PARAMETERS, QueryEngine, QueryError, QueryStream};
 
 use super::catalog_sql::{empty_answer, plannable_catalog_subqueries};
-use super::copy_out::copy_to;
+use super::copy_in::CopyIn;
+use super::copy_statement::{Copy, Direction, copy_statement};
 use super::encode;
 use super::errors::{
     INSUFFICIENT_PRIVILEGE, NOT_SUPPORTED, PROTOCOL_VIOLATION, QUERY_CANCELED, UNDEFINED_PARAMETER,
@@ -77,6 +81,84 @@ impl Queries {
         }
     }
 
+    /// Starts a `COPY`: out, its rows as copy data; in, the copy-in state the client's
+    /// copy data then feeds (`copy_in`).
+    async fn copy(&self, session: &Session, copy: Copy) -> PgWireResult<Response> {
+        let failed = |e: QueryError| query_error(&e, None);
+        match &copy.direction {
+            Direction::Out { query } => {
+                if session.access == Access::ReadOnly && !strata_query::is_read_statement(query) {
+                    return Err(error(
+                        INSUFFICIENT_PRIVILEGE,
+                        "the read-only token can only copy what a SELECT reads",
+                    ));
+                }
+                let stream = self
+                    .query
+                    .sql_stream(&session.database, query)
+                    .await
+                    .map_err(failed)?;
+                Ok(Response::CopyOut(
+                    copy.response(stream, Arc::clone(&session.cancel)),
+                ))
+            }
+            Direction::In { table, columns } => {
+                if session.access == Access::ReadOnly {
+                    return Err(error(
+                        INSUFFICIENT_PRIVILEGE,
+                        "the read-only token cannot run statements that change data (COPY FROM); connect with the auth token",
+                    ));
+                }
+                // The columns' types, from the table itself.
+                let wanted = if columns.is_empty() {
+                    "*".to_owned()
+                } else {
+                    columns.join(", ")
+                };
+                let probe = format!("SELECT {wanted} FROM {table} LIMIT 0");
+                let description = self
+                    .query
+                    .describe(&session.database, &probe)
+                    .await
+                    .map_err(failed)?;
+                let fields = description.schema.fields();
+                let names = fields
+                    .iter()
+                    .map(|f| format!("\"{}\"", f.name().replace('"', "\"\"")))
+                    .collect();
+                let types = fields
+                    .iter()
+                    .map(|f| encode::pg_type(f.data_type()))
+                    .collect();
+                let state = CopyIn::new(copy.clone(), table.clone(), names, types);
+                *session.copy_in.lock() = Some(state);
+                Ok(Response::CopyIn(CopyResponse::new(
+                    0,
+                    fields.len(),
+                    futures::stream::empty(),
+                )))
+            }
+        }
+    }
+
+    /// Writes one batch of a `COPY … FROM`'s rows.
+    async fn copy_batch(&self, session: &Session, state: &mut CopyIn, sql: String) {
+        let written = async {
+            let batches = self.query.sql(&session.database, &sql).await?;
+            Ok::<u64, QueryError>(
+                batches
+                    .first()
+                    .and_then(|b| b.column(0).as_primitive_opt::<UInt64Type>())
+                    .filter(|c| !c.is_empty())
+                    .map_or(0, |c| c.value(0)),
+            )
+        };
+        match written.await {
+            Ok(rows) => state.written(rows),
+            Err(e) => state.fail(query_error(&e, None)),
+        }
+    }
+
     /// Runs one statement. `format` says which result columns go in binary; `origin` is
     /// the query text the client sent and the statement's byte offset in it, for error
     /// positions (`None` when the statement is not the client's text: parameters were
@@ -108,22 +190,8 @@ impl Queries {
                 Arc::default(),
             )));
         }
-        if let Some(copy) = copy_to(sql) {
-            let copy = copy?;
-            if session.access == Access::ReadOnly && !strata_query::is_read_statement(&copy.query) {
-                return Err(error(
-                    INSUFFICIENT_PRIVILEGE,
-                    "the read-only token can only copy what a SELECT reads",
-                ));
-            }
-            let stream = self
-                .query
-                .sql_stream(&session.database, &copy.query)
-                .await
-                .map_err(|e| query_error(&e, None))?;
-            return Ok(Response::CopyOut(
-                copy.response(stream, Arc::clone(&session.cancel)),
-            ));
+        if let Some(copy) = copy_statement(sql) {
+            return self.copy(session, copy?).await;
         }
         if session.access == Access::ReadOnly && !strata_query::is_read_statement(sql) {
             return Err(error(
@@ -399,7 +467,7 @@ impl QueryParser for Parser {
             }));
         }
         // A COPY sends its rows as copy data, not as a result: it describes as no data.
-        if let Some(copy) = copy_to(sql) {
+        if let Some(copy) = copy_statement(sql) {
             copy?;
             return Ok(Some(Prepared {
                 sql: sql.to_owned(),
@@ -528,6 +596,72 @@ fn parameter_type(stored: &StoredStatement<Prepared>, i: usize) -> Type {
         .filter(|t| *t != Type::UNKNOWN)
         .or_else(|| stored.statement.implied.get(i).cloned().flatten())
         .unwrap_or(Type::UNKNOWN)
+}
+
+/// The data of a `COPY … FROM STDIN` (`copy_in`): each message read, every full batch
+/// written; at its end the rest written and `COPY n` sent, or the copy's error.
+#[async_trait]
+impl CopyHandler for Queries {
+    async fn on_copy_data<C>(&self, client: &mut C, copy_data: CopyData) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let session = session(client)?;
+        let Some(mut state) = session.copy_in.lock().take() else {
+            return Err(error(
+                PROTOCOL_VIOLATION,
+                "copy data came with no COPY FROM STDIN in progress",
+            ));
+        };
+        if let Some(sql) = state.take(&copy_data.data) {
+            self.copy_batch(&session, &mut state, sql).await;
+        }
+        *session.copy_in.lock() = Some(state);
+        Ok(())
+    }
+
+    async fn on_copy_done<C>(&self, client: &mut C, _done: CopyDone) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let session = session(client)?;
+        let Some(mut state) = session.copy_in.lock().take() else {
+            return Err(error(
+                PROTOCOL_VIOLATION,
+                "copy done came with no COPY FROM STDIN in progress",
+            ));
+        };
+        if let Some(sql) = state.finish() {
+            self.copy_batch(&session, &mut state, sql).await;
+        }
+        if let Some(failed) = state.failed {
+            return Err(failed);
+        }
+        let tag = Tag::new("COPY").with_rows(state.copied as usize);
+        client
+            .send(PgWireBackendMessage::CommandComplete(tag.into()))
+            .await?;
+        Ok(())
+    }
+
+    async fn on_copy_fail<C>(&self, client: &mut C, fail: CopyFail) -> PgWireError
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if let Ok(session) = session(client) {
+            session.copy_in.lock().take();
+        }
+        error(
+            QUERY_CANCELED,
+            format!("COPY from stdin failed: {}", fail.message),
+        )
+    }
 }
 
 #[async_trait]

@@ -82,6 +82,8 @@ pub(crate) struct Session {
     settings: Mutex<BTreeMap<String, String>>,
     /// Set by a cancel request; cleared when a statement starts.
     pub cancel: Arc<CancelSignal>,
+    /// The `COPY … FROM STDIN` in progress, between its statement and its end.
+    pub copy_in: Mutex<Option<super::copy_in::CopyIn>>,
 }
 
 impl Session {
@@ -99,6 +101,7 @@ impl Session {
             access,
             settings: Mutex::new(settings),
             cancel,
+            copy_in: Mutex::new(None),
         }
     }
 

@@ -1,7 +1,7 @@
 """Drives `strata serve --pg` with psycopg 3 (PyPI `psycopg[binary]`), checking every answer.
 
 Usage: pg_psycopg.py HOST HTTP_PORT PG_PORT SCENARIO
-  main        parameters (arrays too), text and binary results, arrays, COPY TO STDOUT, many rows, prepared statements, inserts,
+  main        parameters (arrays too), text and binary results, arrays, COPY TO and FROM, many rows, prepared statements, inserts,
               errors and their SQLSTATEs, session settings, cancel, 200 connections at once,
               and the SQL Grafana's PostgreSQL data source sends (health check, table and
               column lists, macro-expanded time series).
@@ -111,7 +111,7 @@ def main():
             data = b"".join(bytes(block) for block in copy)
         assert sorted(data.split(b"\n")) == [b"", b"a,x'y", b'b,""', b"host,note"], data
         assert cur.rowcount == 2, cur.rowcount
-    expect_error(conn, "COPY cpu FROM STDIN", "0A000")
+    expect_error(conn, "COPY cpu FROM '/etc/passwd'", "0A000")
 
     # Lists as parameters (arrays), text and binary: strings, integers with a NULL, empty.
     for binary in (False, True):
@@ -171,6 +171,29 @@ def main():
             [(datetime.datetime(2023, 11, 16, i, tzinfo=datetime.timezone.utc), "d", float(i)) for i in range(5)],
         )
     assert conn.execute("SELECT count(*), sum(usage) FROM cpu WHERE host IN ('c', 'd')").fetchone() == (6, 19.5)
+
+    # COPY FROM STDIN, as cursor.copy() writes it: rows in pieces, text and CSV.
+    conn.execute("CREATE TABLE with_copy (host VARCHAR TAG, time TIMESTAMP, usage DOUBLE, note VARCHAR)")
+    with conn.cursor() as cur:
+        with cur.copy("COPY with_copy (time, host, usage) FROM STDIN") as copy:
+            for i in range(3):
+                copy.write_row((datetime.datetime(2023, 11, 17, i, tzinfo=datetime.timezone.utc), "e", i + 0.5))
+        assert cur.rowcount == 3, cur.rowcount
+        with cur.copy("COPY with_copy (time, host, usage, note) FROM STDIN WITH (FORMAT csv, HEADER)") as copy:
+            copy.write('time,host,usage,note\n2023-11-18T00:00:00Z,f,1.25,"a,')
+            copy.write('""b"""\n2023-11-18T01:00:00Z,f,,""\n')
+        assert cur.rowcount == 2, cur.rowcount
+    got = conn.execute("SELECT host, usage, note FROM with_copy ORDER BY time").fetchall()
+    assert got == [("e", 0.5, None), ("e", 1.5, None), ("e", 2.5, None), ("f", 1.25, 'a,"b"'), ("f", None, "")], got
+    # A bad value stops the copy at its line, and the connection goes on.
+    try:
+        with conn.cursor() as cur:
+            with cur.copy("COPY with_copy (time, host, usage) FROM STDIN") as copy:
+                copy.write("2023-11-19T00:00:00Z\tg\t1\n2023-11-19T01:00:00Z\tg\tnope\n")
+        raise AssertionError("a bad COPY row was taken")
+    except psycopg.Error as e:
+        assert e.sqlstate == "22P02" and "line 2" in str(e), (e.sqlstate, str(e))
+    assert conn.execute("SELECT count(*) FROM with_copy").fetchone() == (5,)
 
     # Errors: Postgres's SQLSTATEs, positions, and the connection stays usable.
     expect_error(conn, "SELECT * FROM nope", "42P01")

@@ -31,6 +31,14 @@ SELECT pg_size_pretty(pg_table_size('weather')) AS unflushed, pg_size_pretty(104
 COPY (SELECT city, temp, sunny, time FROM weather ORDER BY city, time) TO STDOUT WITH (FORMAT csv, HEADER);
 \copy (SELECT city, rain, E'a\tb' AS odd FROM weather ORDER BY city, time) TO STDOUT
 COPY weather TO '/tmp/strata-copy-is-refused';
+COPY weather (time, city, temp, rain, sunny) FROM STDIN WITH (FORMAT csv);
+2026-01-02T00:00:00Z,bergen,4.5,7,t
+2026-01-02T01:00:00Z,"bergen",,0,f
+\.
+SELECT city, temp, rain, sunny FROM weather WHERE city = 'bergen' ORDER BY time;
+COPY weather (time, city, rain) FROM STDIN;
+2026-01-03T00:00:00Z	bergen	many
+\.
 SELECT relname, relkind FROM pg_catalog.pg_class WHERE relnamespace = 2200 ORDER BY 1;
 \d pg_catalog.pg_am
 SELECT attname, format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
