@@ -87,7 +87,11 @@ impl CopyIn {
             return None;
         }
         self.buffer.extend_from_slice(data);
-        self.read_records(false);
+        // A record ends at a line break: without one, nothing more is complete, and a long
+        // record that comes in many pieces is not read again for each of them.
+        if data.iter().any(|&b| b == b'\n' || b == b'\r') {
+            self.read_records(false);
+        }
         if self.failed.is_none() && self.buffer.len() > MAX_RECORD_BYTES {
             self.fail(error(
                 "54000",
