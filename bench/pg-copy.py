@@ -8,7 +8,8 @@ Usage: pg-copy.py PG_PORT SERVER_PID ROWS [DB]
 COPY FROM writes ROWS rows of 4,000 series (host tag, a float and an integer field) one
 second apart, made before the clock, in CSV pieces of 10,000 rows, into a table it
 creates (`copy_bench`, in DB, default `pgbench`); size ROWS so that it takes 10 s or more.
-The reads then read every row. Each line gives rows, seconds, rows/s and the server's CPU
+COPY TO STDOUT and SELECT (text, then binary) then read every row back (`READS_ONLY=1`:
+only the SELECTs, of the table a run before left, as a build without COPY can). Each line gives rows, seconds, rows/s and the server's CPU
 (user + system from /proc) per row; the client shares the machine, so CPU per row is the
 figure to compare between builds.
 """
@@ -54,6 +55,10 @@ def piece(first_row):
 
 def main():
     conn = psycopg.connect(host="127.0.0.1", port=PORT, user="bench", dbname=DB, autocommit=True)
+    if os.environ.get("READS_ONLY"):
+        (rows,) = conn.execute("SELECT count(*) FROM copy_bench").fetchone()
+        selects(conn, rows)
+        return
     conn.execute("DROP TABLE IF EXISTS copy_bench")
     conn.execute("CREATE TABLE copy_bench (host VARCHAR TAG, time TIMESTAMP, v DOUBLE, n BIGINT)")
     # The data is made before the clock, a piece at a time, so the clock measures the server.
@@ -75,7 +80,11 @@ def main():
                 read += bytes(block).count(b"\n")
     assert read == rows, (read, rows)
     report("COPY TO STDOUT (text)", read, began, cpu_began)
+    selects(conn, rows)
 
+
+def selects(conn, rows):
+    """Reads the table's `rows` rows back with SELECT, in text and binary."""
     for binary in (False, True):
         began, cpu_began = time.monotonic(), cpu_seconds()
         read = 0

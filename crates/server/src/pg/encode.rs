@@ -72,11 +72,18 @@ pub(crate) fn rows(
             fields.len()
         )));
     }
-    let columns: Vec<(Column, &FieldInfo)> = batch
+    // How each column is written is settled once per batch, not per value.
+    let columns: Vec<(Column, &FieldInfo, Encoding)> = batch
         .columns()
         .iter()
         .zip(fields.iter())
-        .map(|(array, field)| Ok((Column::new(array, field.datatype())?, field)))
+        .map(|(array, field)| {
+            Ok((
+                Column::new(array, field.datatype())?,
+                field,
+                Encoding::of(field),
+            ))
+        })
         .collect::<PgWireResult<_>>()?;
     let field_count = i16::try_from(fields.len()).map_err(|_| {
         internal(format!(
@@ -87,8 +94,10 @@ pub(crate) fn rows(
     let mut buffer = BytesMut::with_capacity(batch.num_rows() * (16 + 12 * fields.len()));
     let mut out = Vec::with_capacity(batch.num_rows());
     for row in 0..batch.num_rows() {
-        for (column, field) in &columns {
-            column.write(row, field, &mut buffer)?;
+        for (column, field, how) in &columns {
+            column
+                .put(row, *how, &mut buffer)
+                .map_err(|e| internal(format!("cannot encode {}: {e}", field.name())))?;
         }
         out.push(DataRow::new(buffer.split(), field_count));
     }
@@ -108,6 +117,7 @@ pub(super) struct Encoding<'a> {
 }
 
 impl<'a> Encoding<'a> {
+    #[inline]
     fn of(field: &'a FieldInfo) -> Self {
         Encoding {
             binary: field.format() == FieldFormat::Binary,
@@ -119,6 +129,7 @@ impl<'a> Encoding<'a> {
 
 /// Writes one value as a field (or an array's element) is written: its length (-1 for
 /// NULL) then `value` as `how` says.
+#[inline(always)]
 fn put<T: ToSql + ToSqlText>(
     value: Option<T>,
     how: Encoding<'_>,
@@ -139,6 +150,7 @@ fn put<T: ToSql + ToSqlText>(
 }
 
 /// Fills in the length of the value written after the 4 bytes at `at`.
+#[inline(always)]
 pub(super) fn finish_length(out: &mut BytesMut, at: usize) -> Result<(), EncodeError> {
     let len = i32::try_from(out.len() - at - 4).map_err(|_| "a value is over 2 GiB")?;
     out[at..at + 4].copy_from_slice(&len.to_be_bytes());
@@ -200,13 +212,10 @@ impl Column {
         })
     }
 
-    /// Writes `row`'s value as `field` describes it.
-    fn write(&self, row: usize, field: &FieldInfo, out: &mut BytesMut) -> PgWireResult<()> {
-        self.put(row, Encoding::of(field), out)
-            .map_err(|e| internal(format!("cannot encode {}: {e}", field.name())))
-    }
-
-    /// Writes `row`'s value, its length first, as `how` says.
+    /// Writes `row`'s value, its length first, as `how` says. Inlined into the loop over a
+    /// batch's rows, as it was before arrays needed it elsewhere: out of line it cost 6% more
+    /// instructions per row of a binary result (callgrind).
+    #[inline(always)]
     pub(super) fn put(
         &self,
         row: usize,
