@@ -1,8 +1,8 @@
 //! The Postgres catalog functions clients' metadata queries call, under their
 //! `pg_catalog.` names and their bare ones: `pg_get_userbyid` and `current_user` (the one
 //! role, `strata`), `pg_encoding_to_char` (`UTF8`), `pg_table_is_visible`,
-//! `pg_type_is_visible` and `pg_function_is_visible` (everything of the database is on the
-//! search path), `has_database_privilege`, `has_schema_privilege`, `has_table_privilege`
+//! `pg_type_is_visible`, `pg_function_is_visible`, `pg_operator_is_visible` and
+//! `pg_conversion_is_visible` (everything of the database is on the search path), `has_database_privilege`, `has_schema_privilege`, `has_table_privilege`
 //! and `pg_has_role` (true: a connection's token decides what it may do, not grants),
 //! `format_type` (the type's SQL name), `pg_size_pretty`, `pg_tablespace_location` (empty,
 //! as for Postgres's default tablespace), `pg_catalog.array_to_string` (lists joined as
@@ -336,7 +336,7 @@ fn any_arguments() -> Signature {
 
 /// Adds the catalog functions to `context`.
 pub(crate) fn register(context: &SessionContext) {
-    let functions: [(&'static str, Body); 30] = [
+    let functions: [(&'static str, Body); 32] = [
         ("current_schemas", Body::CurrentSchemas),
         ("quote_ident", Body::QuoteIdent),
         ("current_setting", Body::CurrentSetting),
@@ -349,6 +349,8 @@ pub(crate) fn register(context: &SessionContext) {
         ("pg_table_is_visible", Body::True),
         ("pg_type_is_visible", Body::True),
         ("pg_function_is_visible", Body::True),
+        ("pg_operator_is_visible", Body::True),
+        ("pg_conversion_is_visible", Body::True),
         ("has_database_privilege", Body::True),
         ("has_schema_privilege", Body::True),
         ("has_table_privilege", Body::True),

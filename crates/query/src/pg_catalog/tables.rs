@@ -375,6 +375,7 @@ pub(crate) const TABLES: &[CatalogTable] = &[
             ("typnotnull", Kind::Bool),
             ("typtypmod", Kind::I32),
             ("typcollation", Kind::Oid),
+            ("typdefault", Kind::Text),
         ],
         rows: |_, _| {
             PG_TYPES
@@ -405,6 +406,7 @@ pub(crate) const TABLES: &[CatalogTable] = &[
                         Bool(false),
                         Int(-1),
                         Int(if t.oid == 25 || t.oid == 1009 { 100 } else { 0 }),
+                        Null,
                     ]
                 })
                 .collect()
@@ -546,6 +548,80 @@ pub(crate) const TABLES: &[CatalogTable] = &[
             ("prorettype", Kind::Oid),
             ("proargtypes", Kind::Text),
             ("proacl", Kind::Text),
+        ],
+        rows: NO_ROWS,
+    },
+    CatalogTable {
+        name: "pg_language",
+        columns: &[
+            ("oid", Kind::Oid),
+            ("lanname", Kind::Text),
+            ("lanowner", Kind::Oid),
+            ("lanispl", Kind::Bool),
+            ("lanpltrusted", Kind::Bool),
+            ("lanplcallfoid", Kind::Oid),
+        ],
+        rows: NO_ROWS,
+    },
+    CatalogTable {
+        name: "pg_operator",
+        columns: &[
+            ("oid", Kind::Oid),
+            ("oprname", Kind::Text),
+            ("oprnamespace", Kind::Oid),
+            ("oprowner", Kind::Oid),
+            ("oprkind", Kind::Text),
+            ("oprleft", Kind::Oid),
+            ("oprright", Kind::Oid),
+            ("oprresult", Kind::Oid),
+            ("oprcode", Kind::Oid),
+        ],
+        rows: NO_ROWS,
+    },
+    CatalogTable {
+        name: "pg_conversion",
+        columns: &[
+            ("oid", Kind::Oid),
+            ("conname", Kind::Text),
+            ("connamespace", Kind::Oid),
+            ("conowner", Kind::Oid),
+            ("conforencoding", Kind::I32),
+            ("contoencoding", Kind::I32),
+            ("condefault", Kind::Bool),
+        ],
+        rows: NO_ROWS,
+    },
+    CatalogTable {
+        name: "pg_event_trigger",
+        columns: &[
+            ("oid", Kind::Oid),
+            ("evtname", Kind::Text),
+            ("evtevent", Kind::Text),
+            ("evtowner", Kind::Oid),
+            ("evtfoid", Kind::Oid),
+            ("evtenabled", Kind::Text),
+            ("evttags", Kind::Text),
+        ],
+        rows: NO_ROWS,
+    },
+    CatalogTable {
+        name: "pg_foreign_data_wrapper",
+        columns: &[
+            ("oid", Kind::Oid),
+            ("fdwname", Kind::Text),
+            ("fdwowner", Kind::Oid),
+            ("fdwhandler", Kind::Oid),
+            ("fdwvalidator", Kind::Oid),
+        ],
+        rows: NO_ROWS,
+    },
+    CatalogTable {
+        name: "pg_foreign_server",
+        columns: &[
+            ("oid", Kind::Oid),
+            ("srvname", Kind::Text),
+            ("srvowner", Kind::Oid),
+            ("srvfdw", Kind::Oid),
         ],
         rows: NO_ROWS,
     },

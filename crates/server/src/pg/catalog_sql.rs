@@ -254,10 +254,17 @@ fn side(expr: &Expr, inner: &HashSet<String>) -> Side {
     }
 }
 
-/// Catalog tables that never have rows here: Strata has no role memberships, extensions,
+/// Catalog tables that never have rows here: Strata has no procedural languages, user
+/// operators or conversions, event triggers, foreign servers, role memberships, extensions,
 /// user functions, policies, extended statistics, publications, inheritance, triggers,
 /// constraints, indexes, rules or defaults.
 const EMPTY_TABLES: &[&str] = &[
+    "pg_language",
+    "pg_operator",
+    "pg_conversion",
+    "pg_event_trigger",
+    "pg_foreign_data_wrapper",
+    "pg_foreign_server",
     "pg_auth_members",
     "pg_extension",
     "pg_proc",

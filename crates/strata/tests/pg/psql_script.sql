@@ -26,6 +26,13 @@ DESCRIBE weather;
 \dx
 \db
 \dp
+\dL
+\do
+\dD
+\dc
+\dy
+\des
+\dew
 SELECT make_array('a', 'b c', NULL, '') AS texts, array_agg(rain ORDER BY time) AS rains FROM weather WHERE city = 'paris';
 SELECT pg_size_pretty(pg_table_size('weather')) AS unflushed, pg_size_pretty(10485248::BIGINT) AS ten_mb;
 COPY (SELECT city, temp, sunny, time FROM weather ORDER BY city, time) TO STDOUT WITH (FORMAT csv, HEADER);
