@@ -27,7 +27,8 @@ use strata_query::QueryStream;
 
 use super::copy_statement::{Copy, Format};
 use super::encode::{Column, Encoding, pg_type};
-use super::errors::{QUERY_CANCELED, error, query_error};
+use super::errors::error;
+use super::query::cancellable;
 use super::session::CancelSignal;
 
 impl Copy {
@@ -50,21 +51,7 @@ impl Copy {
             line.put_u8(b'\n');
             line
         });
-        let batches = futures::stream::unfold(Some((stream, cancel)), |state| async move {
-            let (mut stream, cancel) = state?;
-            tokio::select! {
-                biased;
-                () = cancel.requested() => Some((
-                    Err(error(QUERY_CANCELED, "canceling statement due to user request")),
-                    None,
-                )),
-                next = stream.next() => match next? {
-                    Ok(batch) => Some((Ok(batch), Some((stream, cancel)))),
-                    Err(e) => Some((Err(query_error(&e, None)), None)),
-                },
-            }
-        });
-        let rows = batches
+        let rows = cancellable(stream, cancel)
             .map(move |batch| {
                 let mut rows = copy.rows(&batch?)?;
                 if let (Some(first), Some(header)) = (rows.first_mut(), header.take()) {

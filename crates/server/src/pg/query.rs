@@ -302,18 +302,13 @@ fn text_schema(names: &[String]) -> SchemaRef {
     ))
 }
 
-/// Rows of `stream`, encoded batch by batch as the client reads them. A cancel request
-/// ends the stream at once, even while a batch is being computed: dropping it stops the
-/// statement.
-fn rows_response(
-    schema: &Schema,
+/// The batches of `stream`, ended at once by a cancel request (with `query_canceled`), even
+/// while a batch is being computed: dropping the stream stops the statement.
+pub(super) fn cancellable(
     stream: QueryStream,
-    format: &Format,
     cancel: Arc<CancelSignal>,
-) -> QueryResponse {
-    let fields = Arc::new(encode::fields(schema, format));
-    let encode_with = Arc::clone(&fields);
-    let batches = futures::stream::unfold(Some((stream, cancel)), |state| async move {
+) -> impl futures::Stream<Item = PgWireResult<RecordBatch>> + Send + 'static {
+    futures::stream::unfold(Some((stream, cancel)), |state| async move {
         let (mut stream, cancel) = state?;
         tokio::select! {
             biased;
@@ -326,8 +321,21 @@ fn rows_response(
                 Err(e) => Some((Err(query_error(&e, None)), None)),
             },
         }
-    });
-    let rows = batches
+    })
+}
+
+/// Rows of `stream`, encoded batch by batch as the client reads them. A cancel request
+/// ends the stream at once, even while a batch is being computed: dropping it stops the
+/// statement.
+fn rows_response(
+    schema: &Schema,
+    stream: QueryStream,
+    format: &Format,
+    cancel: Arc<CancelSignal>,
+) -> QueryResponse {
+    let fields = Arc::new(encode::fields(schema, format));
+    let encode_with = Arc::clone(&fields);
+    let rows = cancellable(stream, cancel)
         .map(move |batch| encode::rows(&batch?, &encode_with))
         .map_ok(|rows| futures::stream::iter(rows.into_iter().map(Ok)))
         .try_flatten();
@@ -598,6 +606,17 @@ fn parameter_type(stored: &StoredStatement<Prepared>, i: usize) -> Type {
         .unwrap_or(Type::UNKNOWN)
 }
 
+/// The `COPY … FROM STDIN` in progress on `session`, taken out of it while a message is
+/// handled; a protocol violation when `message` came without one.
+fn copy_in_progress(session: &Session, message: &str) -> PgWireResult<CopyIn> {
+    session.copy_in.lock().take().ok_or_else(|| {
+        error(
+            PROTOCOL_VIOLATION,
+            format!("{message} came with no COPY FROM STDIN in progress"),
+        )
+    })
+}
+
 /// The data of a `COPY … FROM STDIN` (`copy_in`): each message read, every full batch
 /// written; at its end the rest written and `COPY n` sent, or the copy's error.
 #[async_trait]
@@ -609,12 +628,7 @@ impl CopyHandler for Queries {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let session = session(client)?;
-        let Some(mut state) = session.copy_in.lock().take() else {
-            return Err(error(
-                PROTOCOL_VIOLATION,
-                "copy data came with no COPY FROM STDIN in progress",
-            ));
-        };
+        let mut state = copy_in_progress(&session, "copy data")?;
         if let Some(sql) = state.take(&copy_data.data) {
             self.copy_batch(&session, &mut state, sql).await;
         }
@@ -629,12 +643,7 @@ impl CopyHandler for Queries {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let session = session(client)?;
-        let Some(mut state) = session.copy_in.lock().take() else {
-            return Err(error(
-                PROTOCOL_VIOLATION,
-                "copy done came with no COPY FROM STDIN in progress",
-            ));
-        };
+        let mut state = copy_in_progress(&session, "copy done")?;
         if let Some(sql) = state.finish() {
             self.copy_batch(&session, &mut state, sql).await;
         }
