@@ -323,7 +323,10 @@ fn unescape(raw: &[u8]) -> Vec<u8> {
 /// One CSV record from the start of `data`, and the bytes it takes; `None` while it is
 /// not complete (a line break may be inside quotes).
 fn csv_record(data: &[u8], copy: &Copy, at_end: bool) -> Result<Option<(Read, usize)>, String> {
-    if let Some((line, used)) = line_of(data, at_end)
+    // Only a record that starts `\.` can be the end marker: others are not scanned for
+    // their line twice.
+    if data.starts_with(b"\\.")
+        && let Some((line, used)) = line_of(data, at_end)
         && line == b"\\."
     {
         return Ok(Some((Read::End, used)));
