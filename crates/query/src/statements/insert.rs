@@ -31,16 +31,16 @@ use crate::error::{Position, QueryError};
 
 /// What a column of the statement is in the table.
 #[derive(Debug, Clone)]
-enum Kind {
+pub(super) enum Kind {
     Time,
     Tag,
     Field(FieldType),
 }
 
 #[derive(Debug, Clone)]
-struct Column {
-    name: String,
-    kind: Kind,
+pub(super) struct Column {
+    pub(super) name: String,
+    pub(super) kind: Kind,
 }
 
 /// Parses, checks and writes one `INSERT` statement.
@@ -133,7 +133,7 @@ pub(super) async fn write(
 }
 
 /// The statement as sqlparser reads it; only `INSERT INTO … VALUES` is taken.
-fn parse(statement: &str) -> Result<Insert, QueryError> {
+pub(super) fn parse(statement: &str) -> Result<Insert, QueryError> {
     let syntax = |e| QueryError::from(DataFusionError::from(e)).at_end_if_unplaced(statement);
     let mut statements = Parser::new(&GenericDialect {})
         .try_with_sql(statement)
@@ -154,7 +154,7 @@ fn parse(statement: &str) -> Result<Insert, QueryError> {
 }
 
 /// The table written to.
-fn target(insert: &Insert, database: &str) -> Result<TableRef, QueryError> {
+pub(super) fn target(insert: &Insert, database: &str) -> Result<TableRef, QueryError> {
     let TableObject::TableName(name) = &insert.table else {
         return Err(QueryError::NotSupported {
             message: "INSERT INTO a table function".to_string(),
@@ -184,7 +184,7 @@ fn normalize(value: &str, quote_style: Option<char>) -> String {
 
 /// The columns the `VALUES` rows fill: the listed ones, or every column in `DESCRIBE`
 /// order (time, tags, fields).
-fn columns(
+pub(super) fn columns(
     insert: &Insert,
     schema: &TableSchema,
     target: &TableRef,

@@ -3,11 +3,12 @@
 //! the same engine entry as `INSERT`.
 //!
 //! The data comes in `CopyData` messages cut anywhere; records are read as they complete
-//! (a CSV value in quotes may hold line breaks). Each value is checked against its column's
-//! type as a bound parameter is (`params::literal`), and every 5,000 rows go as one
-//! `INSERT … VALUES`. The first bad record stops the copy: its error names the line, and
-//! the rest of the data is read and dropped until the client ends the copy, as Postgres
-//! does. Strata has no transactions, so the batches written before the error stay written.
+//! (a CSV value in quotes may hold line breaks). Each value is checked against its column
+//! as `INSERT` checks a literal and the rows become line protocol (`strata_query::TextRows`),
+//! 10,000 rows at a time (or 8 MiB of it), written by `Engine::write_lines`. The first bad
+//! record stops the copy: its error names the line, and the rest of the data is read and
+//! dropped until the client ends the copy, as Postgres does. Strata has no transactions,
+//! so the batches written before the error stay written.
 //!
 //! - Text: fields split at the delimiter (tab), `\N` (the NULL string) for NULL, and
 //!   backslash escapes: `\b \f \n \r \t \v`, octal `\123`, hex `\x7f`, and `\` before any
@@ -19,15 +20,17 @@
 //! - `HEADER` skips the first line. A line `\.` ends the data.
 
 use bytes::Bytes;
-use pgwire::api::Type;
 use pgwire::error::PgWireError;
+use strata_query::{TextBatch, TextRows};
 
 use super::copy_statement::{Copy, Format};
-use super::errors::error;
-use super::params::literal;
+use super::errors::{error, query_error};
 
-/// Rows per `INSERT`.
-const BATCH_ROWS: usize = 5_000;
+/// Rows per write: TSBS's batch size, where line protocol requests reach their rate.
+const BATCH_ROWS: usize = 10_000;
+
+/// Bytes of line protocol per write at most, for rows of long strings.
+const BATCH_BYTES: usize = 8 << 20;
 
 /// The most bytes one record may take: an unclosed quote must not make the server buffer
 /// the whole input.
@@ -36,20 +39,23 @@ const MAX_RECORD_BYTES: usize = 64 << 20;
 /// `BAD_COPY_FILE_FORMAT`: a record that is not one of the copy format.
 const BAD_COPY_FORMAT: &str = "22P04";
 
+/// `CHARACTER_NOT_IN_REPERTOIRE`: bytes that are not UTF-8.
+const NOT_UTF8: &str = "22021";
+
 /// A `COPY … FROM STDIN` in progress on a connection.
 #[derive(Debug)]
 pub(crate) struct CopyIn {
     copy: Copy,
+    /// The table as the statement names it, for errors.
     table: String,
-    /// The columns the data gives, quoted for SQL, and their Postgres types.
-    columns: Vec<String>,
-    types: Vec<Type>,
+    /// The columns the data gives, which check and write its rows.
+    rows: TextRows,
     buffer: Vec<u8>,
     header_left: bool,
     /// Records read, the header included: the line number of errors.
     records: u64,
-    /// Rows read and not yet written, as `(literal, …)` tuples.
-    rows: Vec<String>,
+    /// Rows read and not yet written.
+    batch: TextBatch,
     /// Rows written.
     pub(crate) copied: u64,
     /// The error that stopped the copy; later data is dropped.
@@ -62,27 +68,32 @@ pub(crate) struct CopyIn {
 type Record = Vec<Option<Vec<u8>>>;
 
 impl CopyIn {
-    /// A copy into `table` of `columns` (quoted for SQL) of `types`, read as `copy` says.
-    pub(crate) fn new(copy: Copy, table: String, columns: Vec<String>, types: Vec<Type>) -> Self {
+    /// A copy into `table` (as the statement names it) of the columns `rows` takes, read as
+    /// `copy` says.
+    pub(crate) fn new(copy: Copy, table: String, rows: TextRows) -> Self {
         let header_left = copy.header;
         CopyIn {
             copy,
             table,
-            columns,
-            types,
+            rows,
             buffer: Vec::new(),
             header_left,
             records: 0,
-            rows: Vec::new(),
+            batch: TextBatch::default(),
             copied: 0,
             failed: None,
             ended: false,
         }
     }
 
-    /// Takes one `CopyData` message's bytes; `Some(sql)` when a batch of rows is ready to
-    /// be written (run it, then call [`CopyIn::written`]).
-    pub(crate) fn take(&mut self, data: &Bytes) -> Option<String> {
+    /// The columns the data gives.
+    pub(crate) fn columns(&self) -> usize {
+        self.rows.column_names().len()
+    }
+
+    /// Takes one `CopyData` message's bytes; `Some(batch)` when a batch of rows is ready
+    /// to be written (write it with [`CopyIn::write`]).
+    pub(crate) fn take(&mut self, data: &Bytes) -> Option<TextBatch> {
         if self.failed.is_some() || self.ended {
             return None;
         }
@@ -98,28 +109,39 @@ impl CopyIn {
                 format!("a COPY record is over {} MiB", MAX_RECORD_BYTES >> 20),
             ));
         }
-        (self.rows.len() >= BATCH_ROWS).then(|| self.insert())
+        let full = self.batch.rows() >= BATCH_ROWS || self.batch.bytes() >= BATCH_BYTES;
+        full.then(|| std::mem::take(&mut self.batch))
     }
 
-    /// The data has ended: `Some(sql)` for the rows left to write.
-    pub(crate) fn finish(&mut self) -> Option<String> {
+    /// The data has ended: `Some(batch)` for the rows left to write.
+    pub(crate) fn finish(&mut self) -> Option<TextBatch> {
         if self.failed.is_none() && !self.ended {
             self.read_records(true);
         }
-        (self.failed.is_none() && !self.rows.is_empty()).then(|| self.insert())
+        (self.failed.is_none() && self.batch.rows() > 0).then(|| std::mem::take(&mut self.batch))
     }
 
-    /// Records that a batch of `rows` was written.
-    pub(crate) fn written(&mut self, rows: u64) {
-        self.copied += rows;
+    /// Writes `batch` (from [`CopyIn::take`] or [`CopyIn::finish`]), counting its rows or
+    /// stopping the copy with the engine's error.
+    pub(crate) async fn write(&mut self, batch: TextBatch) {
+        match self.rows.write(batch).await {
+            Ok(rows) => self.copied += rows,
+            // The error names the refused row's line itself: the data read since is later.
+            Err(e) => self.stop(query_error(&e, None), format!("COPY {}", self.table)),
+        }
     }
 
     /// Stops the copy with `error`, naming the line it was read from.
     pub(crate) fn fail(&mut self, error: PgWireError) {
+        let context = format!("COPY {}, line {}", self.table, self.records.max(1));
+        self.stop(error, context);
+    }
+
+    /// Stops the copy with `error`, saying where (`context`); later data is dropped.
+    fn stop(&mut self, error: PgWireError, context: String) {
         if self.failed.is_some() {
             return;
         }
-        let context = format!("COPY {}, line {}", self.table, self.records.max(1));
         self.failed = Some(match error {
             PgWireError::UserError(mut info) => {
                 info.message = format!("{}: {context}", info.message);
@@ -128,18 +150,7 @@ impl CopyIn {
             other => other,
         });
         self.buffer = Vec::new();
-        self.rows = Vec::new();
-    }
-
-    /// The `INSERT` of the rows read so far, which it takes.
-    fn insert(&mut self) -> String {
-        let rows = std::mem::take(&mut self.rows);
-        format!(
-            "INSERT INTO {} ({}) VALUES {}",
-            self.table,
-            self.columns.join(", "),
-            rows.join(", ")
-        )
+        self.batch = TextBatch::default();
     }
 
     /// Reads every complete record in the buffer (and, `at_end`, the last one, which has
@@ -167,7 +178,7 @@ impl CopyIn {
                 Read::End => self.ended = true,
                 Read::Record(_) if std::mem::take(&mut self.header_left) => {}
                 Read::Record(fields) => {
-                    if let Err(e) = self.add(fields) {
+                    if let Err(e) = self.add(&fields) {
                         self.fail(e);
                         return;
                     }
@@ -177,27 +188,35 @@ impl CopyIn {
         self.buffer.drain(..start);
     }
 
-    /// Adds one record's row, each value checked against its column's type.
-    fn add(&mut self, fields: Record) -> Result<(), PgWireError> {
-        if fields.len() < self.columns.len() {
+    /// Adds one record's row, each value checked against its column.
+    fn add(&mut self, fields: &Record) -> Result<(), PgWireError> {
+        let columns = self.columns();
+        if fields.len() < columns {
+            let missing = self.rows.column_names().nth(fields.len()).unwrap_or("?");
             return Err(error(
                 BAD_COPY_FORMAT,
-                format!("missing data for column {}", self.columns[fields.len()]),
+                format!("missing data for column \"{missing}\""),
             ));
         }
-        if fields.len() > self.columns.len() {
+        if fields.len() > columns {
             return Err(error(
                 BAD_COPY_FORMAT,
                 "extra data after last expected column",
             ));
         }
-        let literals = fields
+        let values = fields
             .iter()
-            .zip(&self.types)
-            .map(|(value, ty)| literal(value.as_deref(), ty, false))
+            .map(|value| {
+                value
+                    .as_deref()
+                    .map(std::str::from_utf8)
+                    .transpose()
+                    .map_err(|_| error(NOT_UTF8, "invalid byte sequence for encoding \"UTF8\""))
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        self.rows.push(format!("({})", literals.join(", ")));
-        Ok(())
+        self.rows
+            .push(&mut self.batch, &values, self.records)
+            .map_err(|e| query_error(&e, None))
     }
 }
 
@@ -404,9 +423,16 @@ fn csv_record(data: &[u8], copy: &Copy, at_end: bool) -> Result<Option<(Read, us
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
+    #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+    use std::sync::Arc;
+
     use bytes::Bytes;
-    use pgwire::api::Type;
+    use pgwire::error::PgWireError;
+    use strata_lineproto::Precision;
+    use strata_query::{TextBatch, TextRows};
+    use strata_storage::{Engine, EngineOptions, WalSync};
 
     use super::{CopyIn, Read, csv_record, text_record};
     use crate::pg::copy_statement::tests::plan;
@@ -500,61 +526,131 @@ mod tests {
         );
     }
 
-    fn copy_in(sql: &str) -> CopyIn {
-        CopyIn::new(
-            plan(sql),
-            "t".into(),
-            vec!["\"a\"".into(), "\"n\"".into()],
-            vec![Type::TEXT, Type::INT8],
-        )
+    /// An engine over `dir` with table `t (time, a, n)`: `a` a tag, `n` an integer.
+    pub(crate) fn engine(dir: &std::path::Path) -> Arc<Engine> {
+        let options = EngineOptions {
+            data_dirs: vec![dir.to_path_buf()],
+            wal_sync: WalSync::None,
+            background: false,
+            ..EngineOptions::default()
+        };
+        let engine = Arc::new(Engine::open(options).unwrap().0);
+        let report = engine
+            .write_lines("db", b"t,a=x n=1i 0\n", Precision::Nanoseconds)
+            .unwrap();
+        assert!(report.errors.is_empty());
+        engine
+    }
+
+    /// A copy into `t (time, a, n)` of `engine`.
+    pub(crate) fn copy_in(engine: &Arc<Engine>, sql: &str) -> CopyIn {
+        let columns = ["time", "a", "n"].map(String::from);
+        let rows = TextRows::new(engine, "db", "t", &columns).unwrap();
+        CopyIn::new(plan(sql), "t".into(), rows)
+    }
+
+    fn lines(batch: &TextBatch) -> String {
+        String::from_utf8(batch.line_protocol().to_vec()).unwrap()
     }
 
     #[test]
-    fn rows_become_inserts_in_batches_and_the_first_bad_line_stops_the_copy() {
-        let mut copy = copy_in("COPY t FROM STDIN (FORMAT csv, HEADER)");
+    fn rows_become_line_protocol_in_batches_and_the_first_bad_line_stops_the_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path());
+        let mut copy = copy_in(&engine, "COPY t FROM STDIN (FORMAT csv, HEADER)");
         // Messages cut anywhere, even inside a value.
-        for piece in ["a,n\nx,1\ny", "'z,2\n", "w,", "3"] {
-            assert_eq!(copy.take(&Bytes::from(piece)), None);
+        for piece in [
+            "time,a,n\n1970-01-01T00:00:01Z,x,1\n1970-01-01T00:00:02Z,y",
+            " z,2\n",
+            "1970-01-01T00:00:03Z,",
+            ",3",
+        ] {
+            assert!(copy.take(&Bytes::from(piece)).is_none());
         }
+        let batch = copy.finish().unwrap();
         assert_eq!(
-            copy.finish().unwrap(),
-            "INSERT INTO t (\"a\", \"n\") VALUES ('x', 1), ('y''z', 2), ('w', 3)"
+            lines(&batch),
+            "t,a=x n=1i 1000000000\nt,a=y\\ z n=2i 2000000000\nt n=3i 3000000000\n"
         );
-        // A batch is written once 5,000 rows are in; the rest at the end.
-        let mut big = copy_in("COPY t FROM STDIN");
-        let rows: String = (0..4_999).map(|i| format!("h{i}\t{i}\n")).collect();
-        assert_eq!(big.take(&Bytes::from(rows)), None);
-        let sql = big.take(&Bytes::from("h4999\t4999\nh5000\t")).unwrap();
-        assert!(sql.ends_with("('h4998', 4998), ('h4999', 4999)"), "{sql}");
-        assert_eq!(big.take(&Bytes::from("5000")), None);
-        assert_eq!(
-            big.finish().unwrap(),
-            "INSERT INTO t (\"a\", \"n\") VALUES ('h5000', 5000)"
+        // A batch is written once 10,000 rows are in; the rest at the end.
+        let mut big = copy_in(&engine, "COPY t FROM STDIN");
+        let rows: String = (0..9_999)
+            .map(|i| format!("1970-01-01T00:00:00.{i:09}Z\th{i}\t{i}\n"))
+            .collect();
+        assert!(big.take(&Bytes::from(rows)).is_none());
+        let batch = big
+            .take(&Bytes::from(
+                "1970-01-01T00:00:01Z\th\t1\n1970-01-01T00:00:02Z\th\t",
+            ))
+            .unwrap();
+        assert_eq!(batch.rows(), 10_000);
+        assert!(
+            lines(&batch).ends_with(
+                "t,a=h9997 n=9997i 9997\nt,a=h9998 n=9998i 9998\nt,a=h n=1i 1000000000\n"
+            )
         );
-        for (data, why) in [
+        assert!(big.take(&Bytes::from("2")).is_none());
+        assert_eq!(lines(&big.finish().unwrap()), "t,a=h n=2i 2000000000\n");
+        for (data, code, why) in [
             (
-                "x\t1\ny\tnot a number\nz\t3\n",
-                "invalid input syntax for type integer: \"not a number\": COPY t, line 2",
+                "T\tx\t1\nT\ty\tnot a number\nT\tz\t3\n",
+                "22P02",
+                "invalid input syntax for type bigint: \"not a number\": COPY t, line 2",
             ),
-            ("x\n", "missing data for column \"n\": COPY t, line 1"),
             (
-                "x\t1\t2\n",
+                "T\tx\n",
+                "22P04",
+                "missing data for column \"n\": COPY t, line 1",
+            ),
+            (
+                "T\tx\t1\t2\n",
+                "22P04",
                 "extra data after last expected column: COPY t, line 1",
             ),
+            (
+                "T\t\\xff\t1\n",
+                "22021",
+                "invalid byte sequence for encoding \"UTF8\": COPY t, line 1",
+            ),
+            (
+                "yesterday\tx\t1\n",
+                "22007",
+                "invalid input syntax for type timestamp: \"yesterday\"",
+            ),
         ] {
-            let mut bad = copy_in("COPY t FROM STDIN");
-            assert_eq!(bad.take(&Bytes::from(data)), None);
-            let message = bad.failed.as_ref().expect("failed").to_string();
-            assert!(message.contains(why), "{data:?}: {message}");
+            let mut bad = copy_in(&engine, "COPY t FROM STDIN");
+            let data = data.replace('T', "1970-01-01T00:00:00Z");
+            assert!(bad.take(&Bytes::from(data.clone())).is_none());
+            let Some(PgWireError::UserError(info)) = &bad.failed else {
+                panic!("{data:?} did not fail: {:?}", bad.failed);
+            };
+            assert_eq!(info.code, code, "{data:?}: {}", info.message);
+            assert!(info.message.contains(why), "{data:?}: {}", info.message);
             // Later data is dropped; nothing is written.
-            assert_eq!(bad.take(&Bytes::from("q\t9\n")), None);
-            assert_eq!(bad.finish(), None);
+            assert!(
+                bad.take(&Bytes::from("1970-01-01T00:00:00Z\tq\t9\n"))
+                    .is_none()
+            );
+            assert!(bad.finish().is_none());
         }
-        let mut ended = copy_in("COPY t FROM STDIN");
-        assert_eq!(ended.take(&Bytes::from("x\t1\n\\.\ngarbage\n")), None);
-        assert_eq!(
-            ended.finish().unwrap(),
-            "INSERT INTO t (\"a\", \"n\") VALUES ('x', 1)"
+        let mut ended = copy_in(&engine, "COPY t FROM STDIN");
+        assert!(
+            ended
+                .take(&Bytes::from("1970-01-01T00:00:00Z\tx\t1\n\\.\ngarbage\n"))
+                .is_none()
         );
+        assert_eq!(lines(&ended.finish().unwrap()), "t,a=x n=1i 0\n");
+    }
+
+    #[tokio::test]
+    async fn batches_are_written_and_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path());
+        let mut copy = copy_in(&engine, "COPY t FROM STDIN");
+        let data = "1970-01-01T00:00:05Z\tw\t1\n1970-01-01T00:00:06Z\tw\t2\n";
+        assert!(copy.take(&Bytes::from(data)).is_none());
+        let batch = copy.finish().unwrap();
+        copy.write(batch).await;
+        assert_eq!((copy.copied, copy.failed.is_none()), (2, true));
     }
 }

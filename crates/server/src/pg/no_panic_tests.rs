@@ -302,41 +302,90 @@ fn bound_values_of_any_bytes_are_literals_or_errors() {
 
 #[test]
 fn copy_data_of_any_bytes_is_rows_or_an_error() {
-    use super::copy_in::CopyIn;
-    use super::copy_statement::tests::plan;
+    use super::copy_in::tests::{copy_in, engine};
+    use strata_lineproto::{ParseOptions, parse_lines};
     let statements = [
         "COPY t FROM STDIN",
         "COPY t FROM STDIN (DELIMITER '|', NULL 'N')",
         "COPY t FROM STDIN (FORMAT csv, HEADER)",
         "COPY t FROM STDIN (FORMAT csv, ESCAPE '\\', NULL 'NA')",
     ];
-    let alphabet = b"ab1-,|\t\n\r\"\\.Nx7";
+    // Records of fields that are often good and sometimes not, with any delimiter and
+    // line break, cut into pieces anywhere; any byte now and then.
+    let values: [&[u8]; 11] = [
+        b"2026-01-01T00:00:00Z",
+        b"2026-01-01T00:00:00Z",
+        b"ab",
+        b"17",
+        b"-1",
+        b"",
+        b"N",
+        b"NA",
+        b"\\N",
+        b"\"q,\"\"\"",
+        b"a\\tb\\.",
+    ];
+    let separators: [&[u8]; 6] = [b"\t", b"\t", b",", b",", b"|", b"\""];
+    let ends: [&[u8]; 5] = [b"\n", b"\n", b"\r\n", b"\r", b"\\.\n"];
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let engine = engine(dir.path());
     let mut rng = Rng(0xc0b1);
+    let mut rows = 0;
     for _ in 0..4_000 {
         let sql = rng.pick(&statements);
-        let mut copy = CopyIn::new(
-            plan(sql),
-            "t".into(),
-            vec!["a".into(), "n".into()],
-            vec![Type::TEXT, Type::INT8],
-        );
-        for _ in 0..rng.below(8) {
-            let piece: Vec<u8> = (0..rng.below(16))
-                .map(|_| {
-                    if rng.below(8) == 0 {
-                        rng.next() as u8
+        let mut copy = copy_in(&engine, sql);
+        // Mostly the statement's own delimiter, and the fields `t` takes.
+        let delimiter: &[u8] = if sql.contains('|') {
+            b"|"
+        } else if sql.contains("csv") {
+            b","
+        } else {
+            b"\t"
+        };
+        let good: [&[u8]; 3] = [values[0], values[2], values[3]];
+        let mut data = Vec::new();
+        for _ in 0..rng.below(6) {
+            let fields = if rng.below(4) == 0 {
+                rng.pick(&[2, 4])
+            } else {
+                3
+            };
+            for field in 0..fields {
+                if field > 0 {
+                    let separator = if rng.below(8) == 0 {
+                        rng.pick(&separators)
                     } else {
-                        rng.pick(alphabet)
-                    }
-                })
-                .collect();
-            if let Some(sql) = copy.take(&bytes::Bytes::from(piece)) {
-                assert!(sql.starts_with("INSERT INTO t (a, n) VALUES ("), "{sql}");
+                        delimiter
+                    };
+                    data.extend_from_slice(separator);
+                }
+                let value = match good.get(field) {
+                    Some(good) if rng.below(4) != 0 => good,
+                    _ => rng.pick(&values),
+                };
+                data.extend_from_slice(value);
+                if rng.below(16) == 0 {
+                    data.push(rng.next() as u8);
+                }
             }
+            data.extend_from_slice(rng.pick(&ends));
         }
-        if let Some(sql) = copy.finish() {
-            // Each value is one literal: its quotes pair up.
-            assert!(sql.matches('\'').count() % 2 == 0, "{sql}");
+        let mut batches = Vec::new();
+        let mut rest = data.as_slice();
+        while !rest.is_empty() {
+            let (piece, after) = rest.split_at(rng.below(rest.len() + 1));
+            batches.extend(copy.take(&bytes::Bytes::copy_from_slice(piece)));
+            rest = after;
+        }
+        batches.extend(copy.finish());
+        // Every row taken is one line of valid line protocol.
+        for batch in batches {
+            let lines: Vec<_> =
+                parse_lines(batch.line_protocol(), &ParseOptions::default()).collect();
+            assert_eq!(lines.len(), batch.rows(), "{batch:?}");
+            assert!(lines.iter().all(Result::is_ok), "{batch:?}: {lines:?}");
+            rows += batch.rows();
         }
     }
+    assert!(rows > 100, "the data made only {rows} good rows");
 }

@@ -28,7 +28,7 @@ use pgwire::messages::data::{NoData, ParameterDescription};
 use pgwire::messages::extendedquery::{Describe, TARGET_TYPE_BYTE_STATEMENT};
 use postgres_types::Kind;
 use strata_query::pg_catalog::types::pg_type;
-use strata_query::{MAX_DESCRIBED_PARAMETERS, QueryEngine, QueryError, QueryStream};
+use strata_query::{MAX_DESCRIBED_PARAMETERS, QueryEngine, QueryError, QueryStream, TextRows};
 
 use super::catalog_sql::{empty_answer, plannable_catalog_subqueries};
 use super::copy_in::CopyIn;
@@ -109,53 +109,17 @@ impl Queries {
                         "the read-only token cannot run statements that change data (COPY FROM); connect with the auth token",
                     ));
                 }
-                // The columns' types, from the table itself.
-                let wanted = if columns.is_empty() {
-                    "*".to_owned()
-                } else {
-                    columns.join(", ")
-                };
-                let probe = format!("SELECT {wanted} FROM {table} LIMIT 0");
-                let description = self
-                    .query
-                    .describe(&session.database, &probe)
-                    .await
+                let rows = TextRows::new(self.query.engine(), &session.database, table, columns)
                     .map_err(failed)?;
-                let fields = description.schema.fields();
-                let names = fields
-                    .iter()
-                    .map(|f| format!("\"{}\"", f.name().replace('"', "\"\"")))
-                    .collect();
-                let types = fields
-                    .iter()
-                    .map(|f| encode::pg_type(f.data_type()))
-                    .collect();
-                let state = CopyIn::new(copy.clone(), table.clone(), names, types);
+                let state = CopyIn::new(copy.clone(), table.clone(), rows);
+                let columns = state.columns();
                 *session.copy_in.lock() = Some(state);
                 Ok(Response::CopyIn(CopyResponse::new(
                     0,
-                    fields.len(),
+                    columns,
                     futures::stream::empty(),
                 )))
             }
-        }
-    }
-
-    /// Writes one batch of a `COPY … FROM`'s rows.
-    async fn copy_batch(&self, session: &Session, state: &mut CopyIn, sql: String) {
-        let written = async {
-            let batches = self.query.sql(&session.database, &sql).await?;
-            Ok::<u64, QueryError>(
-                batches
-                    .first()
-                    .and_then(|b| b.column(0).as_primitive_opt::<UInt64Type>())
-                    .filter(|c| !c.is_empty())
-                    .map_or(0, |c| c.value(0)),
-            )
-        };
-        match written.await {
-            Ok(rows) => state.written(rows),
-            Err(e) => state.fail(query_error(&e, None)),
         }
     }
 
@@ -629,8 +593,8 @@ impl CopyHandler for Queries {
     {
         let session = session(client)?;
         let mut state = copy_in_progress(&session, "copy data")?;
-        if let Some(sql) = state.take(&copy_data.data) {
-            self.copy_batch(&session, &mut state, sql).await;
+        if let Some(batch) = state.take(&copy_data.data) {
+            state.write(batch).await;
         }
         *session.copy_in.lock() = Some(state);
         Ok(())
@@ -644,8 +608,8 @@ impl CopyHandler for Queries {
     {
         let session = session(client)?;
         let mut state = copy_in_progress(&session, "copy done")?;
-        if let Some(sql) = state.finish() {
-            self.copy_batch(&session, &mut state, sql).await;
+        if let Some(batch) = state.finish() {
+            state.write(batch).await;
         }
         if let Some(failed) = state.failed {
             return Err(failed);
