@@ -59,5 +59,7 @@ pub use functions::session::{POSTGRES_VERSION, version_text};
 pub use guard::QueryStream;
 pub use preagg::PreAggExec;
 pub use scan::StrataScanExec;
-pub use statements::{TextBatch, TextRows, is_read_statement, is_strata_statement};
+pub use statements::{
+    ColumnType, RowBatch, RowValue, RowWriter, is_read_statement, is_strata_statement,
+};
 pub use table::StrataTable;

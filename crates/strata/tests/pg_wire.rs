@@ -6,6 +6,9 @@
 //! - psycopg 3 (PyPI `psycopg[binary]`, pinned in the README's test command) runs
 //!   `clients/pg_psycopg.py`: parameters, text and binary results, many rows, prepared
 //!   statements, errors and SQLSTATEs, cancel, 200 connections, a client leaving mid-result.
+//! - asyncpg (PyPI, pinned in the README's test command) runs `clients/pg_asyncpg.py`:
+//!   its bulk load (`copy_records_to_table`: binary `COPY … FROM STDIN`), binary and CSV
+//!   `COPY … TO STDOUT`, binary parameters and results, prepared statements, SQLSTATEs.
 //! - pgjdbc (Maven Central, fetched by `clients/fetch-pgjdbc.sh`, which the README's test
 //!   command runs) runs `clients/PgJdbc.java`: prepared inserts and queries, a fetch size
 //!   read through a portal, `getTables`/`getColumns` metadata, SQLSTATEs.
@@ -25,6 +28,9 @@ use common::{Server, data_dir};
 
 /// The pinned psycopg, as the README's test command installs it.
 const PSYCOPG: &str = "psycopg[binary]==3.3.9";
+
+/// The pinned asyncpg, as the README's test command installs it.
+const ASYNCPG: &str = "asyncpg==0.32.0";
 
 fn tests_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")
@@ -121,6 +127,36 @@ fn psycopg_parameters_results_errors_cancel_and_200_connections() {
     let dir = data_dir();
     let server = start(dir.path(), &[]);
     psycopg(&server, "main");
+    assert!(server.stop().success());
+}
+
+#[test]
+fn asyncpg_binary_copy_in_and_out_parameters_and_errors() {
+    let import = Command::new("python3")
+        .args(["-c", "import asyncpg; print(asyncpg.__version__)"])
+        .output()
+        .expect("run python3");
+    assert!(
+        import.status.success(),
+        "python3 cannot import asyncpg ({}); the README's test command installs it \
+         (python3 -m pip install '{ASYNCPG}')",
+        text(&import.stderr).trim()
+    );
+    let dir = data_dir();
+    let server = start(dir.path(), &[]);
+    let out = Command::new("python3")
+        .arg(tests_dir().join("clients/pg_asyncpg.py"))
+        .arg(server.http.ip().to_string())
+        .arg(server.pg.unwrap().port().to_string())
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("all checks passed"),
+        "asyncpg checks failed:\nstdout: {stdout}\nstderr: {}\nserver: {}",
+        text(&out.stderr),
+        server.stderr()
+    );
     assert!(server.stop().success());
 }
 

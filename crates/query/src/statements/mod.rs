@@ -13,8 +13,8 @@
 //! Files: `tokens.rs` (token cursor, names, errors), `show.rs` (SHOW, DESCRIBE),
 //! `create.rs`, `drop.rs`, `delete.rs`, `database.rs`, `downsample.rs`, `insert.rs` (with `values.rs`: SQL
 //! literals to line protocol values), `supertable.rs` and `tdengine_insert.rs` (TDengine's
-//! super tables and subtables). `text_rows.rs` writes rows of text values as `INSERT`
-//! does, without SQL: `COPY … FROM STDIN` on the Postgres wire.
+//! super tables and subtables). `row_writer.rs` writes rows of values (text or typed) as
+//! `INSERT` does, without SQL: `COPY … FROM STDIN` on the Postgres wire.
 
 mod create;
 mod database;
@@ -22,10 +22,10 @@ mod delete;
 mod downsample;
 mod drop;
 mod insert;
+mod row_writer;
 mod show;
 mod supertable;
 mod tdengine_insert;
-mod text_rows;
 mod tokens;
 mod values;
 
@@ -37,7 +37,7 @@ use strata_storage::Engine;
 
 use crate::error::QueryError;
 use crate::guard::QueryStream;
-pub use text_rows::{TextBatch, TextRows};
+pub use row_writer::{ColumnType, RowBatch, RowValue, RowWriter};
 use tokens::{Cursor, is_keyword};
 
 /// What a statement returned: its columns and its rows.

@@ -4,7 +4,7 @@
 //!
 //! The data comes in `CopyData` messages cut anywhere; records are read as they complete
 //! (a CSV value in quotes may hold line breaks). Each value is checked against its column
-//! as `INSERT` checks a literal and the rows become line protocol (`strata_query::TextRows`),
+//! as `INSERT` checks a literal and the rows become line protocol (`strata_query::RowWriter`),
 //! 10,000 rows at a time (or 8 MiB of it), written by `Engine::write_lines`. The first bad
 //! record stops the copy: its error names the line, and the rest of the data is read and
 //! dropped until the client ends the copy, as Postgres does. Strata has no transactions,
@@ -21,8 +21,10 @@
 
 use bytes::Bytes;
 use pgwire::error::PgWireError;
-use strata_query::{TextBatch, TextRows};
+use strata_query::{ColumnType, RowBatch, RowValue, RowWriter};
+use strata_storage::model::FieldType;
 
+use super::copy_in_binary::{self, Binary};
 use super::copy_statement::{Copy, Format};
 use super::errors::{error, query_error};
 
@@ -42,6 +44,9 @@ const BAD_COPY_FORMAT: &str = "22P04";
 /// `CHARACTER_NOT_IN_REPERTOIRE`: bytes that are not UTF-8.
 const NOT_UTF8: &str = "22021";
 
+/// `INVALID_BINARY_REPRESENTATION`: a binary value that is not of its column's type.
+const BAD_BINARY: &str = "22P03";
+
 /// A `COPY … FROM STDIN` in progress on a connection.
 #[derive(Debug)]
 pub(crate) struct CopyIn {
@@ -49,13 +54,16 @@ pub(crate) struct CopyIn {
     /// The table as the statement names it, for errors.
     table: String,
     /// The columns the data gives, which check and write its rows.
-    rows: TextRows,
+    rows: RowWriter,
+    /// What each column is: how binary data reads it.
+    types: Vec<ColumnType>,
     buffer: Vec<u8>,
+    /// A header (text and CSV: `HEADER`'s line; binary: always) is still to be read.
     header_left: bool,
     /// Records read, the header included: the line number of errors.
     records: u64,
     /// Rows read and not yet written.
-    batch: TextBatch,
+    batch: RowBatch,
     /// Rows written.
     pub(crate) copied: u64,
     /// The error that stopped the copy; later data is dropped.
@@ -70,16 +78,18 @@ type Record = Vec<Option<Vec<u8>>>;
 impl CopyIn {
     /// A copy into `table` (as the statement names it) of the columns `rows` takes, read as
     /// `copy` says.
-    pub(crate) fn new(copy: Copy, table: String, rows: TextRows) -> Self {
-        let header_left = copy.header;
+    pub(crate) fn new(copy: Copy, table: String, rows: RowWriter) -> Self {
+        let header_left = copy.header || copy.format == Format::Binary;
+        let types = rows.column_types().collect();
         CopyIn {
             copy,
             table,
             rows,
+            types,
             buffer: Vec::new(),
             header_left,
             records: 0,
-            batch: TextBatch::default(),
+            batch: RowBatch::default(),
             copied: 0,
             failed: None,
             ended: false,
@@ -93,14 +103,14 @@ impl CopyIn {
 
     /// Takes one `CopyData` message's bytes; `Some(batch)` when a batch of rows is ready
     /// to be written (write it with [`CopyIn::write`]).
-    pub(crate) fn take(&mut self, data: &Bytes) -> Option<TextBatch> {
+    pub(crate) fn take(&mut self, data: &Bytes) -> Option<RowBatch> {
         if self.failed.is_some() || self.ended {
             return None;
         }
         self.buffer.extend_from_slice(data);
-        // A record ends at a line break: without one, nothing more is complete, and a long
-        // record that comes in many pieces is not read again for each of them.
-        if data.iter().any(|&b| b == b'\n' || b == b'\r') {
+        // A text record ends at a line break: without one, nothing more is complete, and a
+        // long record that comes in many pieces is not read again for each of them.
+        if self.copy.format == Format::Binary || data.iter().any(|&b| b == b'\n' || b == b'\r') {
             self.read_records(false);
         }
         if self.failed.is_none() && self.buffer.len() > MAX_RECORD_BYTES {
@@ -114,16 +124,21 @@ impl CopyIn {
     }
 
     /// The data has ended: `Some(batch)` for the rows left to write.
-    pub(crate) fn finish(&mut self) -> Option<TextBatch> {
+    pub(crate) fn finish(&mut self) -> Option<RowBatch> {
         if self.failed.is_none() && !self.ended {
             self.read_records(true);
+            // Binary data may end without its trailer, but not inside its header or a row.
+            if self.copy.format == Format::Binary && (self.header_left || !self.buffer.is_empty()) {
+                self.records += u64::from(!self.header_left);
+                self.fail(error(BAD_COPY_FORMAT, "unexpected EOF in COPY data"));
+            }
         }
         (self.failed.is_none() && self.batch.rows() > 0).then(|| std::mem::take(&mut self.batch))
     }
 
     /// Writes `batch` (from [`CopyIn::take`] or [`CopyIn::finish`]), counting its rows or
     /// stopping the copy with the engine's error.
-    pub(crate) async fn write(&mut self, batch: TextBatch) {
+    pub(crate) async fn write(&mut self, batch: RowBatch) {
         match self.rows.write(batch).await {
             Ok(rows) => self.copied += rows,
             // The error names the refused row's line itself: the data read since is later.
@@ -150,7 +165,7 @@ impl CopyIn {
             other => other,
         });
         self.buffer = Vec::new();
-        self.batch = TextBatch::default();
+        self.batch = RowBatch::default();
     }
 
     /// Reads every complete record in the buffer (and, `at_end`, the last one, which has
@@ -162,6 +177,21 @@ impl CopyIn {
             let read = match self.copy.format {
                 Format::Text => text_record(rest, &self.copy, at_end),
                 Format::Csv => csv_record(rest, &self.copy, at_end),
+                Format::Binary if self.header_left => match copy_in_binary::header(rest) {
+                    Ok(Some(used)) => {
+                        self.header_left = false;
+                        start += used;
+                        continue;
+                    }
+                    Ok(None) => Ok(None),
+                    Err(message) => Err(message),
+                },
+                Format::Binary => copy_in_binary::record(rest).map(|read| {
+                    read.map(|(record, used)| match record {
+                        Binary::Row(fields) => (Read::Record(fields), used),
+                        Binary::End => (Read::End, used),
+                    })
+                }),
             };
             let (record, used) = match read {
                 Ok(Some(read)) => read,
@@ -190,7 +220,13 @@ impl CopyIn {
 
     /// Adds one record's row, each value checked against its column.
     fn add(&mut self, fields: &Record) -> Result<(), PgWireError> {
-        let columns = self.columns();
+        let columns = self.types.len();
+        if self.copy.format == Format::Binary && fields.len() != columns {
+            return Err(error(
+                BAD_COPY_FORMAT,
+                format!("row field count is {}, expected {columns}", fields.len()),
+            ));
+        }
         if fields.len() < columns {
             let missing = self.rows.column_names().nth(fields.len()).unwrap_or("?");
             return Err(error(
@@ -206,11 +242,24 @@ impl CopyIn {
         }
         let values = fields
             .iter()
-            .map(|value| {
-                value
-                    .as_deref()
-                    .map(std::str::from_utf8)
-                    .transpose()
+            .zip(&self.types)
+            .map(|(value, &column)| {
+                let Some(bytes) = value.as_deref() else {
+                    return Ok(None);
+                };
+                if self.copy.format == Format::Binary {
+                    let text = matches!(
+                        column,
+                        ColumnType::Tag | ColumnType::Field(FieldType::String)
+                    );
+                    return copy_in_binary::value(bytes, column)
+                        .map(Some)
+                        .map_err(|message| {
+                            error(if text { NOT_UTF8 } else { BAD_BINARY }, message)
+                        });
+                }
+                std::str::from_utf8(bytes)
+                    .map(|text| Some(RowValue::Text(text)))
                     .map_err(|_| error(NOT_UTF8, "invalid byte sequence for encoding \"UTF8\""))
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -431,7 +480,7 @@ pub(super) mod tests {
     use bytes::Bytes;
     use pgwire::error::PgWireError;
     use strata_lineproto::Precision;
-    use strata_query::{TextBatch, TextRows};
+    use strata_query::{RowBatch, RowWriter};
     use strata_storage::{Engine, EngineOptions, WalSync};
 
     use super::{CopyIn, Read, csv_record, text_record};
@@ -545,11 +594,11 @@ pub(super) mod tests {
     /// A copy into `t (time, a, n)` of `engine`.
     pub(crate) fn copy_in(engine: &Arc<Engine>, sql: &str) -> CopyIn {
         let columns = ["time", "a", "n"].map(String::from);
-        let rows = TextRows::new(engine, "db", "t", &columns).unwrap();
+        let rows = RowWriter::new(engine, "db", "t", &columns).unwrap();
         CopyIn::new(plan(sql), "t".into(), rows)
     }
 
-    fn lines(batch: &TextBatch) -> String {
+    fn lines(batch: &RowBatch) -> String {
         String::from_utf8(batch.line_protocol().to_vec()).unwrap()
     }
 
@@ -640,6 +689,106 @@ pub(super) mod tests {
                 .is_none()
         );
         assert_eq!(lines(&ended.finish().unwrap()), "t,a=x n=1i 0\n");
+    }
+
+    /// Binary copy data: the header, then `rows` of optional field bytes.
+    fn binary(rows: &[Vec<Option<Vec<u8>>>], trailer: bool) -> Vec<u8> {
+        let mut data = b"PGCOPY\n\xff\r\n\0".to_vec();
+        data.extend_from_slice(&[0; 8]);
+        for row in rows {
+            data.extend_from_slice(&(row.len() as i16).to_be_bytes());
+            for field in row {
+                match field {
+                    Some(bytes) => {
+                        data.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+                        data.extend_from_slice(bytes);
+                    }
+                    None => data.extend_from_slice(&(-1i32).to_be_bytes()),
+                }
+            }
+        }
+        if trailer {
+            data.extend_from_slice(&(-1i16).to_be_bytes());
+        }
+        data
+    }
+
+    /// A binary row of `t (time, a, n)`: microseconds since 2000-01-01, a tag, an integer.
+    fn binary_row(micros: i64, a: Option<&str>, n: i64) -> Vec<Option<Vec<u8>>> {
+        vec![
+            Some(micros.to_be_bytes().to_vec()),
+            a.map(|a| a.as_bytes().to_vec()),
+            Some(n.to_be_bytes().to_vec()),
+        ]
+    }
+
+    #[test]
+    fn binary_rows_are_read_in_pieces_as_their_columns_types() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path());
+        let rows = [
+            binary_row(1, Some("x y"), -5),
+            binary_row(2_000_000, None, 7),
+        ];
+        for trailer in [true, false] {
+            let data = binary(&rows, trailer);
+            for cut in [1, 7, 19, 20, 30, data.len() - 1] {
+                let mut copy = copy_in(&engine, "COPY t FROM STDIN (FORMAT binary)");
+                assert!(copy.take(&Bytes::copy_from_slice(&data[..cut])).is_none());
+                assert!(copy.take(&Bytes::copy_from_slice(&data[cut..])).is_none());
+                let batch = copy.finish().unwrap();
+                assert_eq!(
+                    lines(&batch),
+                    "t,a=x\\ y n=-5i 946684800000001000\nt n=7i 946684802000000000\n",
+                    "cut at {cut}"
+                );
+            }
+        }
+        let mut bad_count = binary(&rows, true);
+        bad_count[19..21].copy_from_slice(&2i16.to_be_bytes());
+        let mut cut_short = binary(&rows, false);
+        cut_short.pop();
+        for (data, code, why) in [
+            (
+                b"PGCOPY\n\xff\r\n\x01".to_vec(),
+                "22P04",
+                "signature not recognized: COPY t, line 1",
+            ),
+            (
+                bad_count,
+                "22P04",
+                "row field count is 2, expected 3: COPY t, line 1",
+            ),
+            (
+                binary(&[vec![Some(vec![0; 8]), Some(vec![0xff]), None]], true),
+                "22021",
+                "UTF8",
+            ),
+            (
+                cut_short,
+                "22P04",
+                "unexpected EOF in COPY data: COPY t, line 2",
+            ),
+            (
+                b"PGCOPY\n\xff".to_vec(),
+                "22P04",
+                "unexpected EOF in COPY data: COPY t, line 1",
+            ),
+            (
+                binary(&[vec![Some(vec![0; 4]), None, Some(vec![0; 8])]], true),
+                "22P03",
+                "a timestamp value takes 8 bytes, not 4: COPY t, line 1",
+            ),
+        ] {
+            let mut bad = copy_in(&engine, "COPY t FROM STDIN BINARY");
+            bad.take(&Bytes::from(data.clone()));
+            assert!(bad.finish().is_none(), "{data:?}");
+            let Some(PgWireError::UserError(info)) = &bad.failed else {
+                panic!("{data:?} did not fail");
+            };
+            assert_eq!(info.code, code, "{}", info.message);
+            assert!(info.message.contains(why), "{why}: {}", info.message);
+        }
     }
 
     #[tokio::test]

@@ -10,23 +10,28 @@
 //!   empty string is `""`), or when `FORCE_QUOTE` names its column; inside quotes the quote
 //!   and escape characters are escaped with the escape character (the quote by default).
 //! - `HEADER` writes the column names first, in either format.
+//! - Binary: the signature `PGCOPY\n\377\r\n\0`, flags and header extension length (both
+//!   0), then each row as its field count and each field's length (-1 for NULL) and value
+//!   in its type's binary form, as in binary results; the wire library adds the trailer.
 //!
-//! Values are written in their Postgres text form (`encode`), arrays included. The
-//! statement and its options are read by `copy_statement`.
+//! Values are written in their Postgres text (or binary) form (`encode`), arrays included.
+//! The statement and its options are read by `copy_statement`.
 
 use std::sync::Arc;
 
 use bytes::{BufMut, BytesMut};
 use datafusion::arrow::array::RecordBatch;
 use futures::{StreamExt, TryStreamExt};
+use parking_lot::Mutex;
 use pgwire::api::results::CopyResponse;
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::copy::CopyData;
 use pgwire::types::format::FormatOptions;
 use strata_query::QueryStream;
 
+use super::copy_in_binary::BINARY_SIGNATURE;
 use super::copy_statement::{Copy, Format};
-use super::encode::{Column, Encoding, pg_type};
+use super::encode::{Column, EncodeError, Encoding, pg_type};
 use super::errors::error;
 use super::query::cancellable;
 use super::session::CancelSignal;
@@ -39,23 +44,37 @@ impl Copy {
         let schema = stream.schema();
         let columns = schema.fields().len();
         let copy = Arc::new(self);
-        let mut header = copy.header.then(|| {
-            let mut line = BytesMut::new();
-            for (i, field) in schema.fields().iter().enumerate() {
-                if i > 0 {
-                    line.put_u8(copy.delimiter);
-                }
-                // Postgres never force-quotes a header's names.
-                copy.put_value(field.name().as_bytes(), false, columns, &mut line);
+        let header = match copy.format {
+            Format::Binary => {
+                let mut start = BytesMut::from(&BINARY_SIGNATURE[..]);
+                start.put_u32(0); // flags: no OIDs
+                start.put_u32(0); // no header extension
+                Some(start)
             }
-            line.put_u8(b'\n');
-            line
-        });
+            _ if copy.header => {
+                let mut line = BytesMut::new();
+                for (i, field) in schema.fields().iter().enumerate() {
+                    if i > 0 {
+                        line.put_u8(copy.delimiter);
+                    }
+                    // Postgres never force-quotes a header's names.
+                    copy.put_value(field.name().as_bytes(), false, columns, &mut line);
+                }
+                line.put_u8(b'\n');
+                Some(line)
+            }
+            _ => None,
+        };
+        // The header rides with the first row; with no rows it goes alone at the end.
+        let header = Arc::new(Mutex::new(header));
+        let unsent = Arc::clone(&header);
+        let format = i8::from(copy.format == Format::Binary);
         let rows = cancellable(stream, cancel)
             .map(move |batch| {
                 let mut rows = copy.rows(&batch?)?;
-                if let (Some(first), Some(header)) = (rows.first_mut(), header.take()) {
-                    let mut joined = header;
+                if let Some(first) = rows.first_mut()
+                    && let Some(mut joined) = header.lock().take()
+                {
                     joined.extend_from_slice(first);
                     *first = joined;
                 }
@@ -63,8 +82,12 @@ impl Copy {
                     rows.into_iter().map(|row| Ok(CopyData::new(row.freeze()))),
                 ))
             })
-            .try_flatten();
-        CopyResponse::new(0, columns, rows)
+            .try_flatten()
+            .chain(
+                futures::stream::once(async move { unsent.lock().take() })
+                    .filter_map(|header| async { header.map(|h| Ok(CopyData::new(h.freeze()))) }),
+            );
+        CopyResponse::new(format, columns, rows)
     }
 
     /// Each row of `batch` as one line of the copy format.
@@ -89,6 +112,24 @@ impl Copy {
         let options = FormatOptions::default();
         let mut scratch = BytesMut::new();
         let mut out = Vec::with_capacity(batch.num_rows());
+        if self.format == Format::Binary {
+            for row in 0..batch.num_rows() {
+                let mut line = BytesMut::new();
+                line.put_i16(columns.len() as i16);
+                for (i, column) in columns.iter().enumerate() {
+                    let how = Encoding {
+                        binary: true,
+                        ty: &types[i],
+                        options: &options,
+                    };
+                    column
+                        .put(row, how, &mut line)
+                        .map_err(|e| cannot_encode(schema.field(i).name(), &e))?;
+                }
+                out.push(line);
+            }
+            return Ok(out);
+        }
         for row in 0..batch.num_rows() {
             let mut line = BytesMut::new();
             for (i, column) in columns.iter().enumerate() {
@@ -101,12 +142,9 @@ impl Copy {
                     ty: &types[i],
                     options: &options,
                 };
-                column.put(row, how, &mut scratch).map_err(|e| {
-                    error(
-                        "XX000",
-                        format!("cannot encode {}: {e}", schema.field(i).name()),
-                    )
-                })?;
+                column
+                    .put(row, how, &mut scratch)
+                    .map_err(|e| cannot_encode(schema.field(i).name(), &e))?;
                 if scratch[..4] == (-1i32).to_be_bytes() {
                     line.put_slice(self.null.as_bytes());
                 } else {
@@ -152,6 +190,8 @@ impl Copy {
                     }
                 }
             }
+            // Binary values go whole, with their length (`rows`); nothing calls this.
+            Format::Binary => out.put_slice(value),
             Format::Csv => {
                 let quote = forced
                     || value == self.null.as_bytes()
@@ -174,6 +214,11 @@ impl Copy {
             }
         }
     }
+}
+
+/// The error for a value of column `name` that cannot be encoded.
+fn cannot_encode(name: &str, e: &EncodeError) -> PgWireError {
+    error("XX000", format!("cannot encode {name}: {e}"))
 }
 
 #[cfg(test)]
@@ -228,5 +273,36 @@ mod tests {
             line(&forced, &["x", "y\"z\\"], &["a", "b"]),
             "x,\"y\\\"z\\\\\""
         );
+    }
+
+    #[test]
+    fn binary_rows_are_field_counts_lengths_and_binary_values() {
+        use std::sync::Arc;
+
+        use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, StringArray};
+        use datafusion::arrow::record_batch::RecordBatch;
+
+        let batch = RecordBatch::try_from_iter([
+            (
+                "s",
+                Arc::new(StringArray::from(vec![Some("ab"), None])) as ArrayRef,
+            ),
+            ("n", Arc::new(Int64Array::from(vec![-2, 3])) as ArrayRef),
+            (
+                "f",
+                Arc::new(Float64Array::from(vec![0.5, 1.0])) as ArrayRef,
+            ),
+        ])
+        .unwrap();
+        let rows = plan("COPY t TO STDOUT (FORMAT binary)")
+            .rows(&batch)
+            .unwrap();
+        let mut first = vec![0, 3, 0, 0, 0, 2, b'a', b'b', 0, 0, 0, 8];
+        first.extend_from_slice(&(-2i64).to_be_bytes());
+        first.extend_from_slice(&[0, 0, 0, 8]);
+        first.extend_from_slice(&0.5f64.to_be_bytes());
+        assert_eq!(rows[0].to_vec(), first);
+        assert_eq!(rows[1][..6].to_vec(), [0, 3, 0xff, 0xff, 0xff, 0xff]);
+        assert_eq!(rows.len(), 2);
     }
 }

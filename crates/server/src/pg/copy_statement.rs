@@ -1,9 +1,8 @@
 //! `COPY` statements as Postgres reads them: `COPY (query) TO STDOUT`, `COPY table
 //! [(columns)] TO STDOUT` and `COPY table [(columns)] FROM STDIN`, with their format
 //! options in the `WITH (…)` form or the old one (`CSV HEADER`). Writing is `copy_out`,
-//! reading `copy_in`. Refused with `feature_not_supported`: `FORMAT binary`, a file or
-//! program on the server, and the options Strata does not implement (`FORCE_NOT_NULL`,
-//! `FORCE_NULL`).
+//! reading `copy_in`. Refused with `feature_not_supported`: a file or program on the
+//! server, and the options Strata does not implement (`FORCE_NOT_NULL`, `FORCE_NULL`).
 
 use datafusion::sql::sqlparser::ast::{
     CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Statement,
@@ -19,6 +18,9 @@ use super::errors::{NOT_SUPPORTED, SYNTAX_ERROR, error};
 pub(super) enum Format {
     Text,
     Csv,
+    /// Postgres's binary copy format: a signature, then each row as its field count and
+    /// each field's length and bytes in the type's binary form.
+    Binary,
 }
 
 /// Which way a `COPY` goes.
@@ -155,7 +157,7 @@ fn plan(
             CopyOption::Format(name) => match name.value.to_ascii_lowercase().as_str() {
                 "text" => copy.format = Format::Text,
                 "csv" => copy.format = Format::Csv,
-                "binary" => return unsupported("FORMAT binary (use text or csv)"),
+                "binary" => copy.format = Format::Binary,
                 other => {
                     return Err(error(
                         SYNTAX_ERROR,
@@ -191,7 +193,7 @@ fn plan(
     }
     for option in legacy_options {
         match option {
-            CopyLegacyOption::Binary => return unsupported("BINARY (use text or csv)"),
+            CopyLegacyOption::Binary => copy.format = Format::Binary,
             CopyLegacyOption::Delimiter(c) => delimiter = Some(*c),
             CopyLegacyOption::Null(text) => null = Some(text.clone()),
             CopyLegacyOption::Header => copy.header = true,
@@ -213,6 +215,23 @@ fn plan(
             }
             other => return unsupported(&other.to_string()),
         }
+    }
+    if copy.format == Format::Binary {
+        let text_only = [
+            ("DELIMITER", delimiter.is_some()),
+            ("NULL", null.is_some()),
+            ("HEADER", copy.header),
+            ("QUOTE", quote.is_some()),
+            ("ESCAPE", escape.is_some()),
+            ("FORCE_QUOTE", copy.force_quote.is_some()),
+        ];
+        if let Some((name, _)) = text_only.iter().find(|(_, given)| *given) {
+            return Err(error(
+                SYNTAX_ERROR,
+                format!("cannot specify {name} in BINARY mode"),
+            ));
+        }
+        return Ok(copy);
     }
     if copy.format == Format::Csv {
         copy.delimiter = b',';
@@ -325,6 +344,14 @@ pub(super) mod tests {
             (b';', "NA", b'\'', b'\'')
         );
         assert_eq!(copy.force_quote, Some(vec!["a".to_owned(), "b".to_owned()]));
+        // asyncpg's copy_records_to_table, and the old syntax.
+        for sql in [
+            "COPY t (a, b) FROM STDIN (FORMAT binary)",
+            "COPY t FROM STDIN BINARY",
+            "COPY t TO STDOUT (FORMAT 'binary')",
+        ] {
+            assert_eq!(plan(sql).format, Format::Binary, "{sql}");
+        }
         let copy_in =
             plan("COPY \"My T\" (b, a) FROM STDIN WITH (FORMAT csv, HEADER true, FREEZE)");
         assert_eq!(
@@ -358,8 +385,18 @@ pub(super) mod tests {
                 "not supported",
             ),
             ("COPY t TO '/tmp/x'", "file or program on the server"),
-            ("COPY t TO STDOUT (FORMAT binary)", "FORMAT binary"),
-            ("COPY t TO STDOUT BINARY", "BINARY"),
+            (
+                "COPY t TO STDOUT (FORMAT binary, HEADER)",
+                "cannot specify HEADER in BINARY mode",
+            ),
+            (
+                "COPY t FROM STDIN BINARY DELIMITER '|'",
+                "cannot specify DELIMITER in BINARY mode",
+            ),
+            (
+                "COPY t FROM STDIN (FORMAT binary, NULL 'x')",
+                "cannot specify NULL in BINARY mode",
+            ),
             ("COPY t TO STDOUT (FORMAT xml)", "not recognized"),
             ("COPY t TO STDOUT (QUOTE '\"')", "only in CSV mode"),
             (

@@ -13,6 +13,7 @@
 mod catalog_arrays;
 mod catalog_sql;
 mod copy_in;
+mod copy_in_binary;
 mod copy_out;
 mod copy_statement;
 mod encode;

@@ -389,3 +389,73 @@ fn copy_data_of_any_bytes_is_rows_or_an_error() {
     }
     assert!(rows > 100, "the data made only {rows} good rows");
 }
+
+#[test]
+fn binary_copy_data_of_any_bytes_is_rows_or_an_error() {
+    use super::copy_in::tests::{copy_in, engine};
+    use strata_lineproto::{ParseOptions, parse_lines};
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let engine = engine(dir.path());
+    let mut rng = Rng(0xb1a7);
+    let mut rows = 0;
+    for _ in 0..4_000 {
+        let mut copy = copy_in(&engine, "COPY t FROM STDIN (FORMAT binary)");
+        let mut data = b"PGCOPY\n\xff\r\n\0".to_vec();
+        data.extend_from_slice(&[0, 0, 0, 0]);
+        data.extend_from_slice(&(rng.below(3) as u32).to_be_bytes());
+        data.extend((0..data[data.len() - 1]).map(|_| rng.next() as u8));
+        // Rows of `t (time, a, n)`: mostly the right counts and sizes, any bytes in them,
+        // and now and then a wrong count or size, a NULL, or a stray byte.
+        for _ in 0..rng.below(6) {
+            let count: i16 = if rng.below(8) == 0 {
+                rng.pick(&[0, 2, 4, -1, -7])
+            } else {
+                3
+            };
+            data.extend_from_slice(&count.to_be_bytes());
+            for field in 0..count.max(0) as usize {
+                let size = match (field, rng.below(10)) {
+                    (_, 0) => -1,
+                    (_, 1) => rng.pick(&[0, 1, 4, 9, -5, 1 << 20]),
+                    (1, _) => rng.below(6) as i32,
+                    _ => 8,
+                };
+                data.extend_from_slice(&size.to_be_bytes());
+                // Times near 2026 so that some are in range.
+                let value: Vec<u8> = if field == 0 && size == 8 && rng.below(2) == 0 {
+                    (820_000_000_000_000i64 + rng.below(1 << 30) as i64)
+                        .to_be_bytes()
+                        .to_vec()
+                } else {
+                    (0..size.clamp(0, 16))
+                        .map(|_| rng.pick(b"ab\x00\xff7 ,"))
+                        .collect()
+                };
+                data.extend_from_slice(&value);
+            }
+            if rng.below(16) == 0 {
+                data.push(rng.next() as u8);
+            }
+        }
+        if rng.below(2) == 0 {
+            data.extend_from_slice(&(-1i16).to_be_bytes());
+        }
+        let mut batches = Vec::new();
+        let mut rest = data.as_slice();
+        while !rest.is_empty() {
+            let (piece, after) = rest.split_at(rng.below(rest.len() + 1));
+            batches.extend(copy.take(&bytes::Bytes::copy_from_slice(piece)));
+            rest = after;
+        }
+        batches.extend(copy.finish());
+        // Every row taken is one line of valid line protocol.
+        for batch in batches {
+            let lines: Vec<_> =
+                parse_lines(batch.line_protocol(), &ParseOptions::default()).collect();
+            assert_eq!(lines.len(), batch.rows(), "{batch:?}");
+            assert!(lines.iter().all(Result::is_ok), "{batch:?}: {lines:?}");
+            rows += batch.rows();
+        }
+    }
+    assert!(rows > 100, "the data made only {rows} good rows");
+}

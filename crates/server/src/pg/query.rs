@@ -28,11 +28,11 @@ use pgwire::messages::data::{NoData, ParameterDescription};
 use pgwire::messages::extendedquery::{Describe, TARGET_TYPE_BYTE_STATEMENT};
 use postgres_types::Kind;
 use strata_query::pg_catalog::types::pg_type;
-use strata_query::{MAX_DESCRIBED_PARAMETERS, QueryEngine, QueryError, QueryStream, TextRows};
+use strata_query::{MAX_DESCRIBED_PARAMETERS, QueryEngine, QueryError, QueryStream, RowWriter};
 
 use super::catalog_sql::{empty_answer, plannable_catalog_subqueries};
 use super::copy_in::CopyIn;
-use super::copy_statement::{Copy, Direction, copy_statement};
+use super::copy_statement::{Copy, Direction, Format as CopyFormat, copy_statement};
 use super::encode;
 use super::errors::{
     INSUFFICIENT_PRIVILEGE, NOT_SUPPORTED, PROTOCOL_VIOLATION, QUERY_CANCELED, UNDEFINED_PARAMETER,
@@ -109,13 +109,14 @@ impl Queries {
                         "the read-only token cannot run statements that change data (COPY FROM); connect with the auth token",
                     ));
                 }
-                let rows = TextRows::new(self.query.engine(), &session.database, table, columns)
+                let rows = RowWriter::new(self.query.engine(), &session.database, table, columns)
                     .map_err(failed)?;
+                let format = i8::from(copy.format == CopyFormat::Binary);
                 let state = CopyIn::new(copy.clone(), table.clone(), rows);
                 let columns = state.columns();
                 *session.copy_in.lock() = Some(state);
                 Ok(Response::CopyIn(CopyResponse::new(
-                    0,
+                    format,
                     columns,
                     futures::stream::empty(),
                 )))

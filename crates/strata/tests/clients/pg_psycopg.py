@@ -111,6 +111,12 @@ def main():
             data = b"".join(bytes(block) for block in copy)
         assert sorted(data.split(b"\n")) == [b"", b"a,x'y", b'b,""', b"host,note"], data
         assert cur.rowcount == 2, cur.rowcount
+        # Binary, decoded by psycopg as the types it is told.
+        with cur.copy("COPY (SELECT host, usage, u FROM cpu ORDER BY host) TO STDOUT (FORMAT binary)") as copy:
+            copy.set_types(["text", "float8", "numeric"])
+            rows = list(copy.rows())
+        assert rows == [("a", 1.5, 7), ("b", -2.25, 18446744073709551615)], rows
+        assert cur.rowcount == 2, cur.rowcount
     expect_error(conn, "COPY cpu FROM '/etc/passwd'", "0A000")
 
     # Lists as parameters (arrays), text and binary: strings, integers with a NULL, empty.
@@ -183,8 +189,15 @@ def main():
             copy.write('time,host,usage,note\n2023-11-18T00:00:00Z,f,1.25,"a,')
             copy.write('""b"""\n2023-11-18T01:00:00Z,f,,""\n')
         assert cur.rowcount == 2, cur.rowcount
+        with cur.copy("COPY with_copy (time, host, usage) FROM STDIN (FORMAT binary)") as copy:
+            copy.set_types(["timestamp", "text", "float8"])
+            copy.write_row((datetime.datetime(2023, 11, 18, 2, 0, 0, 1), "h", 3.25))
+        assert cur.rowcount == 1, cur.rowcount
     got = conn.execute("SELECT host, usage, note FROM with_copy ORDER BY time").fetchall()
-    assert got == [("e", 0.5, None), ("e", 1.5, None), ("e", 2.5, None), ("f", 1.25, 'a,"b"'), ("f", None, "")], got
+    assert got == [
+        ("e", 0.5, None), ("e", 1.5, None), ("e", 2.5, None), ("f", 1.25, 'a,"b"'), ("f", None, ""), ("h", 3.25, None)
+    ], got
+    assert conn.execute("SELECT max(time) FROM with_copy").fetchone() == (datetime.datetime(2023, 11, 18, 2, 0, 0, 1),)
     # A bad value stops the copy at its line, and the connection goes on.
     try:
         with conn.cursor() as cur:
@@ -193,7 +206,7 @@ def main():
         raise AssertionError("a bad COPY row was taken")
     except psycopg.Error as e:
         assert e.sqlstate == "22P02" and "line 2" in str(e), (e.sqlstate, str(e))
-    assert conn.execute("SELECT count(*) FROM with_copy").fetchone() == (5,)
+    assert conn.execute("SELECT count(*) FROM with_copy").fetchone() == (6,)
 
     # Errors: Postgres's SQLSTATEs, positions, and the connection stays usable.
     expect_error(conn, "SELECT * FROM nope", "42P01")

@@ -1,4 +1,5 @@
-//! Rows whose values come as text, one per column: what `COPY … FROM STDIN` reads. Each
+//! Rows whose values come one per column, as text or already typed: what `COPY … FROM
+//! STDIN` reads (text and CSV give text; binary gives values of the columns' types). Each
 //! value is checked against its column as `INSERT … VALUES` checks a literal, the row
 //! becomes a line of line protocol, and a batch of rows goes through `Engine::write_lines`,
 //! the write path of `INSERT` and of every other client. No SQL is made or parsed per row
@@ -30,9 +31,51 @@ use super::show::lookup;
 use super::tokens::plan;
 use crate::error::{DataFault, Position, QueryError};
 
-/// A table's columns, in the order text rows give them, ready to check and write rows.
+/// One value of a row: text, read as its column's type, or a value of that type already.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RowValue<'a> {
+    /// Text to read as the column's type (any column; a tag's or a string's value as is).
+    Text(&'a str),
+    /// A `time`: nanoseconds since the epoch.
+    Time(i64),
+    /// A float field's value.
+    Float(f64),
+    /// An integer field's value.
+    Integer(i64),
+    /// An unsigned field's value.
+    Unsigned(u64),
+    /// A boolean field's value.
+    Boolean(bool),
+}
+
+impl RowValue<'_> {
+    /// What the value is, for messages.
+    fn kind(&self) -> &'static str {
+        match self {
+            RowValue::Text(_) => "text",
+            RowValue::Time(_) => "a timestamp",
+            RowValue::Float(_) => "a float",
+            RowValue::Integer(_) => "an integer",
+            RowValue::Unsigned(_) => "an unsigned integer",
+            RowValue::Boolean(_) => "a boolean",
+        }
+    }
+}
+
+/// What a column of the rows is in the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnType {
+    /// `time`.
+    Time,
+    /// A tag: a string.
+    Tag,
+    /// A field of this type.
+    Field(FieldType),
+}
+
+/// A table's columns, in the order rows give them, ready to check and write rows.
 #[derive(Debug, Clone)]
-pub struct TextRows {
+pub struct RowWriter {
     engine: Arc<Engine>,
     database: String,
     schema: Arc<TableSchema>,
@@ -41,13 +84,13 @@ pub struct TextRows {
 
 /// Rows checked and not yet written, as line protocol.
 #[derive(Debug, Default)]
-pub struct TextBatch {
+pub struct RowBatch {
     body: Vec<u8>,
     /// The caller's number of each row (a COPY's line), for errors.
     lines: Vec<u64>,
 }
 
-impl TextBatch {
+impl RowBatch {
     /// Rows in the batch.
     pub fn rows(&self) -> usize {
         self.lines.len()
@@ -64,7 +107,7 @@ impl TextBatch {
     }
 }
 
-impl TextRows {
+impl RowWriter {
     /// The rows of `table` in `database`, of `columns` in that order (empty: every column,
     /// `time` first, then tags and fields, as `SELECT *` gives them). `table` and `columns`
     /// are SQL as written in the statement (quoted, qualified): they are read as the
@@ -93,7 +136,7 @@ impl TextRows {
             ));
         }
         let columns = super::insert::columns(&insert, &schema, &target)?;
-        Ok(TextRows {
+        Ok(RowWriter {
             engine: Arc::clone(engine),
             database: target.database,
             schema,
@@ -106,12 +149,21 @@ impl TextRows {
         self.columns.iter().map(|c| c.name.as_str())
     }
 
+    /// What each column is, in the order rows give them.
+    pub fn column_types(&self) -> impl ExactSizeIterator<Item = ColumnType> + '_ {
+        self.columns.iter().map(|c| match c.kind {
+            Kind::Time => ColumnType::Time,
+            Kind::Tag => ColumnType::Tag,
+            Kind::Field(field_type) => ColumnType::Field(field_type),
+        })
+    }
+
     /// Checks one row, one value per column (`None` for NULL), and adds it to `batch` as
     /// row `line`. A bad value is an error naming its column; nothing of the row is added.
     pub fn push(
         &self,
-        batch: &mut TextBatch,
-        values: &[Option<&str>],
+        batch: &mut RowBatch,
+        values: &[Option<RowValue<'_>>],
         line: u64,
     ) -> Result<(), QueryError> {
         if values.len() != self.columns.len() {
@@ -126,20 +178,46 @@ impl TextRows {
         let mut fields: Vec<(&str, FieldValue<'_>)> = Vec::with_capacity(values.len());
         for (column, value) in self.columns.iter().zip(values) {
             let name = column.name.as_str();
-            match (&column.kind, value) {
-                (Kind::Time, None) => {
+            let Some(value) = *value else {
+                if matches!(column.kind, Kind::Time) {
                     return Err(unplaced("time cannot be NULL: every row needs one"));
                 }
-                (Kind::Time, Some(text)) => time = Some(self.time(text)?),
-                (_, None) => {}
-                (Kind::Tag, Some("")) => {
+                continue;
+            };
+            match (&column.kind, value) {
+                (Kind::Time, RowValue::Text(text)) => time = Some(self.time(text)?),
+                (Kind::Time, RowValue::Time(nanos)) => time = Some(nanos),
+                (Kind::Tag, RowValue::Text("")) => {
                     return Err(unplaced(format!(
                         "tag \"{name}\" cannot be empty; use NULL to leave it out"
                     )));
                 }
-                (Kind::Tag, Some(text)) => tags.push((name, text)),
-                (Kind::Field(field_type), Some(text)) => {
+                (Kind::Tag, RowValue::Text(text)) => tags.push((name, text)),
+                (Kind::Field(field_type), RowValue::Text(text)) => {
                     fields.push((name, field(text, name, *field_type)?));
+                }
+                (Kind::Field(FieldType::Float), RowValue::Float(value)) => {
+                    fields.push((name, finite(value, name, &value.to_string())?));
+                }
+                (Kind::Field(FieldType::Integer), RowValue::Integer(value)) => {
+                    fields.push((name, FieldValue::Integer(value)));
+                }
+                (Kind::Field(FieldType::Unsigned), RowValue::Unsigned(value)) => {
+                    fields.push((name, FieldValue::UInteger(value)));
+                }
+                (Kind::Field(FieldType::Boolean), RowValue::Boolean(value)) => {
+                    fields.push((name, FieldValue::Boolean(value)));
+                }
+                (kind, value) => {
+                    let is = match kind {
+                        Kind::Time => "the time".to_owned(),
+                        Kind::Tag => "a tag".to_owned(),
+                        Kind::Field(field_type) => field_type.to_string(),
+                    };
+                    return Err(unplaced(format!(
+                        "column \"{name}\" is {is}; {} is not",
+                        value.kind()
+                    )));
                 }
             }
         }
@@ -160,10 +238,10 @@ impl TextRows {
     /// Writes `batch` and returns how many rows were written. When the engine refuses a
     /// row (a concurrent write gave its column another type, a series limit), the rows
     /// before and after it are still stored; the error names its line and the count.
-    pub async fn write(&self, batch: TextBatch) -> Result<u64, QueryError> {
+    pub async fn write(&self, batch: RowBatch) -> Result<u64, QueryError> {
         let engine = Arc::clone(&self.engine);
         let database = self.database.clone();
-        let TextBatch { body, lines } = batch;
+        let RowBatch { body, lines } = batch;
         let report = blocking(move || {
             engine
                 .write_lines(&database, &body, Precision::Nanoseconds)
@@ -242,16 +320,7 @@ fn field<'a>(
     Ok(match field_type {
         FieldType::Float => {
             let value: f64 = trimmed.parse().map_err(|_| invalid("double precision"))?;
-            if !value.is_finite() {
-                return Err(data(
-                    DataFault::OutOfRange,
-                    format!(
-                        "column \"{name}\" takes finite floats; \"{trimmed}\" is not one \
-                         (line protocol cannot carry NaN or infinities)"
-                    ),
-                ));
-            }
-            FieldValue::Float(value)
+            return finite(value, name, trimmed);
         }
         FieldType::Integer => match trimmed.parse() {
             Ok(value) => FieldValue::Integer(value),
@@ -275,6 +344,21 @@ fn field<'a>(
         }
         FieldType::String => FieldValue::String(Cow::Borrowed(text)),
     })
+}
+
+/// A float field's value, which must be finite: line protocol cannot carry NaN or
+/// infinities. `written` is how the value came, for the error.
+fn finite(value: f64, name: &str, written: &str) -> Result<FieldValue<'static>, QueryError> {
+    if value.is_finite() {
+        return Ok(FieldValue::Float(value));
+    }
+    Err(data(
+        DataFault::OutOfRange,
+        format!(
+            "column \"{name}\" takes finite floats; \"{written}\" is not one (line protocol \
+             cannot carry NaN or infinities)"
+        ),
+    ))
 }
 
 fn data(fault: DataFault, message: String) -> QueryError {
@@ -314,6 +398,10 @@ mod tests {
         sql
     }
 
+    fn text<'a>(values: &[Option<&'a str>]) -> Vec<Option<RowValue<'a>>> {
+        values.iter().map(|v| v.map(RowValue::Text)).collect()
+    }
+
     fn columns(names: &[&str]) -> Vec<String> {
         names.iter().map(|n| (*n).to_owned()).collect()
     }
@@ -328,7 +416,7 @@ mod tests {
     async fn text_values_are_read_by_column_type_and_written() {
         let dir = tempfile::tempdir().unwrap();
         let sql = engine_with_table(dir.path()).await;
-        let rows = TextRows::new(
+        let rows = RowWriter::new(
             sql.engine(),
             "db",
             "\"t\"",
@@ -339,7 +427,7 @@ mod tests {
             rows.column_names().collect::<Vec<_>>(),
             ["time", "host", "f", "i", "u", "b", "s"]
         );
-        let mut batch = TextBatch::default();
+        let mut batch = RowBatch::default();
         let values = [
             [
                 Some("2026-01-01T00:00:00Z"),
@@ -361,7 +449,7 @@ mod tests {
             ],
         ];
         for (line, row) in values.iter().enumerate() {
-            rows.push(&mut batch, row, line as u64 + 1).unwrap();
+            rows.push(&mut batch, &text(row), line as u64 + 1).unwrap();
         }
         assert_eq!(batch.rows(), 2);
         assert_eq!(rows.write(batch).await.unwrap(), 2);
@@ -376,7 +464,7 @@ mod tests {
         ];
         assert_eq!(got, want.join("\n"));
         // Strings are kept as they are, space and all; an empty one is not NULL.
-        let mut spaced = TextBatch::default();
+        let mut spaced = RowBatch::default();
         let row = [
             Some("2026-01-01T00:00:02Z"),
             None,
@@ -386,7 +474,7 @@ mod tests {
             None,
             Some(" x "),
         ];
-        rows.push(&mut spaced, &row, 3).unwrap();
+        rows.push(&mut spaced, &text(&row), 3).unwrap();
         rows.write(spaced).await.unwrap();
         let lengths = select(&sql, "SELECT length(s) AS n FROM t ORDER BY time").await;
         assert!(
@@ -395,13 +483,17 @@ mod tests {
         );
 
         // Every column, in `SELECT *`'s order; a `time BIGINT` table counts its unit.
-        let all = TextRows::new(sql.engine(), "db", "n", &[]).unwrap();
+        let all = RowWriter::new(sql.engine(), "db", "n", &[]).unwrap();
         assert_eq!(all.column_names().collect::<Vec<_>>(), ["time", "v"]);
-        let mut batch = TextBatch::default();
-        all.push(&mut batch, &[Some("1767225600000"), Some("2")], 1)
+        let mut batch = RowBatch::default();
+        all.push(&mut batch, &text(&[Some("1767225600000"), Some("2")]), 1)
             .unwrap();
-        all.push(&mut batch, &[Some("2026-01-01T00:00:01Z"), Some("3")], 2)
-            .unwrap();
+        all.push(
+            &mut batch,
+            &text(&[Some("2026-01-01T00:00:01Z"), Some("3")]),
+            2,
+        )
+        .unwrap();
         assert_eq!(all.write(batch).await.unwrap(), 2);
         let got = select(
             &sql,
@@ -413,10 +505,87 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn typed_values_go_to_columns_of_their_type_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let sql = engine_with_table(dir.path()).await;
+        let rows = RowWriter::new(
+            sql.engine(),
+            "db",
+            "t",
+            &columns(&["time", "host", "f", "i", "u", "b", "s"]),
+        )
+        .unwrap();
+        assert_eq!(
+            rows.column_types().collect::<Vec<_>>(),
+            [
+                ColumnType::Time,
+                ColumnType::Tag,
+                ColumnType::Field(FieldType::Float),
+                ColumnType::Field(FieldType::Integer),
+                ColumnType::Field(FieldType::Unsigned),
+                ColumnType::Field(FieldType::Boolean),
+                ColumnType::Field(FieldType::String),
+            ]
+        );
+        let row = [
+            Some(RowValue::Time(1_767_225_600_000_000_000)),
+            Some(RowValue::Text("h")),
+            Some(RowValue::Float(-0.5)),
+            Some(RowValue::Integer(i64::MIN)),
+            Some(RowValue::Unsigned(u64::MAX)),
+            Some(RowValue::Boolean(true)),
+            Some(RowValue::Text("s")),
+        ];
+        let mut batch = RowBatch::default();
+        rows.push(&mut batch, &row, 1).unwrap();
+        assert_eq!(
+            std::str::from_utf8(batch.line_protocol()).unwrap(),
+            "t,host=h f=-0.5,i=-9223372036854775808i,u=18446744073709551615u,b=true,s=\"s\" \
+             1767225600000000000\n"
+        );
+        for (column, value, message) in [
+            (
+                0,
+                RowValue::Float(1.0),
+                "column \"time\" is the time; a float is not",
+            ),
+            (
+                1,
+                RowValue::Integer(1),
+                "column \"host\" is a tag; an integer is not",
+            ),
+            (2, RowValue::Integer(1), "\"f\" is float; an integer is not"),
+            (2, RowValue::Float(f64::NAN), "takes finite floats"),
+            (
+                3,
+                RowValue::Unsigned(1),
+                "\"i\" is integer; an unsigned integer is not",
+            ),
+            (
+                4,
+                RowValue::Integer(1),
+                "\"u\" is unsigned; an integer is not",
+            ),
+            (5, RowValue::Time(0), "\"b\" is boolean; a timestamp is not"),
+            (
+                6,
+                RowValue::Boolean(true),
+                "\"s\" is string; a boolean is not",
+            ),
+        ] {
+            let mut bad = row;
+            bad[column] = Some(value);
+            let err = rows.push(&mut batch, &bad, 2).unwrap_err();
+            assert!(err.to_string().contains(message), "{value:?}: {err}");
+        }
+        assert_eq!(rows.write(batch).await.unwrap(), 1);
+    }
+
+    #[tokio::test]
     async fn a_bad_value_is_refused_with_its_column_and_adds_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let sql = engine_with_table(dir.path()).await;
-        let rows = TextRows::new(
+        let rows = RowWriter::new(
             sql.engine(),
             "db",
             "t",
@@ -462,20 +631,20 @@ mod tests {
             ),
             (1, Some("a\nb"), "plan", "row cannot be written"),
         ];
-        let mut batch = TextBatch::default();
-        rows.push(&mut batch, &good.map(Some), 1).unwrap();
+        let mut batch = RowBatch::default();
+        rows.push(&mut batch, &text(&good.map(Some)), 1).unwrap();
         let bytes = batch.bytes();
         for (column, value, kind, message) in cases {
             let mut row = good.map(Some);
             row[column] = value;
-            let err = rows.push(&mut batch, &row, 2).unwrap_err();
+            let err = rows.push(&mut batch, &text(&row), 2).unwrap_err();
             assert_eq!(err.kind(), kind, "{err}");
             assert!(err.to_string().contains(message), "{value:?}: {err}");
         }
         let nulls = [Some(good[0]), Some("h"), None, None, None, None];
-        let err = rows.push(&mut batch, &nulls, 2).unwrap_err();
+        let err = rows.push(&mut batch, &text(&nulls), 2).unwrap_err();
         assert!(err.to_string().contains("no field value"), "{err}");
-        let err = rows.push(&mut batch, &nulls[..2], 2).unwrap_err();
+        let err = rows.push(&mut batch, &text(&nulls[..2]), 2).unwrap_err();
         assert!(err.to_string().contains("2 values for 6 columns"), "{err}");
         assert_eq!((batch.rows(), batch.bytes()), (1, bytes));
         assert_eq!(rows.write(batch).await.unwrap(), 1);
@@ -501,7 +670,7 @@ mod tests {
             ("a.b.c.d", vec![], "at most three parts"),
         ] {
             let err =
-                TextRows::new(sql.engine(), "db", table, &columns(&names)).expect_err(message);
+                RowWriter::new(sql.engine(), "db", table, &columns(&names)).expect_err(message);
             assert!(err.to_string().contains(message), "{table}: {err}");
         }
         // Another database, named in the table.
@@ -509,10 +678,14 @@ mod tests {
         sql.sql("other", "CREATE TABLE o (time TIMESTAMP, v DOUBLE)")
             .await
             .unwrap();
-        let rows = TextRows::new(sql.engine(), "db", "other.o", &[]).unwrap();
-        let mut batch = TextBatch::default();
-        rows.push(&mut batch, &[Some("2026-01-01T00:00:00Z"), Some("1")], 1)
-            .unwrap();
+        let rows = RowWriter::new(sql.engine(), "db", "other.o", &[]).unwrap();
+        let mut batch = RowBatch::default();
+        rows.push(
+            &mut batch,
+            &text(&[Some("2026-01-01T00:00:00Z"), Some("1")]),
+            1,
+        )
+        .unwrap();
         assert_eq!(rows.write(batch).await.unwrap(), 1);
         assert!(
             select(&sql, "SELECT count(*) AS n FROM other.o")

@@ -1,0 +1,142 @@
+"""Drives `strata serve --pg` with asyncpg (PyPI `asyncpg`), checking every answer.
+
+Usage: pg_asyncpg.py HOST PG_PORT
+asyncpg speaks only the extended protocol with binary values, and its bulk load,
+`copy_records_to_table`, is `COPY … FROM STDIN (FORMAT binary)` with each value in the
+binary form of the column type it looked up first. Checked here: queries with parameters,
+prepared statements, `copy_records_to_table` (many rows, every column type, NULLs, in
+batches), `copy_from_table` and `copy_from_query` in binary and CSV read back, and
+errors with their SQLSTATEs. Prints "all checks passed" at the end; any failed check raises.
+"""
+
+import asyncio
+import datetime
+import io
+import struct
+import sys
+
+import asyncpg
+
+HOST, PG_PORT = sys.argv[1], int(sys.argv[2])
+DB = "apgdb"
+ROWS = 25_000
+START = datetime.datetime(2026, 1, 1)
+
+
+def binary_copy_rows(data, types):
+    """The rows of binary COPY data, each value decoded by its struct format in `types`
+    (`None` for text)."""
+    assert data[:11] == b"PGCOPY\n\xff\r\n\x00", data[:11]
+    flags, extension = struct.unpack(">iI", data[11:19])
+    assert flags == 0, flags
+    at = 19 + extension
+    rows = []
+    while True:
+        (count,) = struct.unpack(">h", data[at : at + 2])
+        at += 2
+        if count == -1:
+            assert at == len(data), (at, len(data))
+            return rows
+        assert count == len(types), count
+        row = []
+        for kind in types:
+            (length,) = struct.unpack(">i", data[at : at + 4])
+            at += 4
+            if length == -1:
+                row.append(None)
+                continue
+            value = data[at : at + length]
+            at += length
+            row.append(value.decode() if kind is None else struct.unpack(kind, value)[0])
+        rows.append(tuple(row))
+
+
+async def main():
+    conn = await asyncpg.connect(host=HOST, port=PG_PORT, user="strata", password="x", database=DB)
+    await conn.execute(
+        "CREATE TABLE readings (site VARCHAR TAG, time TIMESTAMP, level DOUBLE, count BIGINT, "
+        "total BIGINT UNSIGNED, ok BOOLEAN, note VARCHAR)"
+    )
+
+    # Bulk load: binary COPY of every column type, NULLs included.
+    records = [
+        (
+            START + datetime.timedelta(seconds=i // 10, microseconds=i % 10),
+            f"s{i % 10}" if i % 97 else None,
+            i / 4 if i % 5 else None,
+            -i,
+            2**64 - 1 - i if i % 3 else None,
+            i % 2 == 0,
+            f"note {i}, \"quoted\"\t" if i % 7 == 0 else None,
+        )
+        for i in range(ROWS)
+    ]
+    status = await conn.copy_records_to_table(
+        "readings",
+        records=records,
+        columns=["time", "site", "level", "count", "total", "ok", "note"],
+    )
+    assert status == f"COPY {ROWS}", status
+    got = await conn.fetch("SELECT time, site, level, count, total, ok, note FROM readings ORDER BY time")
+    assert len(got) == ROWS, len(got)
+    for want, row in zip(records, got):
+        assert tuple(row) == want, (want, tuple(row))
+
+    # Without a column list: every column, in the table's order.
+    status = await conn.copy_records_to_table(
+        "readings",
+        records=[(START - datetime.timedelta(days=1), "extra", 1.5, 1, 1, True, "n")],
+    )
+    assert status == "COPY 1", status
+
+    # Parameters and prepared statements, binary both ways.
+    n = await conn.fetchval("SELECT count(*) FROM readings WHERE site = $1 AND level > $2", "s3", 100.0)
+    want = sum(1 for r in records if r[1] == "s3" and r[2] is not None and r[2] > 100.0)
+    assert n == want, (n, want)
+    statement = await conn.prepare("SELECT min(count) FROM readings WHERE time < $1")
+    for seconds in (1, 10, 100):
+        limit = START + datetime.timedelta(seconds=seconds)
+        # Ten rows a second, counting down from 0.
+        assert await statement.fetchval(limit) == 1 - 10 * seconds, seconds
+
+    # COPY out: binary, read back by hand, and CSV.
+    out = io.BytesIO()
+    status = await conn.copy_from_query(
+        "SELECT site, count, level FROM readings WHERE time >= '2026-01-01T00:00:00' ORDER BY time LIMIT 5",
+        output=out,
+        format="binary",
+    )
+    assert status == "COPY 5", status
+    rows = binary_copy_rows(out.getvalue(), [None, ">q", ">d"])
+    assert rows == [(r[1], r[3], r[2]) for r in records[:5]], rows
+    out = io.BytesIO()
+    status = await conn.copy_from_table("readings", columns=["site", "ok"], output=out, format="csv")
+    assert status == f"COPY {ROWS + 1}", status
+    assert out.getvalue().count(b"\n") == ROWS + 1
+
+    # A bad row stops the copy with Postgres's code; the rows of earlier batches stay.
+    before = await conn.fetchval("SELECT count(*) FROM readings")
+    try:
+        await conn.copy_records_to_table(
+            "readings", records=[(START, "bad", None, None, None, None, None)]
+        )
+        raise AssertionError("a row without fields was taken")
+    except asyncpg.PostgresError as e:
+        assert "no field value" in str(e), str(e)
+    try:
+        await conn.copy_records_to_table("readings", records=[(START, "bad", float("nan"), 1, 1, True, "x")])
+        raise AssertionError("NaN was taken")
+    except asyncpg.PostgresError as e:
+        assert e.sqlstate == "22003" and "finite" in str(e), (e.sqlstate, str(e))
+    try:
+        await conn.copy_records_to_table("nope", records=[(START, 1.0)])
+        raise AssertionError("a missing table was taken")
+    except asyncpg.PostgresError as e:
+        assert e.sqlstate == "42P01", (e.sqlstate, str(e))
+    assert await conn.fetchval("SELECT count(*) FROM readings") == before
+    assert await conn.fetchval("SELECT 1") == 1
+    await conn.close()
+    print("all checks passed")
+
+
+asyncio.run(main())
