@@ -17,8 +17,8 @@ use datafusion::sql::sqlparser::ast::{
 };
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
+use strata_lineproto::FieldValue;
 use strata_lineproto::writer::write_line;
-use strata_lineproto::{FieldValue, Precision};
 use strata_storage::Engine;
 use strata_storage::catalog::{TIME_COLUMN, TableSchema};
 use strata_storage::model::FieldType;
@@ -26,7 +26,7 @@ use strata_storage::model::FieldType;
 use super::show::lookup;
 use super::tokens::{TableRef, plan, position, table_ref};
 use super::values::{self, Literal, start_of};
-use super::{Output, blocking};
+use super::{Output, write_lines};
 use crate::error::{Position, QueryError};
 
 /// What a column of the statement is in the table.
@@ -91,13 +91,7 @@ pub(super) async fn write(
     row_positions: Vec<Position>,
     fallback: Position,
 ) -> Result<Output, QueryError> {
-    let engine = Arc::clone(engine);
-    let report = blocking(move || {
-        engine
-            .write_lines(&database, &body, Precision::Nanoseconds)
-            .map_err(QueryError::Storage)
-    })
-    .await?;
+    let report = write_lines(engine, database, body).await?;
     if let Some(first) = report.errors.first() {
         let at = row_positions
             .get(first.line.saturating_sub(1))

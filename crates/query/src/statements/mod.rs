@@ -234,6 +234,23 @@ fn first_word(statement: &str) -> &str {
     &rest[..end]
 }
 
+/// Writes `body` (line protocol, nanosecond times) into `database` through
+/// `Engine::write_lines` off the async runtime's threads: the write of `INSERT` and of a
+/// `COPY`'s rows.
+async fn write_lines(
+    engine: &Arc<Engine>,
+    database: String,
+    body: Vec<u8>,
+) -> Result<strata_storage::WriteReport, QueryError> {
+    let engine = Arc::clone(engine);
+    blocking(move || {
+        engine
+            .write_lines(&database, &body, strata_lineproto::Precision::Nanoseconds)
+            .map_err(QueryError::Storage)
+    })
+    .await
+}
+
 /// Runs blocking storage work (WAL and catalog fsyncs) off the async runtime's threads.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, QueryError> + Send + 'static,

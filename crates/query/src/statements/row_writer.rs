@@ -25,10 +25,10 @@ use strata_storage::Engine;
 use strata_storage::catalog::TableSchema;
 use strata_storage::model::FieldType;
 
-use super::blocking;
 use super::insert::{Column, Kind, parse, target};
 use super::show::lookup;
 use super::tokens::plan;
+use super::write_lines;
 use crate::error::{DataFault, Position, QueryError};
 
 /// One value of a row: text, read as its column's type, or a value of that type already.
@@ -239,15 +239,8 @@ impl RowWriter {
     /// row (a concurrent write gave its column another type, a series limit), the rows
     /// before and after it are still stored; the error names its line and the count.
     pub async fn write(&self, batch: RowBatch) -> Result<u64, QueryError> {
-        let engine = Arc::clone(&self.engine);
-        let database = self.database.clone();
         let RowBatch { body, lines } = batch;
-        let report = blocking(move || {
-            engine
-                .write_lines(&database, &body, Precision::Nanoseconds)
-                .map_err(QueryError::Storage)
-        })
-        .await?;
+        let report = write_lines(&self.engine, self.database.clone(), body).await?;
         if let Some(first) = report.errors.first() {
             let line = lines
                 .get(first.line.saturating_sub(1))

@@ -303,7 +303,6 @@ fn bound_values_of_any_bytes_are_literals_or_errors() {
 #[test]
 fn copy_data_of_any_bytes_is_rows_or_an_error() {
     use super::copy_in::tests::{copy_in, engine};
-    use strata_lineproto::{ParseOptions, parse_lines};
     let statements = [
         "COPY t FROM STDIN",
         "COPY t FROM STDIN (DELIMITER '|', NULL 'N')",
@@ -333,7 +332,7 @@ fn copy_data_of_any_bytes_is_rows_or_an_error() {
     let mut rows = 0;
     for _ in 0..4_000 {
         let sql = rng.pick(&statements);
-        let mut copy = copy_in(&engine, sql);
+        let copy = copy_in(&engine, sql);
         // Mostly the statement's own delimiter, and the fields `t` takes.
         let delimiter: &[u8] = if sql.contains('|') {
             b"|"
@@ -370,22 +369,7 @@ fn copy_data_of_any_bytes_is_rows_or_an_error() {
             }
             data.extend_from_slice(rng.pick(&ends));
         }
-        let mut batches = Vec::new();
-        let mut rest = data.as_slice();
-        while !rest.is_empty() {
-            let (piece, after) = rest.split_at(rng.below(rest.len() + 1));
-            batches.extend(copy.take(&bytes::Bytes::copy_from_slice(piece)));
-            rest = after;
-        }
-        batches.extend(copy.finish());
-        // Every row taken is one line of valid line protocol.
-        for batch in batches {
-            let lines: Vec<_> =
-                parse_lines(batch.line_protocol(), &ParseOptions::default()).collect();
-            assert_eq!(lines.len(), batch.rows(), "{batch:?}");
-            assert!(lines.iter().all(Result::is_ok), "{batch:?}: {lines:?}");
-            rows += batch.rows();
-        }
+        rows += copy_in_pieces(copy, &data, &mut rng);
     }
     assert!(rows > 100, "the data made only {rows} good rows");
 }
@@ -393,13 +377,12 @@ fn copy_data_of_any_bytes_is_rows_or_an_error() {
 #[test]
 fn binary_copy_data_of_any_bytes_is_rows_or_an_error() {
     use super::copy_in::tests::{copy_in, engine};
-    use strata_lineproto::{ParseOptions, parse_lines};
     let dir = tempfile::tempdir().expect("temporary directory");
     let engine = engine(dir.path());
     let mut rng = Rng(0xb1a7);
     let mut rows = 0;
     for _ in 0..4_000 {
-        let mut copy = copy_in(&engine, "COPY t FROM STDIN (FORMAT binary)");
+        let copy = copy_in(&engine, "COPY t FROM STDIN (FORMAT binary)");
         let mut data = b"PGCOPY\n\xff\r\n\0".to_vec();
         data.extend_from_slice(&[0, 0, 0, 0]);
         data.extend_from_slice(&(rng.below(3) as u32).to_be_bytes());
@@ -440,22 +423,29 @@ fn binary_copy_data_of_any_bytes_is_rows_or_an_error() {
         if rng.below(2) == 0 {
             data.extend_from_slice(&(-1i16).to_be_bytes());
         }
-        let mut batches = Vec::new();
-        let mut rest = data.as_slice();
-        while !rest.is_empty() {
-            let (piece, after) = rest.split_at(rng.below(rest.len() + 1));
-            batches.extend(copy.take(&bytes::Bytes::copy_from_slice(piece)));
-            rest = after;
-        }
-        batches.extend(copy.finish());
-        // Every row taken is one line of valid line protocol.
-        for batch in batches {
-            let lines: Vec<_> =
-                parse_lines(batch.line_protocol(), &ParseOptions::default()).collect();
-            assert_eq!(lines.len(), batch.rows(), "{batch:?}");
-            assert!(lines.iter().all(Result::is_ok), "{batch:?}: {lines:?}");
-            rows += batch.rows();
-        }
+        rows += copy_in_pieces(copy, &data, &mut rng);
     }
     assert!(rows > 100, "the data made only {rows} good rows");
+}
+
+/// Feeds `data` to `copy` in pieces cut anywhere, then ends it; checks that every row it
+/// took is one line of valid line protocol, and returns how many it took.
+fn copy_in_pieces(mut copy: super::copy_in::CopyIn, data: &[u8], rng: &mut Rng) -> usize {
+    use strata_lineproto::{ParseOptions, parse_lines};
+    let mut batches = Vec::new();
+    let mut rest = data;
+    while !rest.is_empty() {
+        let (piece, after) = rest.split_at(rng.below(rest.len() + 1));
+        batches.extend(copy.take(&bytes::Bytes::copy_from_slice(piece)));
+        rest = after;
+    }
+    batches.extend(copy.finish());
+    let mut rows = 0;
+    for batch in batches {
+        let lines: Vec<_> = parse_lines(batch.line_protocol(), &ParseOptions::default()).collect();
+        assert_eq!(lines.len(), batch.rows(), "{batch:?}");
+        assert!(lines.iter().all(Result::is_ok), "{batch:?}: {lines:?}");
+        rows += batch.rows();
+    }
+    rows
 }
