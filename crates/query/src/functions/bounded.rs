@@ -32,6 +32,7 @@ use datafusion::logical_expr::{
 use datafusion::prelude::SessionContext;
 
 use super::bounded_lists::joined_bytes;
+use super::pg_to_char;
 use crate::data_fault::TooLarge;
 
 /// The most bytes one call of a bounded function may make over one batch of rows (a
@@ -258,6 +259,24 @@ fn first_three_str_at(args: &[ColumnarValue], row: usize) -> Option<(&str, &str,
     ))
 }
 
+/// `to_char`'s format, when it is one string for every row and a Postgres template (no
+/// `%`), as chrono's format (`pg_to_char`); a template chrono cannot write exactly fails.
+/// A format that varies by row goes to chrono as it is.
+fn postgres_template(args: &mut [ColumnarValue]) -> Result<()> {
+    let Some(ColumnarValue::Scalar(
+        ScalarValue::Utf8(Some(format))
+        | ScalarValue::LargeUtf8(Some(format))
+        | ScalarValue::Utf8View(Some(format)),
+    )) = args.get_mut(1)
+    else {
+        return Ok(());
+    };
+    if pg_to_char::is_template(format) {
+        *format = pg_to_char::chrono_format(format).map_err(DataFusionError::Execution)?;
+    }
+    Ok(())
+}
+
 /// Row `row` of a string argument (a scalar is every row's); `None` when null.
 fn str_at(value: &ColumnarValue, row: usize) -> Option<&str> {
     match value {
@@ -329,7 +348,10 @@ impl ScalarUDFImpl for Bounded {
         self.inner.documentation()
     }
 
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+    fn invoke_with_args(&self, mut args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        if self.growth == Growth::Format {
+            postgres_template(&mut args.args)?;
+        }
         self.check(&args.args, args.number_rows)?;
         self.inner.invoke_with_args(args)
     }

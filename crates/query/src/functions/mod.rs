@@ -12,10 +12,12 @@
 //!   [`session`]. `variance(x)`: Postgres's name of `var_samp(x)`.
 //! - `repeat`, `lpad`, `rpad`, `array_repeat`, `array_resize`, `regexp_replace`,
 //!   `replace`, `array_to_string` and `to_char` are DataFusion's, bounded: see [`bounded`].
+//!   `to_char` also reads Postgres's templates (`'YYYY-MM-DD'`): see `pg_to_char`.
 
 pub mod bounded;
 mod bounded_lists;
 pub(crate) mod first_last;
+mod pg_to_char;
 mod rewrite;
 pub mod session;
 
