@@ -1,6 +1,9 @@
 //! The engine's catalog as DataFusion sees it: one catalog, `strata`, whose schemas are the
 //! engine's databases and whose tables are read from the engine's catalog at every lookup,
 //! so tables created after start are visible to the next statement.
+//!
+//! `public`, Postgres's default schema, which clients and ORMs write out (`"public"."t"`),
+//! is the statement's own database unless a database is named `public` ([`database_of`]).
 
 use std::sync::Arc;
 
@@ -14,6 +17,65 @@ use crate::table::StrataTable;
 
 /// Name of the DataFusion catalog holding every database (`strata.db.table`).
 pub const CATALOG_NAME: &str = "strata";
+
+/// Postgres's default schema.
+const PUBLIC: &str = "public";
+
+/// The statement being planned or run: the engine and the statement's database.
+struct Statement {
+    engine: Arc<Engine>,
+    database: String,
+}
+
+tokio::task_local! {
+    /// The statement whose names are being resolved: where `public.t` is.
+    static STATEMENT: Statement;
+}
+
+/// Runs `work` (a statement's planning or running, which resolves its table names) as a
+/// statement of `database`.
+pub(crate) async fn in_statement<F: Future>(
+    engine: &Arc<Engine>,
+    database: &str,
+    work: F,
+) -> F::Output {
+    let statement = Statement {
+        engine: Arc::clone(engine),
+        database: database.to_owned(),
+    };
+    STATEMENT.scope(statement, work).await
+}
+
+/// [`in_statement`] for work that does not wait.
+pub(crate) fn in_statement_now<R>(
+    engine: &Arc<Engine>,
+    database: &str,
+    work: impl FnOnce() -> R,
+) -> R {
+    let statement = Statement {
+        engine: Arc::clone(engine),
+        database: database.to_owned(),
+    };
+    STATEMENT.sync_scope(statement, work)
+}
+
+/// The database that schema name `schema` means in the current statement (itself outside
+/// one): see [`database_of`].
+pub(crate) fn schema_database(schema: &str) -> String {
+    STATEMENT
+        .try_with(|s| database_of(&s.engine, &s.database, schema).to_owned())
+        .unwrap_or_else(|_| schema.to_owned())
+}
+
+/// The database a statement in `database` means by schema `schema`: itself, except that
+/// `public` means the statement's own database when no database is named `public`.
+pub(crate) fn database_of<'a>(engine: &Engine, database: &'a str, schema: &'a str) -> &'a str {
+    if schema == PUBLIC && !engine.catalog().databases().iter().any(|d| d == PUBLIC) {
+        database
+    } else {
+        schema
+    }
+}
 
 /// Every database of the engine; any name is a schema (a database without tables yet has
 /// none, so its queries fail with "table not found"); and `pg_catalog`, Postgres's system
@@ -43,7 +105,7 @@ impl CatalogProvider for StrataCatalog {
         }
         Some(Arc::new(DatabaseSchema {
             engine: Arc::clone(&self.engine),
-            database: name.to_string(),
+            database: schema_database(name),
         }))
     }
 }

@@ -19,7 +19,7 @@ use strata_storage::options::available_cores;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream, execute_stream};
 
-use crate::catalog::{CATALOG_NAME, StrataCatalog};
+use crate::catalog::{CATALOG_NAME, StrataCatalog, in_statement};
 use crate::coop::CooperativeJoins;
 use crate::direct;
 use crate::error::QueryError;
@@ -411,21 +411,24 @@ impl QueryEngine {
         state.mark_start_execution();
         let now = DateTime::<Utc>::from_timestamp_nanos(self.engine.now_ns());
         state.execution_props_mut().query_execution_start_time = Some(now);
-        let planned = match statement {
-            Statement::Text(text) => state
-                .create_logical_plan(text)
-                .await
-                .and_then(|plan| options.verify_plan(&plan).map(|()| plan))
-                .map_err(|e| QueryError::from(e).at_end_if_unplaced(text)),
-            Statement::Tree(query) => {
-                let tree = DfStatement::Statement(Box::new(SqlStatement::Query(query)));
-                state
-                    .statement_to_plan(tree)
+        let planning = async {
+            match statement {
+                Statement::Text(text) => state
+                    .create_logical_plan(text)
                     .await
                     .and_then(|plan| options.verify_plan(&plan).map(|()| plan))
-                    .map_err(QueryError::from)
+                    .map_err(|e| QueryError::from(e).at_end_if_unplaced(text)),
+                Statement::Tree(query) => {
+                    let tree = DfStatement::Statement(Box::new(SqlStatement::Query(query)));
+                    state
+                        .statement_to_plan(tree)
+                        .await
+                        .and_then(|plan| options.verify_plan(&plan).map(|()| plan))
+                        .map_err(QueryError::from)
+                }
             }
         };
+        let planned = in_statement(&self.engine, database, planning).await;
         Ok((state, planned?))
     }
 

@@ -18,7 +18,7 @@ use datafusion::sql::sqlparser::parser::Parser;
 use strata_storage::Engine;
 use strata_storage::catalog::TableSchema;
 
-use crate::catalog::CATALOG_NAME;
+use crate::catalog::{CATALOG_NAME, database_of};
 
 /// The one statement of `sql`, when it parses as exactly one query.
 pub(super) fn query(sql: &str) -> Option<Box<Query>> {
@@ -112,8 +112,10 @@ pub(super) fn from(select: &Select, engine: &Engine, database: &str) -> Option<F
     let parts = object_name(name)?;
     let (db, table) = match parts.as_slice() {
         [table] => (database, table),
-        [db, table] => (db.as_str(), table),
-        [catalog, db, table] if catalog == CATALOG_NAME => (db.as_str(), table),
+        [db, table] => (database_of(engine, database, db), table),
+        [catalog, db, table] if catalog == CATALOG_NAME => {
+            (database_of(engine, database, db), table)
+        }
         _ => return None,
     };
     let table = engine.table(db, table)?;

@@ -93,7 +93,8 @@ pub(crate) async fn execute(
     statement: &str,
 ) -> Option<Result<QueryStream, QueryError>> {
     let mut cursor = ours(statement)?;
-    let output = run(engine, database, statement, &mut cursor).await;
+    let running = run(engine, database, statement, &mut cursor);
+    let output = crate::catalog::in_statement(engine, database, running).await;
     Some(output.map(|o| QueryStream::from_batches(o.schema, o.batches)))
 }
 

@@ -124,7 +124,8 @@ impl RowWriter {
             format!("({})", columns.join(", "))
         };
         let insert = parse(&format!("INSERT INTO {table} {list} VALUES (NULL)"))?;
-        let target = target(&insert, database)?;
+        let target =
+            crate::catalog::in_statement_now(engine, database, || target(&insert, database))?;
         let schema = lookup(engine, &target)?;
         if engine.catalog().super_table(schema.id).is_some() {
             return Err(plan(
@@ -666,6 +667,9 @@ mod tests {
                 RowWriter::new(sql.engine(), "db", table, &columns(&names)).expect_err(message);
             assert!(err.to_string().contains(message), "{table}: {err}");
         }
+        // `public`, Postgres's default schema, is the statement's database.
+        let public = RowWriter::new(sql.engine(), "db", "public.n", &[]).unwrap();
+        assert_eq!(public.column_names().collect::<Vec<_>>(), ["time", "v"]);
         // Another database, named in the table.
         sql.sql("db", "CREATE DATABASE other").await.unwrap();
         sql.sql("other", "CREATE TABLE o (time TIMESTAMP, v DOUBLE)")

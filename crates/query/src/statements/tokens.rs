@@ -8,7 +8,7 @@
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 
-use crate::catalog::CATALOG_NAME;
+use crate::catalog::{CATALOG_NAME, schema_database};
 use crate::error::{Position, QueryError};
 
 /// A table named in a statement, resolved to its database.
@@ -264,7 +264,8 @@ pub(crate) fn is_keyword(token: Option<&Token>, word: &str) -> bool {
 }
 
 /// The table named by `parts` (`table`, `database.table` or `strata.database.table`, each
-/// normalised), unqualified names in `database`.
+/// normalised), unqualified names in `database`; `public.table` is in `database` (see
+/// `catalog::database_of`).
 pub(crate) fn table_ref(
     parts: &[String],
     database: &str,
@@ -272,8 +273,10 @@ pub(crate) fn table_ref(
 ) -> Result<TableRef, QueryError> {
     let (database, table) = match parts {
         [table] => (database.to_string(), table.clone()),
-        [database, table] => (database.clone(), table.clone()),
-        [catalog, database, table] if catalog == CATALOG_NAME => (database.clone(), table.clone()),
+        [schema, table] => (schema_database(schema), table.clone()),
+        [catalog, schema, table] if catalog == CATALOG_NAME => {
+            (schema_database(schema), table.clone())
+        }
         [catalog, _, _] => {
             return Err(plan(
                 format!("unknown catalog \"{catalog}\": tables are in \"{CATALOG_NAME}\""),

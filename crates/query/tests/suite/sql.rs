@@ -118,6 +118,71 @@ async fn unqualified_names_resolve_in_the_statement_database() {
     assert!(err.to_string().contains("not found"), "{err}");
 }
 
+/// `public`, Postgres's default schema, which clients and ORMs write out, is the
+/// statement's own database, in queries (DataFusion's and the direct path), `INSERT`,
+/// `DESCRIBE` and `DELETE`; until a database is named `public`.
+#[tokio::test]
+async fn public_is_the_statements_database_until_one_is_named_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(dir.path());
+    let sql = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    let t = START_NS;
+    engine
+        .write_lines(
+            "one",
+            format!("m,host=a v=1i {t}\n").as_bytes(),
+            Precision::Nanoseconds,
+        )
+        .unwrap();
+    let text = |batches: Vec<RecordBatch>| table_text(&batches);
+    for q in [
+        "SELECT sum(v) FROM public.m",
+        "SELECT sum(v) FROM \"public\".\"m\"",
+        "SELECT sum(v) FROM strata.public.m",
+        "SELECT sum(n.v) FROM public.m JOIN public.m AS n USING (host, time)",
+    ] {
+        assert!(
+            text(sql.sql("one", q).await.unwrap()).contains("| 1 "),
+            "{q}"
+        );
+    }
+    // The direct path (an aggregate it answers itself) and Strata's own statements.
+    let direct = "SELECT sum(v) FROM public.m WHERE host = 'a'".to_owned();
+    assert!(sql.is_direct("one", &direct), "{direct}");
+    assert!(
+        text(sql.sql("one", &direct).await.unwrap()).contains("| 1 "),
+        "{direct}"
+    );
+    sql.sql(
+        "one",
+        &format!(
+            "INSERT INTO public.m (time, host, v) VALUES ({}, 'b', 2)",
+            t + 1
+        ),
+    )
+    .await
+    .unwrap();
+    assert!(text(sql.sql("one", "DESCRIBE public.m").await.unwrap()).contains("host"));
+    assert!(text(sql.sql("one", "SELECT sum(v) FROM m").await.unwrap()).contains("| 3 "));
+    sql.sql("one", "DELETE FROM public.m WHERE host = 'b'")
+        .await
+        .unwrap();
+    assert!(text(sql.sql("one", "SELECT sum(v) FROM m").await.unwrap()).contains("| 1 "));
+    // Once a database is named `public`, `public.m` is its table.
+    engine
+        .write_lines(
+            "public",
+            format!("m,host=z v=40i {t}\n").as_bytes(),
+            Precision::Nanoseconds,
+        )
+        .unwrap();
+    assert!(text(sql.sql("one", "SELECT sum(v) FROM public.m").await.unwrap()).contains("| 40 "));
+    assert!(
+        !text(sql.sql("one", &direct).await.unwrap()).contains("| 1 "),
+        "{direct}"
+    );
+}
+
 /// A query engine over a fresh directory whose `db.m` holds one row (`host=a`, `v=1`).
 fn one_row_of_m() -> (tempfile::TempDir, QueryEngine) {
     let dir = tempfile::tempdir().unwrap();

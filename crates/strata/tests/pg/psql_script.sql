@@ -42,7 +42,7 @@ COPY weather (time, city, temp, rain, sunny) FROM STDIN WITH (FORMAT csv);
 2026-01-02T00:00:00Z,bergen,4.5,7,t
 2026-01-02T01:00:00Z,"bergen",,0,f
 \.
-SELECT city, temp, rain, sunny FROM weather WHERE city = 'bergen' ORDER BY time;
+SELECT city, temp, rain, sunny FROM public.weather WHERE city = 'bergen' ORDER BY time;
 COPY weather (time, city, rain) FROM STDIN;
 2026-01-03T00:00:00Z	bergen	many
 \.
