@@ -58,6 +58,8 @@ pub(crate) struct CopyIn {
     /// What each column is: how binary data reads it.
     types: Vec<ColumnType>,
     buffer: Vec<u8>,
+    /// The bytes of `buffer` already read.
+    read: usize,
     /// A header (text and CSV: `HEADER`'s line; binary: always) is still to be read.
     header_left: bool,
     /// Records read, the header included: the line number of errors.
@@ -70,6 +72,8 @@ pub(crate) struct CopyIn {
     pub(crate) failed: Option<PgWireError>,
     /// The data's end marker (`\.`) was read.
     ended: bool,
+    /// The client ended the data (`CopyDone`).
+    data_ended: bool,
 }
 
 /// One record's fields; `None` for NULL.
@@ -87,12 +91,14 @@ impl CopyIn {
             rows,
             types,
             buffer: Vec::new(),
+            read: 0,
             header_left,
             records: 0,
             batch: RowBatch::default(),
             copied: 0,
             failed: None,
             ended: false,
+            data_ended: false,
         }
     }
 
@@ -102,7 +108,9 @@ impl CopyIn {
     }
 
     /// Takes one `CopyData` message's bytes; `Some(batch)` when a batch of rows is ready
-    /// to be written (write it with [`CopyIn::write`]).
+    /// to be written: write it ([`CopyIn::write`]), then take the next with
+    /// [`CopyIn::next`] until there is none, so that a large message makes batches of
+    /// the usual size.
     pub(crate) fn take(&mut self, data: &Bytes) -> Option<RowBatch> {
         if self.failed.is_some() || self.ended {
             return None;
@@ -111,29 +119,64 @@ impl CopyIn {
         // A text record ends at a line break: without one, nothing more is complete, and a
         // long record that comes in many pieces is not read again for each of them.
         if self.copy.format == Format::Binary || data.iter().any(|&b| b == b'\n' || b == b'\r') {
-            self.read_records(false);
+            return self.next();
         }
-        if self.failed.is_none() && self.buffer.len() > MAX_RECORD_BYTES {
+        self.check_record_size();
+        None
+    }
+
+    /// The data has ended: `Some(batch)` for rows left to write; then [`CopyIn::next`]
+    /// until there is none.
+    pub(crate) fn finish(&mut self) -> Option<RowBatch> {
+        self.data_ended = true;
+        self.next()
+    }
+
+    /// The next batch of rows the data read so far holds: a full one, or at the end of the
+    /// data what is left; `None` when neither (or the copy failed).
+    pub(crate) fn next(&mut self) -> Option<RowBatch> {
+        if self.failed.is_some() {
+            return None;
+        }
+        if !self.ended {
+            self.read_records(self.data_ended);
+        }
+        if self.batch_full() {
+            return Some(std::mem::take(&mut self.batch));
+        }
+        if !self.data_ended {
+            self.check_record_size();
+            return None;
+        }
+        // Binary data may end without its trailer, but not inside its header or a row.
+        let binary_cut = self.copy.format == Format::Binary
+            && !self.ended
+            && (self.header_left || !self.unread().is_empty());
+        if binary_cut && self.failed.is_none() {
+            self.records += u64::from(!self.header_left);
+            self.fail(error(BAD_COPY_FORMAT, "unexpected EOF in COPY data"));
+        }
+        (self.failed.is_none() && self.batch.rows() > 0).then(|| std::mem::take(&mut self.batch))
+    }
+
+    /// The bytes of the data not read yet.
+    fn unread(&self) -> &[u8] {
+        &self.buffer[self.read..]
+    }
+
+    /// Whether the rows read make a batch to write.
+    fn batch_full(&self) -> bool {
+        self.batch.rows() >= BATCH_ROWS || self.batch.bytes() >= BATCH_BYTES
+    }
+
+    /// Stops the copy when what is buffered of one record passes [`MAX_RECORD_BYTES`].
+    fn check_record_size(&mut self) {
+        if self.failed.is_none() && self.unread().len() > MAX_RECORD_BYTES {
             self.fail(error(
                 "54000",
                 format!("a COPY record is over {} MiB", MAX_RECORD_BYTES >> 20),
             ));
         }
-        let full = self.batch.rows() >= BATCH_ROWS || self.batch.bytes() >= BATCH_BYTES;
-        full.then(|| std::mem::take(&mut self.batch))
-    }
-
-    /// The data has ended: `Some(batch)` for the rows left to write.
-    pub(crate) fn finish(&mut self) -> Option<RowBatch> {
-        if self.failed.is_none() && !self.ended {
-            self.read_records(true);
-            // Binary data may end without its trailer, but not inside its header or a row.
-            if self.copy.format == Format::Binary && (self.header_left || !self.buffer.is_empty()) {
-                self.records += u64::from(!self.header_left);
-                self.fail(error(BAD_COPY_FORMAT, "unexpected EOF in COPY data"));
-            }
-        }
-        (self.failed.is_none() && self.batch.rows() > 0).then(|| std::mem::take(&mut self.batch))
     }
 
     /// Writes `batch` (from [`CopyIn::take`] or [`CopyIn::finish`]), counting its rows or
@@ -165,14 +208,15 @@ impl CopyIn {
             other => other,
         });
         self.buffer = Vec::new();
+        self.read = 0;
         self.batch = RowBatch::default();
     }
 
-    /// Reads every complete record in the buffer (and, `at_end`, the last one, which has
-    /// no line break after it).
+    /// Reads the complete records in the buffer (and, `at_end`, the last one, which has
+    /// no line break after it), until a batch is full.
     fn read_records(&mut self, at_end: bool) {
-        let mut start = 0;
-        while start < self.buffer.len() && !self.ended {
+        let mut start = self.read;
+        while start < self.buffer.len() && !self.ended && !self.batch_full() {
             let rest = &self.buffer[start..];
             let read = match self.copy.format {
                 Format::Text => text_record(rest, &self.copy, at_end),
@@ -215,7 +259,16 @@ impl CopyIn {
                 }
             }
         }
-        self.buffer.drain(..start);
+        self.read = start;
+        // What was read goes once it is most of the buffer: a large message read a batch
+        // at a time is not moved down once per batch.
+        if self.read == self.buffer.len() {
+            self.buffer.clear();
+            self.read = 0;
+        } else if self.read >= self.buffer.len() / 2 {
+            self.buffer.drain(..self.read);
+            self.read = 0;
+        }
     }
 
     /// Adds one record's row, each value checked against its column.
@@ -788,6 +841,29 @@ pub(super) mod tests {
             };
             assert_eq!(info.code, code, "{}", info.message);
             assert!(info.message.contains(why), "{why}: {}", info.message);
+        }
+    }
+
+    #[test]
+    fn a_large_message_makes_batches_of_the_usual_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path());
+        for format in ["", " (FORMAT csv)"] {
+            let mut copy = copy_in(&engine, &format!("COPY t FROM STDIN{format}"));
+            let separator = if format.is_empty() { "\t" } else { "," };
+            let data: String = (0..25_000)
+                .map(|i| format!("1970-01-01T00:00:0{}Z{separator}h{separator}{i}\n", i % 10))
+                .collect();
+            let mut sizes = Vec::new();
+            let mut next = copy.take(&Bytes::from(data));
+            while let Some(batch) = next {
+                sizes.push(batch.rows());
+                next = copy.next();
+            }
+            assert_eq!(sizes, [10_000, 10_000], "{format}");
+            let last = copy.finish().unwrap();
+            assert_eq!(last.rows(), 5_000);
+            assert!(copy.next().is_none());
         }
     }
 

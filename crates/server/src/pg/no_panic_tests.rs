@@ -436,10 +436,18 @@ fn copy_in_pieces(mut copy: super::copy_in::CopyIn, data: &[u8], rng: &mut Rng) 
     let mut rest = data;
     while !rest.is_empty() {
         let (piece, after) = rest.split_at(rng.below(rest.len() + 1));
-        batches.extend(copy.take(&bytes::Bytes::copy_from_slice(piece)));
+        let mut next = copy.take(&bytes::Bytes::copy_from_slice(piece));
+        while let Some(batch) = next {
+            batches.push(batch);
+            next = copy.next();
+        }
         rest = after;
     }
-    batches.extend(copy.finish());
+    let mut next = copy.finish();
+    while let Some(batch) = next {
+        batches.push(batch);
+        next = copy.next();
+    }
     let mut rows = 0;
     for batch in batches {
         let lines: Vec<_> = parse_lines(batch.line_protocol(), &ParseOptions::default()).collect();

@@ -594,8 +594,10 @@ impl CopyHandler for Queries {
     {
         let session = session(client)?;
         let mut state = copy_in_progress(&session, "copy data")?;
-        if let Some(batch) = state.take(&copy_data.data) {
+        let mut next = state.take(&copy_data.data);
+        while let Some(batch) = next {
             state.write(batch).await;
+            next = state.next();
         }
         *session.copy_in.lock() = Some(state);
         Ok(())
@@ -609,8 +611,10 @@ impl CopyHandler for Queries {
     {
         let session = session(client)?;
         let mut state = copy_in_progress(&session, "copy done")?;
-        if let Some(batch) = state.finish() {
+        let mut next = state.finish();
+        while let Some(batch) = next {
             state.write(batch).await;
+            next = state.next();
         }
         if let Some(failed) = state.failed {
             return Err(failed);
