@@ -27,6 +27,15 @@ struct Statement {
     database: String,
 }
 
+impl Statement {
+    fn new(engine: &Arc<Engine>, database: &str) -> Self {
+        Statement {
+            engine: Arc::clone(engine),
+            database: database.to_owned(),
+        }
+    }
+}
+
 tokio::task_local! {
     /// The statement whose names are being resolved: where `public.t` is.
     static STATEMENT: Statement;
@@ -39,11 +48,9 @@ pub(crate) async fn in_statement<F: Future>(
     database: &str,
     work: F,
 ) -> F::Output {
-    let statement = Statement {
-        engine: Arc::clone(engine),
-        database: database.to_owned(),
-    };
-    STATEMENT.scope(statement, work).await
+    STATEMENT
+        .scope(Statement::new(engine, database), work)
+        .await
 }
 
 /// [`in_statement`] for work that does not wait.
@@ -52,11 +59,7 @@ pub(crate) fn in_statement_now<R>(
     database: &str,
     work: impl FnOnce() -> R,
 ) -> R {
-    let statement = Statement {
-        engine: Arc::clone(engine),
-        database: database.to_owned(),
-    };
-    STATEMENT.sync_scope(statement, work)
+    STATEMENT.sync_scope(Statement::new(engine, database), work)
 }
 
 /// The database that schema name `schema` means in the current statement (itself outside
@@ -70,7 +73,7 @@ pub(crate) fn schema_database(schema: &str) -> String {
 /// The database a statement in `database` means by schema `schema`: itself, except that
 /// `public` means the statement's own database when no database is named `public`.
 pub(crate) fn database_of<'a>(engine: &Engine, database: &'a str, schema: &'a str) -> &'a str {
-    if schema == PUBLIC && !engine.catalog().databases().iter().any(|d| d == PUBLIC) {
+    if schema == PUBLIC && !engine.catalog().has_database(PUBLIC) {
         database
     } else {
         schema

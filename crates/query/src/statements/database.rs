@@ -197,7 +197,7 @@ pub(super) async fn execute(
 ) -> Result<Output, QueryError> {
     let engine = Arc::clone(engine);
     blocking(move || {
-        let exists = |name: &str| engine.catalog().databases().iter().any(|d| d == name);
+        let exists = |name: &str| engine.catalog().has_database(name);
         match statement {
             DatabaseStatement::Create {
                 name,

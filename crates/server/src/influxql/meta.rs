@@ -28,7 +28,7 @@ const HOUR_NS: i64 = 3_600_000_000_000;
 
 /// Whether `database` exists (created, or holding a table).
 pub(crate) fn database_exists(engine: &Engine, database: &str) -> bool {
-    engine.catalog().databases().iter().any(|d| d == database)
+    engine.catalog().has_database(database)
 }
 
 /// Runs a metadata or management statement; `None` if `statement` is a `SELECT`, a

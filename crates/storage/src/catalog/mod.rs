@@ -251,6 +251,17 @@ impl Catalog {
         tables
     }
 
+    /// Whether `database` exists: created explicitly, or with at least one table. Cheaper
+    /// than looking for it in [`Catalog::databases`], which copies and sorts every name.
+    pub fn has_database(&self, database: &str) -> bool {
+        let state = self.state.read();
+        state.databases.contains(database)
+            || state
+                .tables
+                .iter()
+                .any(|t| t.database == database && !state.dropped.contains(t.id))
+    }
+
     /// Every database: created explicitly, or with at least one table; sorted.
     pub fn databases(&self) -> Vec<String> {
         let state = self.state.read();

@@ -158,7 +158,7 @@ impl Catalog {
         map: fn(&mut State) -> &mut std::collections::BTreeMap<String, u64>,
         value: Option<u64>,
     ) -> Result<(), StorageError> {
-        if !self.databases().iter().any(|d| d == database) {
+        if !self.has_database(database) {
             return Err(StorageError::Invalid(format!(
                 "database \"{database}\" not found"
             )));
@@ -271,5 +271,26 @@ mod tests {
         drop(catalog);
         let catalog = Catalog::open(dir.path()).unwrap();
         assert_eq!(catalog.retention("db"), Retention::Forever);
+    }
+
+    #[test]
+    fn a_database_exists_while_created_or_holding_a_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(dir.path()).unwrap();
+        let exists = |name| {
+            (
+                catalog.has_database(name),
+                catalog.databases().contains(&name.to_owned()),
+            )
+        };
+        assert_eq!(exists("made"), (false, false));
+        catalog.create_database("made").unwrap();
+        catalog.get_or_create_table("written", "cpu");
+        assert_eq!(exists("made"), (true, true));
+        assert_eq!(exists("written"), (true, true));
+        catalog.drop_table("written", "cpu").unwrap();
+        assert_eq!(exists("written"), (false, false));
+        catalog.forget_database("made").unwrap();
+        assert_eq!(exists("made"), (false, false));
     }
 }
