@@ -19,8 +19,8 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use datafusion::arrow::compute::kernels::cast_utils::string_to_timestamp_nanos;
+use strata_lineproto::FieldValue;
 use strata_lineproto::writer::write_line;
-use strata_lineproto::{FieldValue, Precision};
 use strata_storage::Engine;
 use strata_storage::catalog::TableSchema;
 use strata_storage::model::FieldType;
@@ -262,13 +262,7 @@ impl RowWriter {
         if let Some(unit) = self.schema.time_unit {
             let trimmed = text.trim();
             if let Ok(count) = trimmed.parse::<i64>() {
-                let per = match unit {
-                    Precision::Nanoseconds => 1,
-                    Precision::Microseconds => 1_000,
-                    Precision::Milliseconds => 1_000_000,
-                    Precision::Seconds => 1_000_000_000,
-                };
-                return count.checked_mul(per).ok_or_else(|| {
+                return count.checked_mul(unit.nanos_per_unit()).ok_or_else(|| {
                     data(
                         DataFault::OutOfRange,
                         format!(

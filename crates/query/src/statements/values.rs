@@ -179,12 +179,13 @@ pub(super) fn time(
     match literal {
         Literal::Number(n) => {
             let unit = unit.unwrap_or(Precision::Nanoseconds);
-            let (name, per) = match unit {
-                Precision::Nanoseconds => ("nanoseconds", 1),
-                Precision::Microseconds => ("microseconds", 1_000),
-                Precision::Milliseconds => ("milliseconds", 1_000_000),
-                Precision::Seconds => ("seconds", 1_000_000_000),
+            let name = match unit {
+                Precision::Nanoseconds => "nanoseconds",
+                Precision::Microseconds => "microseconds",
+                Precision::Milliseconds => "milliseconds",
+                Precision::Seconds => "seconds",
             };
+            let per = unit.nanos_per_unit();
             let count = n.parse::<i64>().map_err(|_| {
                 plan(
                     format!("time {n} is not an integer number of {name} since the epoch"),

@@ -24,7 +24,7 @@ use pgwire::error::PgWireError;
 use strata_query::{ColumnType, RowBatch, RowValue, RowWriter};
 use strata_storage::model::FieldType;
 
-use super::copy_in_binary::{self, Binary};
+use super::copy_in_binary;
 use super::copy_statement::{Copy, Format};
 use super::errors::{error, query_error};
 
@@ -77,7 +77,7 @@ pub(crate) struct CopyIn {
 }
 
 /// One record's fields; `None` for NULL.
-type Record = Vec<Option<Vec<u8>>>;
+pub(super) type Record = Vec<Option<Vec<u8>>>;
 
 impl CopyIn {
     /// A copy into `table` (as the statement names it) of the columns `rows` takes, read as
@@ -104,13 +104,13 @@ impl CopyIn {
 
     /// The columns the data gives.
     pub(crate) fn columns(&self) -> usize {
-        self.rows.column_names().len()
+        self.types.len()
     }
 
     /// Takes one `CopyData` message's bytes; `Some(batch)` when a batch of rows is ready
-    /// to be written: write it ([`CopyIn::write`]), then take the next with
-    /// [`CopyIn::next`] until there is none, so that a large message makes batches of
-    /// the usual size.
+    /// to be written: write it, then take the next with [`CopyIn::next`] until there is
+    /// none ([`CopyIn::write_all`]), so that a large message makes batches of the usual
+    /// size.
     pub(crate) fn take(&mut self, data: &Bytes) -> Option<RowBatch> {
         if self.failed.is_some() || self.ended {
             return None;
@@ -179,8 +179,17 @@ impl CopyIn {
         }
     }
 
-    /// Writes `batch` (from [`CopyIn::take`] or [`CopyIn::finish`]), counting its rows or
-    /// stopping the copy with the engine's error.
+    /// Writes `first` (from [`CopyIn::take`] or [`CopyIn::finish`]) and every batch
+    /// [`CopyIn::next`] has after it.
+    pub(crate) async fn write_all(&mut self, first: Option<RowBatch>) {
+        let mut next = first;
+        while let Some(batch) = next {
+            self.write(batch).await;
+            next = self.next();
+        }
+    }
+
+    /// Writes `batch`, counting its rows or stopping the copy with the engine's error.
     pub(crate) async fn write(&mut self, batch: RowBatch) {
         match self.rows.write(batch).await {
             Ok(rows) => self.copied += rows,
@@ -230,12 +239,7 @@ impl CopyIn {
                     Ok(None) => Ok(None),
                     Err(message) => Err(message),
                 },
-                Format::Binary => copy_in_binary::record(rest).map(|read| {
-                    read.map(|(record, used)| match record {
-                        Binary::Row(fields) => (Read::Record(fields), used),
-                        Binary::End => (Read::End, used),
-                    })
-                }),
+                Format::Binary => copy_in_binary::record(rest),
             };
             let (record, used) = match read {
                 Ok(Some(read)) => read,
@@ -324,9 +328,9 @@ impl CopyIn {
 
 /// What reading the start of the data gave.
 #[derive(Debug, PartialEq, Eq)]
-enum Read {
+pub(super) enum Read {
     Record(Record),
-    /// The end marker, `\.` alone on a line.
+    /// The end marker: `\.` alone on a line; in binary, a field count of -1.
     End,
 }
 

@@ -17,20 +17,11 @@
 use strata_query::{ColumnType, RowValue};
 use strata_storage::model::FieldType;
 
+use super::copy_in::Read;
+use super::encode::POSTGRES_EPOCH_MICROS;
+
 /// The signature that starts binary copy data.
 pub(super) const BINARY_SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
-
-/// Microseconds from the Unix epoch to Postgres's, 2000-01-01.
-const POSTGRES_EPOCH_MICROS: i64 = 946_684_800_000_000;
-
-/// What the start of binary copy data holds.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum Binary {
-    /// A row's fields, `None` for NULL.
-    Row(Vec<Option<Vec<u8>>>),
-    /// The trailer: a field count of -1.
-    End,
-}
 
 /// The header's length at the start of `data`, `None` until all of it has come, or why
 /// it is not a header Strata reads.
@@ -52,14 +43,14 @@ pub(super) fn header(data: &[u8]) -> Result<Option<usize>, String> {
     Ok((data.len() >= length).then_some(length))
 }
 
-/// The row (or trailer) at the start of `data` and the bytes it takes; `None` until all
-/// of it has come.
-pub(super) fn record(data: &[u8]) -> Result<Option<(Binary, usize)>, String> {
+/// The row (or the trailer, [`Read::End`]) at the start of `data` and the bytes it takes;
+/// `None` until all of it has come.
+pub(super) fn record(data: &[u8]) -> Result<Option<(Read, usize)>, String> {
     let Some(count) = be_i16(data, 0) else {
         return Ok(None);
     };
     if count == -1 {
-        return Ok(Some((Binary::End, 2)));
+        return Ok(Some((Read::End, 2)));
     }
     let count = usize::try_from(count).map_err(|_| format!("invalid field count {count}"))?;
     let mut at = 2;
@@ -80,7 +71,7 @@ pub(super) fn record(data: &[u8]) -> Result<Option<(Binary, usize)>, String> {
         fields.push(Some(value.to_vec()));
         at += length;
     }
-    Ok(Some((Binary::Row(fields), at)))
+    Ok(Some((Read::Record(fields), at)))
 }
 
 /// A field's value, read as the binary form of the type Strata describes for `column`.
@@ -228,9 +219,9 @@ mod tests {
         for cut in 0..data.len() - 2 {
             assert_eq!(record(&data[..cut]), Ok(None), "cut at {cut}");
         }
-        let row = Binary::Row(vec![Some(b"ab".to_vec()), None, Some(Vec::new())]);
+        let row = Read::Record(vec![Some(b"ab".to_vec()), None, Some(Vec::new())]);
         assert_eq!(record(&data), Ok(Some((row, 16))));
-        assert_eq!(record(&data[16..]), Ok(Some((Binary::End, 2))));
+        assert_eq!(record(&data[16..]), Ok(Some((Read::End, 2))));
         assert!(
             record(&(-2i16).to_be_bytes())
                 .unwrap_err()

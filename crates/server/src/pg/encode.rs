@@ -30,8 +30,9 @@ use strata_query::pg_catalog::types::pg_type_of;
 
 use super::encode_array::ArrayColumn;
 
-/// Microseconds from the Unix epoch to Postgres's, 2000-01-01.
-const POSTGRES_EPOCH_MICROS: i64 = 946_684_800_000_000;
+/// Microseconds from the Unix epoch to Postgres's, 2000-01-01: binary timestamps count
+/// from it.
+pub(super) const POSTGRES_EPOCH_MICROS: i64 = 946_684_800_000_000;
 
 /// The Postgres type a column of `data_type` is sent as: the mapping `pg_catalog` shows
 /// (`strata_query::pg_catalog::types::pg_type_of`).

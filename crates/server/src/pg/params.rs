@@ -12,6 +12,7 @@ use pgwire::api::Type;
 use pgwire::error::PgWireError;
 use postgres_types::{FromSql, Kind};
 
+use super::encode::POSTGRES_EPOCH_MICROS;
 use super::errors::{INVALID_TEXT, NOT_SUPPORTED, error};
 use super::params_array::array_literal;
 
@@ -93,7 +94,7 @@ fn binary_literal(bytes: &[u8], ty: &Type) -> Result<String, PgWireError> {
         Type::FLOAT8 => Ok(float(f64::from_sql(ty, bytes).map_err(bad)?, "")),
         Type::TIMESTAMP | Type::TIMESTAMPTZ => {
             let micros = i64::from_sql(&Type::INT8, bytes).map_err(bad)?;
-            let at = DateTime::from_timestamp_micros(micros.saturating_add(946_684_800_000_000))
+            let at = DateTime::from_timestamp_micros(micros.saturating_add(POSTGRES_EPOCH_MICROS))
                 .ok_or_else(|| error(INVALID_TEXT, "a timestamp parameter is out of range"))?;
             Ok(format!(
                 "TIMESTAMP '{}'",

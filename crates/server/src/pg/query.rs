@@ -594,11 +594,8 @@ impl CopyHandler for Queries {
     {
         let session = session(client)?;
         let mut state = copy_in_progress(&session, "copy data")?;
-        let mut next = state.take(&copy_data.data);
-        while let Some(batch) = next {
-            state.write(batch).await;
-            next = state.next();
-        }
+        let first = state.take(&copy_data.data);
+        state.write_all(first).await;
         *session.copy_in.lock() = Some(state);
         Ok(())
     }
@@ -611,11 +608,8 @@ impl CopyHandler for Queries {
     {
         let session = session(client)?;
         let mut state = copy_in_progress(&session, "copy done")?;
-        let mut next = state.finish();
-        while let Some(batch) = next {
-            state.write(batch).await;
-            next = state.next();
-        }
+        let first = state.finish();
+        state.write_all(first).await;
         if let Some(failed) = state.failed {
             return Err(failed);
         }
