@@ -4,6 +4,7 @@
 //!
 //! `public`, Postgres's default schema, which clients and ORMs write out (`"public"."t"`),
 //! is the statement's own database unless a database is named `public` ([`database_of`]).
+//! A name no table of the database has may be a table of `pg_catalog`, as in Postgres.
 
 use std::sync::Arc;
 
@@ -131,11 +132,19 @@ impl SchemaProvider for DatabaseSchema {
             .collect()
     }
 
+    /// The database's table `name`, else the system catalog's: Postgres looks names up in
+    /// `pg_catalog` too, so tools write `FROM pg_class` unqualified. A table of the
+    /// database comes first (Postgres searches `pg_catalog` first), so that no stored
+    /// measurement named like a catalog table is hidden.
     async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
-        Ok(
-            StrataTable::open(Arc::clone(&self.engine), &self.database, name)
-                .map(|t| Arc::new(t) as Arc<dyn TableProvider>),
-        )
+        match StrataTable::open(Arc::clone(&self.engine), &self.database, name) {
+            Some(table) => Ok(Some(Arc::new(table))),
+            None => {
+                PgCatalogSchema::new(Arc::clone(&self.engine))
+                    .table(name)
+                    .await
+            }
+        }
     }
 
     fn table_exist(&self, name: &str) -> bool {

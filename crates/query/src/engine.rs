@@ -26,6 +26,7 @@ use crate::error::QueryError;
 use crate::functions;
 use crate::guard::{Admission, QueryStream};
 use crate::nesting;
+use crate::parameter_types::parameter_types;
 use crate::plan_weight;
 use crate::preagg::PreAggregateRule;
 use crate::query_runtime::QueryRuntime;
@@ -459,7 +460,7 @@ impl QueryEngine {
         let (_, plan) = self
             .logical_plan(database, Statement::Text(statement))
             .await?;
-        let found = plan.get_parameter_types()?;
+        let found = parameter_types(&plan)?;
         // `$1` … `$n`: a parameter the statement never names has no type.
         let count = found
             .keys()

@@ -40,6 +40,7 @@ pub mod error;
 mod functions;
 mod guard;
 pub mod nesting;
+mod parameter_types;
 pub mod pg_catalog;
 mod plan_weight;
 mod preagg;

@@ -16,7 +16,9 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray, Int64Builder, ListBuilder, StringBuilder};
+use datafusion::arrow::array::{
+    Array, AsArray, Int64Builder, ListBuilder, StringArray, StringBuilder,
+};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type};
 use datafusion::common::{Result, ScalarValue, exec_err};
@@ -48,6 +50,10 @@ enum Body {
     SizePretty,
     /// `quote_ident(text)`: the name, double-quoted when it needs to be.
     QuoteIdent,
+    /// `quote_literal(value)`: its text as a string literal; NULL stays NULL.
+    QuoteLiteral,
+    /// `quote_nullable(value)`: as `quote_literal`, but NULL is `NULL`.
+    QuoteNullable,
     /// `current_setting(name)`: `search_path` is the statement's database; other settings
     /// are NULL here.
     CurrentSetting,
@@ -115,6 +121,19 @@ impl ScalarUDFImpl for CatalogFunction {
                 Ok(ColumnarValue::Array(Arc::new(out.finish())))
             }
             Body::QuoteIdent => map_text(&args, |name| Some(quote_ident(name))),
+            Body::QuoteLiteral => map_text(&args, |value| Some(quote_literal(value))),
+            Body::QuoteNullable => {
+                let Some(first) = args.args.first() else {
+                    return scalar(ScalarValue::Utf8(None));
+                };
+                let values = cast(&first.to_array(args.number_rows)?, &DataType::Utf8)?;
+                let out: StringArray = values
+                    .as_string::<i32>()
+                    .iter()
+                    .map(|v| Some(v.map_or_else(|| "NULL".to_owned(), quote_literal)))
+                    .collect();
+                Ok(ColumnarValue::Array(Arc::new(out)))
+            }
             Body::CurrentSetting => {
                 let database = args.config_options.catalog.default_schema.clone();
                 map_text(&args, |name| {
@@ -302,6 +321,17 @@ fn quote_ident(name: &str) -> String {
     }
 }
 
+/// `value` as Postgres's `quote_literal` gives it: in single quotes with `'` doubled; with
+/// any `\\` doubled too and an `E` before the quotes when it holds one.
+fn quote_literal(value: &str) -> String {
+    let quoted = value.replace('\'', "''");
+    if value.contains('\\') {
+        format!("E'{}'", quoted.replace('\\', "\\\\"))
+    } else {
+        format!("'{quoted}'")
+    }
+}
+
 /// The parts of a qualified name (`a.b`, `"A.x".b`): quoted parts kept as written, others
 /// lower-cased, as Postgres's `parse_ident` does.
 fn parse_ident(text: &str) -> Vec<String> {
@@ -336,9 +366,11 @@ fn any_arguments() -> Signature {
 
 /// Adds the catalog functions to `context`.
 pub(crate) fn register(context: &SessionContext) {
-    let functions: [(&'static str, Body); 32] = [
+    let functions: [(&'static str, Body); 34] = [
         ("current_schemas", Body::CurrentSchemas),
         ("quote_ident", Body::QuoteIdent),
+        ("quote_literal", Body::QuoteLiteral),
+        ("quote_nullable", Body::QuoteNullable),
         ("current_setting", Body::CurrentSetting),
         ("parse_ident", Body::ParseIdent),
         ("array_lower", Body::ArrayLower),
@@ -400,7 +432,7 @@ pub(crate) fn register(context: &SessionContext) {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_ident, quote_ident, size_pretty};
+    use super::{parse_ident, quote_ident, quote_literal, size_pretty};
 
     #[test]
     fn sizes_are_pretty_as_postgres_prints_them() {
@@ -433,5 +465,14 @@ mod tests {
         assert_eq!(quote_ident("2x"), "\"2x\"");
         assert_eq!(parse_ident("public.Games"), ["public", "games"]);
         assert_eq!(parse_ident("\"My.Db\".t"), ["My.Db", "t"]);
+    }
+
+    #[test]
+    fn literals_are_quoted_as_postgres_does() {
+        // Postgres 15.18's answers to quote_literal(…).
+        assert_eq!(quote_literal("abc"), "'abc'");
+        assert_eq!(quote_literal("it's"), "'it''s'");
+        assert_eq!(quote_literal("a\\b'c"), "E'a\\\\b''c'");
+        assert_eq!(quote_literal(""), "''");
     }
 }

@@ -368,6 +368,7 @@ pub(crate) const TABLES: &[CatalogTable] = &[
             ("typtype", Kind::Text),
             ("typcategory", Kind::Text),
             ("typisdefined", Kind::Bool),
+            ("typdelim", Kind::Text),
             ("typrelid", Kind::Oid),
             ("typelem", Kind::Oid),
             ("typarray", Kind::Oid),
@@ -399,6 +400,8 @@ pub(crate) const TABLES: &[CatalogTable] = &[
                         text("b"),
                         text(category),
                         Bool(true),
+                        // Every type here separates array elements with a comma.
+                        text(","),
                         Int(0),
                         Int(i64::from(t.element)),
                         Int(i64::from(t.array)),

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use common::{HOUR_NS, START_NS, open_engine};
 use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use strata_lineproto::Precision;
 use strata_query::{DataFault, Position, QueryEngine, QueryError};
@@ -115,6 +116,32 @@ async fn unqualified_names_resolve_in_the_statement_database() {
 
     let err = sql.sql("three", "SELECT * FROM m").await.unwrap_err();
     assert!(matches!(err, QueryError::Plan { .. }), "{err:?}");
+    assert!(err.to_string().contains("not found"), "{err}");
+
+    // The system catalog's tables unqualified, as Postgres finds them; a table of the
+    // database with such a name comes first.
+    let relname = "SELECT relname FROM pg_class WHERE relname = 'm'";
+    assert!(count(sql.sql("one", relname).await.unwrap()).contains("| m "));
+    let joined = "SELECT t.typname FROM pg_type t JOIN pg_namespace n ON t.typnamespace = n.oid \
+                  WHERE t.typname = 'int8'";
+    assert!(count(sql.sql("one", joined).await.unwrap()).contains("| int8 "));
+    engine
+        .write_lines(
+            "one",
+            format!("pg_class relname=\"mine\" {t}\n").as_bytes(),
+            Precision::Nanoseconds,
+        )
+        .unwrap();
+    let mine = count(
+        sql.sql("one", "SELECT relname FROM pg_class")
+            .await
+            .unwrap(),
+    );
+    assert!(mine.contains("| mine ") && !mine.contains("| m "), "{mine}");
+    let err = sql
+        .sql("one", "SELECT * FROM pg_nothing")
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("not found"), "{err}");
 }
 
@@ -405,6 +432,44 @@ async fn describe_refuses_parameter_numbers_past_the_protocols_count() {
             err.to_string(),
             format!("there is no parameter ${number}: a statement takes at most 65535 parameters")
         );
+    }
+}
+
+/// A parameter takes the type of a cast written on it, and `LIMIT`/`OFFSET` make it a
+/// `bigint`, as in Postgres: asyncpg encodes values by the described types, and refused to
+/// send `5` for `LIMIT $1` described as unknown. A type DataFusion infers from a column
+/// still comes first.
+#[tokio::test]
+async fn describe_types_parameters_by_their_casts_and_limits() {
+    let (_dir, sql) = one_row_of_m();
+    let cases: [(&str, Vec<Option<DataType>>); 6] = [
+        ("SELECT $1::int + 1", vec![Some(DataType::Int32)]),
+        (
+            "SELECT v FROM m WHERE time > CAST($1 AS timestamp) LIMIT $2 OFFSET $3",
+            vec![
+                Some(DataType::Timestamp(TimeUnit::Nanosecond, None)),
+                Some(DataType::Int64),
+                Some(DataType::Int64),
+            ],
+        ),
+        (
+            "SELECT TRY_CAST($1 AS double) AS x",
+            vec![Some(DataType::Float64)],
+        ),
+        (
+            "SELECT v FROM m WHERE v IN (SELECT $1::bigint)",
+            vec![Some(DataType::Int64)],
+        ),
+        // The column's type, not the later cast's.
+        (
+            "SELECT v FROM m WHERE v > $1 AND $1::text = 'x'",
+            vec![Some(DataType::Int64)],
+        ),
+        ("SELECT $1 AS untyped", vec![None]),
+    ];
+    for (statement, expected) in cases {
+        let described = sql.describe("db", statement).await.unwrap();
+        assert_eq!(described.parameters, expected, "{statement}");
     }
 }
 

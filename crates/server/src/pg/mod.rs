@@ -24,8 +24,10 @@ mod params;
 mod params_array;
 mod query;
 mod session;
+mod setting_calls;
 mod sql_text;
 mod startup;
+mod type_introspection;
 
 #[cfg(test)]
 mod no_panic_tests;

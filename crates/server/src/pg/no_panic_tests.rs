@@ -18,7 +18,8 @@ use super::copy_statement::copy_statement;
 use super::params::literal;
 use super::query::to_strata;
 use super::session::{Session, session_statement};
-use super::sql_text::{parameter_count, split_statements, substitute};
+use super::setting_calls::{Mode, setting_calls};
+use super::sql_text::{cast_parameters, parameter_count, split_statements, substitute};
 use crate::auth::Access;
 
 struct Rng(u64);
@@ -83,6 +84,10 @@ const SEEDS: &[&str] = &[
     "SELECT n.nspname, p.proname FROM pg_catalog.pg_proc p LEFT JOIN pg_catalog.pg_namespace n \
      ON n.oid = p.pronamespace WHERE p.prorettype <> 'pg_catalog.cstring'::pg_catalog.regtype",
     "select * from (values (1, 'a'), (2, 'b')) as v(x, y) where x in (select 1)",
+    "SELECT current_setting('jit') AS cur, set_config('jit', 'off', false) AS new",
+    "SELECT pg_catalog.set_config('my.x', 'it''s', true), current_setting('TimeZone', true)",
+    "SELECT $1::timestamptz, $2::timestamp with time zone, $3::oid[] LIMIT $4",
+    "SELECT quote_literal($1::\"pg_catalog\".\"float8\"::text), $2::\"_int8\", $3::pg_catalog._text",
 ];
 
 const PIECES: &[&str] = &[
@@ -125,6 +130,13 @@ const PIECES: &[&str] = &[
     "=",
     "TIME",
     "ZONE",
+    "current_setting(",
+    "set_config(",
+    "true",
+    "::timestamptz",
+    "::oid[]",
+    "::\"pg_catalog\".\"_int8\"",
+    "\"float8\"",
     "é",
     "\u{0}",
     "\u{10FFFF}",
@@ -184,6 +196,9 @@ fn exercise(sql: &str, session: &Session, rng: &mut Rng) {
         empty_answer(statement);
         copy_statement(statement);
         to_strata(statement);
+        cast_parameters(statement);
+        let _ = setting_calls(statement, session, Mode::Describe);
+        let _ = setting_calls(statement, session, Mode::Run);
         let count = parameter_count(statement);
         if count <= 8 {
             let values: Vec<String> = (0..count + rng.below(2))

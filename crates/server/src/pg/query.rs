@@ -41,9 +41,12 @@ use super::errors::{
 use super::from_functions;
 use super::params;
 use super::session::{CancelSignal, Session, SessionStatement, session_statement};
+use super::setting_calls::{Mode, setting_calls};
 use super::sql_text::{
-    array_parameters, from_postgres, parameter_count, split_statements, substitute,
+    CastType, array_parameters, cast_parameters, from_postgres, parameter_count, split_statements,
+    substitute,
 };
+use super::type_introspection;
 use crate::auth::Access;
 
 /// A statement prepared with Parse.
@@ -158,6 +161,9 @@ impl Queries {
         if let Some(copy) = copy_statement(sql) {
             return self.copy(session, copy?).await;
         }
+        let with_settings = setting_calls(sql, session, Mode::Run)?;
+        let origin = origin.filter(|_| matches!(with_settings, Cow::Borrowed(_)));
+        let sql = with_settings.as_ref();
         if session.access == Access::ReadOnly && !strata_query::is_read_statement(sql) {
             return Err(error(
                 INSUFFICIENT_PRIVILEGE,
@@ -204,13 +210,16 @@ impl Queries {
 }
 
 /// A client's statement in the SQL Strata plans: Postgres-only catalog syntax rewritten
-/// (see `sql_text::from_postgres`, `catalog_sql` and `from_functions`); borrowed when
-/// nothing changed.
+/// (see `sql_text::from_postgres`, `catalog_sql` and `from_functions`), asyncpg's type
+/// introspection replaced (`type_introspection`); borrowed when nothing changed.
 pub(super) fn to_strata(sql: &str) -> Cow<'_, str> {
     // The rewrites parse the statement: one too deeply nested is left as it is, for the
     // engine to refuse with the place it passed the bound.
     if strata_query::nesting::check(sql).is_err() {
         return Cow::Borrowed(sql);
+    }
+    if let Some(equivalent) = type_introspection::equivalent(sql) {
+        return Cow::Owned(from_postgres(&equivalent).into_owned());
     }
     let mut text = from_postgres(sql);
     if let Some(aggregated) = plannable_catalog_subqueries(&text) {
@@ -449,6 +458,10 @@ impl QueryParser for Parser {
             }));
         }
         let planned = to_strata(sql);
+        let planned = match setting_calls(&planned, &session, Mode::Describe)? {
+            Cow::Borrowed(_) => planned,
+            Cow::Owned(text) => Cow::Owned(text),
+        };
         // Positions point into the client's text only when it was not rewritten.
         let origin = matches!(planned, Cow::Borrowed(_)).then_some((sql, 0));
         match self.query.describe(&session.database, &planned).await {
@@ -456,11 +469,14 @@ impl QueryParser for Parser {
                 sql: sql.to_owned(),
                 implied: with_array_parameters(
                     sql,
-                    description
-                        .parameters
-                        .iter()
-                        .map(|t| t.as_ref().map(encode::pg_type))
-                        .collect(),
+                    with_cast_parameters(
+                        sql,
+                        description
+                            .parameters
+                            .iter()
+                            .map(|t| t.as_ref().map(encode::pg_type))
+                            .collect(),
+                    ),
                 ),
                 columns: Some(description.schema),
             })),
@@ -507,6 +523,29 @@ impl QueryParser for Parser {
             format.unwrap_or(&Format::UnifiedText),
         ))
     }
+}
+
+/// `implied` with the parameters of `sql` cast where they stand to a type Strata plans as
+/// another (`sql_text::cast_parameters`) typed as the cast says, where the plan found them
+/// of that other type or untyped.
+fn with_cast_parameters(sql: &str, mut implied: Vec<Option<Type>>) -> Vec<Option<Type>> {
+    for (n, cast) in cast_parameters(sql) {
+        let Some(i) = n.checked_sub(1).filter(|&i| i < MAX_DESCRIBED_PARAMETERS) else {
+            continue;
+        };
+        if implied.len() <= i {
+            implied.resize(i + 1, None);
+        }
+        let (written, planned) = match cast {
+            CastType::Timestamptz => (Type::TIMESTAMPTZ, Type::TIMESTAMP),
+            CastType::Oid => (Type::OID, Type::INT8),
+            CastType::OidArray => (Type::OID_ARRAY, Type::INT8_ARRAY),
+        };
+        if implied[i].as_ref().is_none_or(|t| *t == planned) {
+            implied[i] = Some(written);
+        }
+    }
+    implied
 }
 
 /// `implied` with the parameters of `sql` that stand alone in `ANY(…)`/`ALL(…)` typed as

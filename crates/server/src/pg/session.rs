@@ -110,13 +110,15 @@ impl Session {
         self.cancel.clear();
     }
 
-    fn set(&self, name: &str, value: String) {
+    /// Sets `name` (any case) to `value`, as `SET` does.
+    pub(crate) fn set(&self, name: &str, value: String) {
         self.settings
             .lock()
             .insert(name.to_ascii_lowercase(), value);
     }
 
-    fn get(&self, name: &str) -> Option<String> {
+    /// The value of setting `name` (any case), if the connection has it.
+    pub(crate) fn get(&self, name: &str) -> Option<String> {
         self.settings
             .lock()
             .get(&name.to_ascii_lowercase())

@@ -121,6 +121,72 @@ pub(crate) fn array_parameters(sql: &str) -> Vec<usize> {
         .collect()
 }
 
+/// A type Postgres names that Strata's planner reads as another, so that a plan cannot
+/// tell a parameter cast to it (`$1::timestamptz`) from one cast to the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CastType {
+    /// `timestamptz`, `timestamp with time zone`: planned as `timestamp` (one timestamp
+    /// type, without a zone).
+    Timestamptz,
+    /// `oid`: planned as `bigint` (oids are plain integers here).
+    Oid,
+    /// `oid[]`: planned as `bigint[]`.
+    OidArray,
+}
+
+/// The parameters cast where they stand to a type of [`CastType`] (`$1::timestamptz`,
+/// `$2::pg_catalog.timestamp with time zone`, `$3::oid[]`), by number. Postgres describes
+/// such a parameter with the cast's type, and clients encode values by the described type:
+/// asyncpg refuses an aware `datetime` for a `timestamp` parameter, and sends its type
+/// introspection's list of oids only as `oid[]`.
+pub(crate) fn cast_parameters(sql: &str) -> Vec<(usize, CastType)> {
+    marks(sql)
+        .into_iter()
+        .filter_map(|mark| match mark {
+            Mark::Parameter(n, range) => {
+                let cast = sql[range.end..]
+                    .trim_start()
+                    .strip_prefix("::")?
+                    .trim_start();
+                let name = strip_prefix_ignore_case(cast, "pg_catalog.").unwrap_or(cast);
+                let ends_word = |rest: &str| !rest.starts_with(is_ident_char);
+                let zoned = strip_prefix_ignore_case(name, "timestamptz")
+                    .or_else(|| {
+                        let rest = strip_prefix_ignore_case(name, "timestamp")?;
+                        let rest = strip_prefix_ignore_case(rest.trim_start(), "with")?;
+                        let rest = strip_prefix_ignore_case(rest.trim_start(), "time")?;
+                        strip_prefix_ignore_case(rest.trim_start(), "zone")
+                    })
+                    .is_some_and(ends_word);
+                if zoned {
+                    return Some((n, CastType::Timestamptz));
+                }
+                let rest = strip_prefix_ignore_case(name, "oid").filter(|rest| ends_word(rest))?;
+                let array = rest
+                    .trim_start()
+                    .strip_prefix('[')
+                    .is_some_and(|r| r.trim_start().starts_with(']'));
+                Some((
+                    n,
+                    if array {
+                        CastType::OidArray
+                    } else {
+                        CastType::Oid
+                    },
+                ))
+            }
+            Mark::End(_) => None,
+        })
+        .collect()
+}
+
+/// `text` after `prefix`, if it starts with it in any ASCII case.
+fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &text[prefix.len()..])
+}
+
 /// `sql` with each `$n` replaced by `values[n - 1]`; `Err(n)` names a parameter that has
 /// no value.
 pub(crate) fn substitute(sql: &str, values: &[String]) -> Result<String, usize> {
@@ -141,11 +207,122 @@ pub(crate) fn substitute(sql: &str, values: &[String]) -> Result<String, usize> 
 /// `sql` with the Postgres-only syntax that system-catalog queries from clients (psql's
 /// `\d`, drivers' metadata calls) use turned into what Strata's SQL takes:
 /// `OPERATOR(pg_catalog.~)` → `~`, `COLLATE pg_catalog.default` dropped, casts to
-/// `regclass`, `regtype`, `regproc` and `oid` dropped (oids are plain integers here), and
+/// `regclass`, `regtype`, `regproc` and `oid` dropped (oids are plain integers here; a cast
+/// to an array of them becomes `::bigint[]`), and
 /// `::pg_catalog.text` → `::text`, `'name'::regclass` becomes the oid of the table called
 /// so (a lookup in `pg_class`), and `current_catalog`, `current_schema`, `current_user`,
 /// `session_user` without parentheses become function calls. Only code is touched, never strings or names.
 pub(crate) fn from_postgres(sql: &str) -> Cow<'_, str> {
+    match plain_cast_types(sql) {
+        Some(plain) => Cow::Owned(rewrite_statement(&plain).into_owned()),
+        None => rewrite_statement(sql),
+    }
+}
+
+/// `sql` with the type names of its casts written as Postgres's own names for them: quotes
+/// taken off names that need none (`::"pg_catalog"."float8"` → `::pg_catalog.float8`, as
+/// asyncpg writes the casts that inline a copy's arguments), and an array type's internal
+/// name as its element's with `[]` (`::_int8` → `::int8[]`). `None` when it has no such
+/// cast.
+fn plain_cast_types(sql: &str) -> Option<String> {
+    let bytes = sql.as_bytes();
+    let mut out = String::new();
+    let mut copied = 0;
+    for range in code_ranges(sql) {
+        // A replaced name may run past its code range, over a quoted part.
+        let mut i = range.start.max(copied);
+        while i < range.end
+            && let Some(found) = sql[i..range.end].find("::")
+        {
+            let name_at = skip_blank_bytes(bytes, i + found + 2);
+            let (parts, end) = type_name_parts(sql, name_at);
+            i = i + found + 2;
+            let Some(last) = parts.last() else {
+                continue;
+            };
+            let quoted = parts.iter().any(|(_, quoted)| *quoted);
+            let array = last.0.strip_prefix('_').filter(|element| {
+                strata_query::pg_catalog::types::PG_TYPES
+                    .iter()
+                    .any(|t| t.element == 0 && t.name == *element)
+            });
+            if !quoted && array.is_none() {
+                continue;
+            }
+            out.push_str(&sql[copied..name_at]);
+            let names: Vec<&str> = parts.iter().map(|(name, _)| name.as_str()).collect();
+            match array {
+                Some(element) => {
+                    out.push_str(&names[..names.len() - 1].join("."));
+                    if names.len() > 1 {
+                        out.push('.');
+                    }
+                    out.push_str(element);
+                    out.push_str("[]");
+                }
+                None => out.push_str(&names.join(".")),
+            }
+            copied = end;
+            i = end.max(i);
+        }
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.push_str(&sql[copied..]);
+    Some(out)
+}
+
+/// The parts of the (possibly qualified, possibly quoted) name at `at`, each with whether
+/// it was quoted, and where the name ends. A quoted part that needs its quotes (capitals,
+/// spaces, a `"`) ends the list empty: such a type is left as written.
+fn type_name_parts(sql: &str, mut at: usize) -> (Vec<(String, bool)>, usize) {
+    let bytes = sql.as_bytes();
+    let mut parts = Vec::new();
+    loop {
+        if bytes.get(at) == Some(&b'"') {
+            let Some(close) = sql[at + 1..].find('"').map(|c| at + 1 + c) else {
+                return (Vec::new(), at);
+            };
+            let name = &sql[at + 1..close];
+            let plain = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            if !plain {
+                return (Vec::new(), at);
+            }
+            parts.push((name.to_owned(), true));
+            at = close + 1;
+        } else {
+            let len = sql[at..]
+                .find(|c: char| !is_ident_char(c))
+                .unwrap_or(sql.len() - at);
+            if len == 0 {
+                return (Vec::new(), at);
+            }
+            parts.push((sql[at..at + len].to_ascii_lowercase(), false));
+            at += len;
+        }
+        if bytes.get(at) != Some(&b'.') {
+            return (parts, at);
+        }
+        at += 1;
+    }
+}
+
+fn skip_blank_bytes(bytes: &[u8], mut at: usize) -> usize {
+    while bytes.get(at).is_some_and(u8::is_ascii_whitespace) {
+        at += 1;
+    }
+    at
+}
+
+/// [`from_postgres`] once cast types are plain.
+fn rewrite_statement(sql: &str) -> Cow<'_, str> {
     const MARKERS: [&str; 5] = ["OPERATOR", "COLLATE", "::", "CURRENT_", "SESSION_USER"];
     if !MARKERS.iter().any(|m| contains_ignore_ascii_case(sql, m)) {
         return Cow::Borrowed(sql);
@@ -246,6 +423,13 @@ fn rewrite_code(code: &str) -> String {
                 "regclass" | "regtype" | "regproc" | "regprocedure" | "oid"
             ) {
                 rest = &trimmed[name_len..];
+                // An array of oids is an array of the integers oids are here.
+                if let Some(after) = rest.trim_start().strip_prefix('[')
+                    && let Some(after) = after.trim_start().strip_prefix(']')
+                {
+                    out.push_str("::bigint[]");
+                    rest = after;
+                }
                 continue;
             }
             if name.starts_with("pg_catalog.") {
@@ -292,6 +476,26 @@ mod tests {
                    AND d = ANY($4 || x) AND e = $5 AND f = COMPANY($6) AND g = 'ANY($7)'";
         assert_eq!(array_parameters(sql), [1, 3, 2]);
         assert_eq!(array_parameters("SELECT $1"), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn parameters_cast_to_types_strata_plans_as_others() {
+        let sql = "SELECT $1::timestamptz, $2 :: PG_CATALOG.TimestampTZ, $3::timestamp  with \
+                   time zone, $4::timestamp, $5::timestamptzx, ($6)::timestamptz, \
+                   '$7::timestamptz', $8::timestamp with time zones, $9::oid, $10::oid [ ], \
+                   $11::oids, $12::pg_catalog.oid[]";
+        use CastType::*;
+        assert_eq!(
+            cast_parameters(sql),
+            [
+                (1, Timestamptz),
+                (2, Timestamptz),
+                (3, Timestamptz),
+                (9, Oid),
+                (10, OidArray),
+                (12, OidArray)
+            ]
+        );
     }
 
     #[test]
@@ -346,6 +550,20 @@ mod tests {
         assert_eq!(
             from_postgres("SELECT current_catalog, current_schema(), session_user, t.current_user"),
             "SELECT current_database(), current_schema(), current_user(), t.current_user"
+        );
+        assert_eq!(
+            from_postgres(
+                "SELECT 1 WHERE 23 = ANY($1::oid[]) AND 25 = ANY(ARRAY[25]::regtype [ ])"
+            ),
+            "SELECT 1 WHERE 23 = ANY($1::bigint[]) AND 25 = ANY(ARRAY[25]::bigint[])"
+        );
+        assert_eq!(
+            from_postgres(
+                "SELECT quote_literal($1::\"pg_catalog\".\"float8\"::text), $2::\"_int8\", \
+                 $3::pg_catalog._text, x::\"Mixed\", '::\"float8\"', $4:: \"int4\""
+            ),
+            "SELECT quote_literal($1::float8::text), $2::int8[], \
+                 $3::text[], x::\"Mixed\", '::\"float8\"', $4:: int4"
         );
         // Ordinary SQL comes back as it was, without a copy.
         assert!(matches!(from_postgres("SELECT 1"), Cow::Borrowed(_)));

@@ -98,6 +98,49 @@ async def main():
         limit = START + datetime.timedelta(seconds=seconds)
         # Ten rows a second, counting down from 0.
         assert await statement.fetchval(limit) == 1 - 10 * seconds, seconds
+    # A parameter's own cast and LIMIT/OFFSET give it its type, as in Postgres: asyncpg
+    # encodes by the described types and refuses an int for a parameter described unknown.
+    assert await conn.fetchval("SELECT $1::int + 1", 41) == 42
+    cutoff = (START + datetime.timedelta(seconds=2)).replace(tzinfo=datetime.timezone.utc)
+    got = await conn.fetch(
+        "SELECT count FROM readings WHERE time >= $1::timestamptz ORDER BY time LIMIT $2 OFFSET $3",
+        cutoff,
+        3,
+        1,
+    )
+    assert [r["count"] for r in got] == [-21, -22, -23], got
+
+    # Arrays: asyncpg decodes them only after its type introspection query, which Strata
+    # answers from pg_type.
+    got = await conn.fetchrow(
+        "SELECT array_agg(count ORDER BY time) AS counts, array_agg(site ORDER BY time) AS sites, "
+        "array_agg(level ORDER BY time) AS levels FROM readings WHERE time >= $1 AND time < $2",
+        START,
+        START + datetime.timedelta(microseconds=3),
+    )
+    assert got["counts"] == [0, -1, -2], got
+    assert got["sites"] == [None, "s1", "s2"], got
+    assert got["levels"] == [None, 0.25, 0.5], got
+    # Settings: asyncpg reads `jit` before introspecting and goes on when it is unknown.
+    try:
+        await conn.fetchval("SELECT current_setting('jit')")
+        raise AssertionError("an unknown setting was read")
+    except asyncpg.UndefinedObjectError:
+        pass
+    assert await conn.fetchval("SELECT set_config('application_name', 'loader', false)") == "loader"
+    assert await conn.fetchval("SHOW application_name") == "loader"
+    assert await conn.fetchval("SELECT current_setting('application_name')") == "loader"
+    # A copy's arguments are inlined by asyncpg with quote_literal($1::"pg_catalog"."…"::text).
+    out = io.BytesIO()
+    status = await conn.copy_from_query(
+        "SELECT site, count FROM readings WHERE site = $1 AND count > $2 ORDER BY time",
+        "s3",
+        -40,
+        output=out,
+        format="csv",
+    )
+    assert status == "COPY 4", status
+    assert out.getvalue() == b"s3,-3\ns3,-13\ns3,-23\ns3,-33\n", out.getvalue()
 
     # COPY out: binary, read back by hand, and CSV.
     out = io.BytesIO()
