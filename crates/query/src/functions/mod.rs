@@ -13,10 +13,14 @@
 //! - `repeat`, `lpad`, `rpad`, `array_repeat`, `array_resize`, `regexp_replace`,
 //!   `replace`, `array_to_string` and `to_char` are DataFusion's, bounded: see [`bounded`].
 //!   `to_char` also reads Postgres's templates (`'YYYY-MM-DD'`): see `pg_to_char`.
+//! - Postgres's `mod`, `div`, `width_bucket` (see `pg_math`), `md5` and `sha224` …
+//!   `sha512` (see `pg_hash`).
 
 pub mod bounded;
 mod bounded_lists;
 pub(crate) mod first_last;
+mod pg_hash;
+mod pg_math;
 mod pg_to_char;
 mod rewrite;
 pub mod session;
@@ -33,6 +37,8 @@ use session::{SessionFunction, SessionValue};
 /// Adds Strata's functions to `context`.
 pub(crate) fn register(context: &SessionContext) {
     bounded::register(context);
+    pg_math::register(context);
+    pg_hash::register(context);
     let date_bin = datafusion::functions::datetime::date_bin();
     context.register_udf(date_bin.as_ref().clone().with_aliases(["time_bucket"]));
     // Postgres's name of the sample variance (DataFusion's `var`, `var_samp`).

@@ -210,6 +210,55 @@ async fn public_is_the_statements_database_until_one_is_named_so() {
     );
 }
 
+/// Postgres's `mod`, `div`, `width_bucket`, `md5` and `sha256`, answering as Postgres 15.18
+/// does; a division by zero and a bucket count of 0 are refused as there.
+#[tokio::test]
+async fn postgres_arithmetic_and_hash_functions_answer_as_postgres() {
+    let (_dir, sql) = one_row_of_m();
+    let row = table_text(
+        &sql.sql(
+            "db",
+            "SELECT mod(-7, 3) AS a, mod(7, -3) AS b, div(-7, 2) AS c, div(7.5, 2) AS d, \
+             mod(7.5, 2) AS e, width_bucket(5.35, 0.024, 10.06, 5) AS f, \
+             width_bucket(v, 0, 10, 4) AS g, md5('abc') AS h, encode(sha256('abc'), 'hex') AS i, \
+             md5(host) AS j, mod(v, 2) AS k FROM m",
+        )
+        .await
+        .unwrap(),
+    );
+    for want in [
+        "| -1 | 1 | -3 | 3.0 | 1.5 | 3 | 1 | 900150983cd24fb0d6963f7d28e17f72 |",
+        "| ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad |",
+        "| 0cc175b9c0f1b6a831c399e269772661 | 1 |",
+    ] {
+        assert!(row.contains(want), "{want}\n{row}");
+    }
+    for (q, fault, message) in [
+        (
+            "SELECT mod(1, 0) AS v",
+            DataFault::DivisionByZero,
+            "Divide by zero",
+        ),
+        (
+            "SELECT div(1.5, 0) AS v",
+            DataFault::DivisionByZero,
+            "Divide by zero",
+        ),
+        (
+            "SELECT width_bucket(1, 0, 1, 0) AS v",
+            DataFault::InvalidArgument,
+            "count must be greater than zero",
+        ),
+    ] {
+        let err = sql.sql("db", q).await.unwrap_err();
+        assert!(
+            matches!(&err, QueryError::Data { fault: f, .. } if *f == fault),
+            "{q}: {err:?}"
+        );
+        assert!(err.to_string().contains(message), "{q}: {err}");
+    }
+}
+
 /// A query engine over a fresh directory whose `db.m` holds one row (`host=a`, `v=1`).
 fn one_row_of_m() -> (tempfile::TempDir, QueryEngine) {
     let dir = tempfile::tempdir().unwrap();
