@@ -491,7 +491,7 @@ async fn describe_refuses_parameter_numbers_past_the_protocols_count() {
 #[tokio::test]
 async fn describe_types_parameters_by_their_casts_and_limits() {
     let (_dir, sql) = one_row_of_m();
-    let cases: [(&str, Vec<Option<DataType>>); 6] = [
+    let cases: [(&str, Vec<Option<DataType>>); 7] = [
         ("SELECT $1::int + 1", vec![Some(DataType::Int32)]),
         (
             "SELECT v FROM m WHERE time > CAST($1 AS timestamp) LIMIT $2 OFFSET $3",
@@ -515,6 +515,11 @@ async fn describe_types_parameters_by_their_casts_and_limits() {
             vec![Some(DataType::Int64)],
         ),
         ("SELECT $1 AS untyped", vec![None]),
+        // Functions whose arguments share a type give it to a parameter among them.
+        (
+            "SELECT generate_series(1, $1) AS n, coalesce($2, v) AS w, left($3, 2) AS x FROM m",
+            vec![Some(DataType::Int64), Some(DataType::Int64), None],
+        ),
     ];
     for (statement, expected) in cases {
         let described = sql.describe("db", statement).await.unwrap();

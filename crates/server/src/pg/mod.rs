@@ -23,6 +23,7 @@ mod from_functions;
 mod params;
 mod params_array;
 mod query;
+mod select_series;
 mod session;
 mod setting_calls;
 mod sql_text;

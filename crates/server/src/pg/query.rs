@@ -40,6 +40,7 @@ use super::errors::{
 };
 use super::from_functions;
 use super::params;
+use super::select_series;
 use super::session::{CancelSignal, Session, SessionStatement, session_statement};
 use super::setting_calls::{Mode, setting_calls};
 use super::sql_text::{
@@ -210,8 +211,9 @@ impl Queries {
 }
 
 /// A client's statement in the SQL Strata plans: Postgres-only catalog syntax rewritten
-/// (see `sql_text::from_postgres`, `catalog_sql` and `from_functions`), asyncpg's type
-/// introspection replaced (`type_introspection`); borrowed when nothing changed.
+/// (see `sql_text::from_postgres`, `catalog_sql` and `from_functions`), `generate_series`
+/// in a select list unnested (`select_series`), asyncpg's type introspection replaced
+/// (`type_introspection`); borrowed when nothing changed.
 pub(super) fn to_strata(sql: &str) -> Cow<'_, str> {
     // The rewrites parse the statement: one too deeply nested is left as it is, for the
     // engine to refuse with the place it passed the bound.
@@ -227,6 +229,9 @@ pub(super) fn to_strata(sql: &str) -> Cow<'_, str> {
     }
     if let Some(rewritten) = from_functions::rewrite(&text) {
         text = Cow::Owned(rewritten);
+    }
+    if let Some(unnested) = select_series::rewrite(&text) {
+        text = Cow::Owned(unnested);
     }
     text
 }

@@ -121,6 +121,8 @@ async def main():
     assert got["counts"] == [0, -1, -2], got
     assert got["sites"] == [None, "s1", "s2"], got
     assert got["levels"] == [None, 0.25, 0.5], got
+    # generate_series in a select list is rows, as in Postgres.
+    assert [r["n"] for r in await conn.fetch("SELECT generate_series(1, $1) AS n", 3)] == [1, 2, 3]
     # Settings: asyncpg reads `jit` before introspecting and goes on when it is unknown.
     try:
         await conn.fetchval("SELECT current_setting('jit')")

@@ -56,6 +56,13 @@ SELECT * FROM weather WHERE city = 'oslo';
 \x
 SET application_name = 'psql-script';
 SHOW application_name;
+SELECT current_setting('application_name') AS name, set_config('application_name', 'renamed', false) AS renamed;
+SHOW application_name;
+SELECT current_setting('no_such_setting');
+SELECT generate_series(1, 3);
+SELECT generate_series(TIMESTAMP '2026-01-01 00:00:00', TIMESTAMP '2026-01-01 01:00:00', INTERVAL '30 minutes') AS t;
+SELECT count(*) FROM pg_class WHERE relname = 'weather';
+SELECT mod(-7, 3) AS m, div(-7, 2) AS d, width_bucket(5.35, 0.024, 10.06, 5) AS b, md5('abc') AS h;
 SELECT current_database(), current_schema();
 SELECT 1 AS one \; SELECT 'two' AS two;
 BEGIN;
