@@ -25,6 +25,7 @@ use crate::direct;
 use crate::error::QueryError;
 use crate::functions;
 use crate::guard::{Admission, QueryStream};
+use crate::minute_times::MinuteTimes;
 use crate::nesting;
 use crate::parameter_types::parameter_types;
 use crate::plan_weight;
@@ -209,6 +210,8 @@ impl QueryEngine {
         crate::pg_catalog::register(&context, &engine);
         let mut state = context.state();
         functions::register_rewrites(&mut state)?;
+        // After type coercion, which turns a string compared with a time into a cast.
+        state.add_analyzer_rule(Arc::new(MinuteTimes));
         let runtime = QueryRuntime::new(options.target_partitions, nesting::PLANNING_STACK_BYTES)
             .map_err(|e| QueryError::Execution {
             message: format!("cannot start the query threads: {e}"),

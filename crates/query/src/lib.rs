@@ -39,6 +39,7 @@ pub mod engine;
 pub mod error;
 mod functions;
 mod guard;
+mod minute_times;
 pub mod nesting;
 mod parameter_types;
 pub mod pg_catalog;

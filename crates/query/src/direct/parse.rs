@@ -183,7 +183,8 @@ pub(super) fn unsigned(expr: &Expr) -> Option<u64> {
 
 /// A timestamp literal: `'2016-01-01T00:00:00Z'` (compared with `time`, which DataFusion
 /// casts to a timestamp) or `TIMESTAMP '…'`, converted by the same Arrow cast DataFusion
-/// uses, so both read a string alike.
+/// uses, so both read a string alike (a time to the minute given its seconds first, as
+/// DataFusion's plans give it: `minute_times`).
 pub(super) fn timestamp(expr: &Expr) -> Option<i64> {
     let text = match expr {
         Expr::TypedString(typed) => match (&typed.data_type, &typed.value.value) {
@@ -196,7 +197,7 @@ pub(super) fn timestamp(expr: &Expr) -> Option<i64> {
         Expr::Nested(inner) => return timestamp(inner),
         other => string(other)?,
     };
-    let array = StringArray::from(vec![text]);
+    let array = StringArray::from(vec![&*crate::minute_times::with_seconds(text)]);
     let cast = cast(&array, &DataType::Timestamp(TimeUnit::Nanosecond, None)).ok()?;
     let cast = cast.as_any().downcast_ref::<TimestampNanosecondArray>()?;
     (!cast.is_null(0)).then(|| cast.value(0))

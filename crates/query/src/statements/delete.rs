@@ -16,6 +16,7 @@ use strata_storage::{DeleteRequest, Engine};
 use super::tokens::{Cursor, plan, syntax};
 use super::{Output, blocking};
 use crate::error::{Position, QueryError};
+use crate::minute_times::with_seconds;
 
 /// A parsed `DELETE`, its table resolved.
 #[derive(Debug)]
@@ -321,6 +322,7 @@ fn timestamp(cursor: &mut Cursor) -> Result<Timestamp, QueryError> {
 /// Nanoseconds of an RFC 3339 time, or of `2024-01-01[ T]00:00:00[.f]` and `2024-01-01`
 /// taken as UTC (as SQL's `TIMESTAMP '…'` reads them).
 fn parse_time(text: &str) -> Option<Timestamp> {
+    let text = &*with_seconds(text);
     let parsed = chrono::DateTime::parse_from_rfc3339(text)
         .map(|t| t.to_utc())
         .or_else(|_| {

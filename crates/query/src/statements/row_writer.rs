@@ -30,6 +30,7 @@ use super::show::lookup;
 use super::tokens::plan;
 use super::write_lines;
 use crate::error::{DataFault, Position, QueryError};
+use crate::minute_times::with_seconds;
 
 /// One value of a row: text, read as its column's type, or a value of that type already.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -273,7 +274,7 @@ impl RowWriter {
                 });
             }
         }
-        string_to_timestamp_nanos(text.trim()).map_err(|e| {
+        string_to_timestamp_nanos(&with_seconds(text.trim())).map_err(|e| {
             data(
                 DataFault::InvalidDatetime,
                 format!("invalid input syntax for type timestamp: \"{text}\" ({e})"),

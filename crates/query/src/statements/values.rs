@@ -24,6 +24,7 @@ use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::tokens::{Cursor, plan, position};
 use crate::error::{Position, QueryError};
+use crate::minute_times::with_seconds;
 
 /// A literal of a `VALUES` row.
 #[derive(Debug, Clone, PartialEq)]
@@ -202,7 +203,7 @@ pub(super) fn time(
                 )
             })
         }
-        Literal::Text(s) | Literal::Timestamp(s) => string_to_timestamp_nanos(s)
+        Literal::Text(s) | Literal::Timestamp(s) => string_to_timestamp_nanos(&with_seconds(s))
             .map(Some)
             .map_err(|e| plan(format!("time '{s}' is not an RFC 3339 timestamp: {e}"), at)),
         Literal::Now => Ok(None),

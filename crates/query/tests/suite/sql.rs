@@ -259,6 +259,48 @@ async fn postgres_arithmetic_and_hash_functions_answer_as_postgres() {
     }
 }
 
+/// A time written to the minute (`'2026-01-01 10:30'`) is read with seconds 0, as Postgres
+/// reads it, where Arrow's cast refused it: in comparisons (DataFusion's plans and the
+/// direct path), `TIMESTAMP '…'`, `INSERT` and `DELETE`.
+#[tokio::test]
+async fn times_to_the_minute_are_read_as_postgres_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(dir.path());
+    let sql = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    sql.sql(
+        "db",
+        "CREATE TABLE m (time TIMESTAMP, host VARCHAR TAG, v BIGINT)",
+    )
+    .await
+    .unwrap();
+    sql.sql(
+        "db",
+        "INSERT INTO m (time, host, v) VALUES ('2026-01-01 10:29', 'a', 1), \
+         ('2026-01-01T10:30Z', 'a', 2), ('2026-01-01 10:31:30', 'a', 4)",
+    )
+    .await
+    .unwrap();
+    let sum = |batches: Vec<RecordBatch>| table_text(&batches);
+    let direct = "SELECT sum(v) FROM m WHERE time >= '2026-01-01 10:30' AND host = 'a'";
+    assert!(sql.is_direct("db", direct), "{direct}");
+    assert!(sum(sql.sql("db", direct).await.unwrap()).contains("| 6 "));
+    // Through DataFusion's plans.
+    for (q, want) in [
+        (
+            "SELECT v FROM m WHERE time < TIMESTAMP '2026-01-01 10:31' ORDER BY v DESC LIMIT 1",
+            "| 2 ",
+        ),
+        ("SELECT v FROM m WHERE time = '2026-01-01 10:29'", "| 1 "),
+    ] {
+        assert!(!sql.is_direct("db", q), "{q}");
+        assert!(sum(sql.sql("db", q).await.unwrap()).contains(want), "{q}");
+    }
+    sql.sql("db", "DELETE FROM m WHERE time < '2026-01-01 10:30'")
+        .await
+        .unwrap();
+    assert!(sum(sql.sql("db", "SELECT sum(v) AS s FROM m").await.unwrap()).contains("| 6 "));
+}
+
 /// A query engine over a fresh directory whose `db.m` holds one row (`host=a`, `v=1`).
 fn one_row_of_m() -> (tempfile::TempDir, QueryEngine) {
     let dir = tempfile::tempdir().unwrap();
