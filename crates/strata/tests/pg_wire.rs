@@ -8,7 +8,10 @@
 //!   statements, errors and SQLSTATEs, cancel, 200 connections, a client leaving mid-result.
 //! - asyncpg (PyPI, pinned in the README's test command) runs `clients/pg_asyncpg.py`:
 //!   its bulk load (`copy_records_to_table`: binary `COPY … FROM STDIN`), binary and CSV
-//!   `COPY … TO STDOUT`, binary parameters and results, prepared statements, SQLSTATEs.
+//!   `COPY … TO STDOUT`, binary parameters and results, prepared statements, SQLSTATEs,
+//!   arrays (through its type introspection), settings.
+//! - SQLAlchemy 2.0 (PyPI, pinned in the README's test command) over psycopg: its
+//!   dialect's probes, reflection and a cast-parameter insert (`pg_psycopg.py sqlalchemy`).
 //! - pgjdbc (Maven Central, fetched by `clients/fetch-pgjdbc.sh`, which the README's test
 //!   command runs) runs `clients/PgJdbc.java`: prepared inserts and queries, a fetch size
 //!   read through a portal, `getTables`/`getColumns` metadata, SQLSTATEs.
@@ -31,6 +34,9 @@ const PSYCOPG: &str = "psycopg[binary]==3.3.9";
 
 /// The pinned asyncpg, as the README's test command installs it.
 const ASYNCPG: &str = "asyncpg==0.32.0";
+
+/// The pinned SQLAlchemy, as the README's test command installs it.
+const SQLALCHEMY: &str = "sqlalchemy==2.0.58";
 
 fn tests_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")
@@ -127,6 +133,26 @@ fn psycopg_parameters_results_errors_cancel_and_200_connections() {
     let dir = data_dir();
     let server = start(dir.path(), &[]);
     psycopg(&server, "main");
+    assert!(server.stop().success());
+}
+
+/// SQLAlchemy 2.0 over psycopg: its dialect's probes on connecting, reflection, and an
+/// insert whose parameters it casts.
+#[test]
+fn sqlalchemy_connects_reflects_and_inserts() {
+    let import = Command::new("python3")
+        .args(["-c", "import sqlalchemy; print(sqlalchemy.__version__)"])
+        .output()
+        .expect("run python3");
+    assert!(
+        import.status.success(),
+        "python3 cannot import sqlalchemy ({}); the README's test command installs it \
+         (python3 -m pip install '{SQLALCHEMY}')",
+        text(&import.stderr).trim()
+    );
+    let dir = data_dir();
+    let server = start(dir.path(), &[]);
+    psycopg(&server, "sqlalchemy");
     assert!(server.stop().success());
 }
 

@@ -17,7 +17,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, AsArray, Int64Builder, ListBuilder, StringArray, StringBuilder,
+    Array, AsArray, Int64Array, Int64Builder, ListBuilder, StringArray, StringBuilder,
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type};
@@ -30,7 +30,7 @@ use datafusion::logical_expr::{
 use datafusion::prelude::SessionContext;
 
 use super::tables::OWNER_NAME;
-use super::types::pg_type;
+use super::types::{PG_TYPES, pg_type};
 
 /// What a catalog function computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -54,6 +54,9 @@ enum Body {
     QuoteLiteral,
     /// `quote_nullable(value)`: as `quote_literal`, but NULL is `NULL`.
     QuoteNullable,
+    /// `to_regtype(name)`: the oid of the type so named (`int4`, `integer`, `text[]`), NULL
+    /// for a type this server does not have (psycopg looks up `hstore` so).
+    ToRegtype,
     /// `current_setting(name)`: `search_path` is the statement's database; other settings
     /// are NULL here.
     CurrentSetting,
@@ -91,7 +94,7 @@ impl ScalarUDFImpl for CatalogFunction {
     fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
         Ok(match self.body {
             Body::True => DataType::Boolean,
-            Body::ArrayLower | Body::ArrayUpper => DataType::Int64,
+            Body::ArrayLower | Body::ArrayUpper | Body::ToRegtype => DataType::Int64,
             Body::ParseIdent | Body::CurrentSchemas => DataType::new_list(DataType::Utf8, true),
             _ => DataType::Utf8,
         })
@@ -122,6 +125,18 @@ impl ScalarUDFImpl for CatalogFunction {
             }
             Body::QuoteIdent => map_text(&args, |name| Some(quote_ident(name))),
             Body::QuoteLiteral => map_text(&args, |value| Some(quote_literal(value))),
+            Body::ToRegtype => {
+                let Some(first) = args.args.first() else {
+                    return scalar(ScalarValue::Int64(None));
+                };
+                let names = cast(&first.to_array(args.number_rows)?, &DataType::Utf8)?;
+                let out: Int64Array = names
+                    .as_string::<i32>()
+                    .iter()
+                    .map(|name| name.and_then(type_oid))
+                    .collect();
+                Ok(ColumnarValue::Array(Arc::new(out)))
+            }
             Body::QuoteNullable => {
                 let Some(first) = args.args.first() else {
                     return scalar(ScalarValue::Utf8(None));
@@ -321,6 +336,38 @@ fn quote_ident(name: &str) -> String {
     }
 }
 
+/// The oid of the type `name` names: its `pg_type` name or the name `format_type` gives it
+/// (`int8`, `bigint`, `_int8`, `bigint[]`), in any case, `pg_catalog.` allowed before it,
+/// and SQL's other names for the integer and float types (`int`, `float`, `double`).
+fn type_oid(name: &str) -> Option<i64> {
+    let name = name.trim().to_ascii_lowercase();
+    let name = name
+        .strip_prefix("pg_catalog.")
+        .unwrap_or(&name)
+        .trim_matches('"');
+    let (base, array) = match name.strip_suffix("[]") {
+        Some(element) => (element.trim_end(), true),
+        None => (name, false),
+    };
+    let base = match base {
+        "int" | "integer" => "int4",
+        "smallint" => "int2",
+        "float" | "double" => "float8",
+        "real" => "float4",
+        "boolean" => "bool",
+        "varchar" | "character varying" | "string" => "text",
+        other => other,
+    };
+    if let Some(named) = PG_TYPES.iter().find(|t| t.name == name) {
+        return Some(i64::from(named.oid));
+    }
+    let found = PG_TYPES
+        .iter()
+        .find(|t| t.element == 0 && (t.name == base || t.display == base))?;
+    let oid = if array { found.array } else { found.oid };
+    Some(i64::from(oid))
+}
+
 /// `value` as Postgres's `quote_literal` gives it: in single quotes with `'` doubled; with
 /// any `\\` doubled too and an `E` before the quotes when it holds one.
 fn quote_literal(value: &str) -> String {
@@ -366,11 +413,12 @@ fn any_arguments() -> Signature {
 
 /// Adds the catalog functions to `context`.
 pub(crate) fn register(context: &SessionContext) {
-    let functions: [(&'static str, Body); 34] = [
+    let functions: [(&'static str, Body); 35] = [
         ("current_schemas", Body::CurrentSchemas),
         ("quote_ident", Body::QuoteIdent),
         ("quote_literal", Body::QuoteLiteral),
         ("quote_nullable", Body::QuoteNullable),
+        ("to_regtype", Body::ToRegtype),
         ("current_setting", Body::CurrentSetting),
         ("parse_ident", Body::ParseIdent),
         ("array_lower", Body::ArrayLower),
@@ -432,7 +480,7 @@ pub(crate) fn register(context: &SessionContext) {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_ident, quote_ident, quote_literal, size_pretty};
+    use super::{parse_ident, quote_ident, quote_literal, size_pretty, type_oid};
 
     #[test]
     fn sizes_are_pretty_as_postgres_prints_them() {
@@ -465,6 +513,23 @@ mod tests {
         assert_eq!(quote_ident("2x"), "\"2x\"");
         assert_eq!(parse_ident("public.Games"), ["public", "games"]);
         assert_eq!(parse_ident("\"My.Db\".t"), ["My.Db", "t"]);
+    }
+
+    #[test]
+    fn type_names_are_looked_up_as_to_regtype_does() {
+        for (name, oid) in [
+            ("int4", Some(23)),
+            ("Integer", Some(23)),
+            ("pg_catalog.int8", Some(20)),
+            ("double precision", Some(701)),
+            ("text[]", Some(1009)),
+            ("_int8", Some(1016)),
+            ("timestamp with time zone", Some(1184)),
+            ("hstore", None),
+            ("json", None),
+        ] {
+            assert_eq!(type_oid(name), oid, "{name}");
+        }
     }
 
     #[test]

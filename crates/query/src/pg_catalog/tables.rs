@@ -651,6 +651,30 @@ pub(crate) const TABLES: &[CatalogTable] = &[
         rows: NO_ROWS,
     },
     CatalogTable {
+        name: "pg_enum",
+        columns: &[
+            ("oid", Kind::Oid),
+            ("enumtypid", Kind::Oid),
+            ("enumsortorder", Kind::F32),
+            ("enumlabel", Kind::Text),
+        ],
+        rows: NO_ROWS,
+    },
+    CatalogTable {
+        name: "pg_sequence",
+        columns: &[
+            ("seqrelid", Kind::Oid),
+            ("seqtypid", Kind::Oid),
+            ("seqstart", Kind::Oid),
+            ("seqincrement", Kind::Oid),
+            ("seqmax", Kind::Oid),
+            ("seqmin", Kind::Oid),
+            ("seqcache", Kind::Oid),
+            ("seqcycle", Kind::Bool),
+        ],
+        rows: NO_ROWS,
+    },
+    CatalogTable {
         name: "pg_collation",
         columns: &[
             ("oid", Kind::Oid),
@@ -687,6 +711,7 @@ pub(crate) const TABLES: &[CatalogTable] = &[
             ("connamespace", Kind::Oid),
             ("contype", Kind::Text),
             ("conrelid", Kind::Oid),
+            ("contypid", Kind::Oid),
             ("confrelid", Kind::Oid),
             ("conindid", Kind::Oid),
             ("conparentid", Kind::Oid),

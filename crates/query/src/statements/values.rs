@@ -62,6 +62,36 @@ pub(super) fn start_of(expr: &Expr) -> Position {
     position(expr.span().start)
 }
 
+/// `value` cast to `data_type` as a literal: a string to a timestamp is a timestamp, a
+/// number to text is its digits, a string to a number is the number it holds; any other
+/// cast leaves the literal as it is, for the column's rules to check.
+fn cast_literal(value: Literal, data_type: &SqlType, at: Position) -> Result<Literal, QueryError> {
+    let name = data_type.to_string().to_ascii_uppercase();
+    let numeric = [
+        "INT", "BIGINT", "SMALLINT", "TINYINT", "FLOAT", "DOUBLE", "REAL", "NUMERIC", "DECIMAL",
+    ]
+    .iter()
+    .any(|t| name.starts_with(t));
+    let text = ["TEXT", "VARCHAR", "CHAR", "STRING"]
+        .iter()
+        .any(|t| name.starts_with(t));
+    match value {
+        Literal::Text(s) | Literal::Timestamp(s) if matches!(data_type, SqlType::Timestamp(..)) => {
+            Ok(Literal::Timestamp(s))
+        }
+        Literal::Text(s) if numeric => {
+            let number = s.trim();
+            if number.parse::<f64>().is_ok() {
+                Ok(Literal::Number(number.to_owned()))
+            } else {
+                Err(plan(format!("'{s}' is not a number ({data_type})"), at))
+            }
+        }
+        Literal::Number(n) if text => Ok(Literal::Text(n)),
+        other => Ok(other),
+    }
+}
+
 /// The literal `expr` is; anything else (a column, an expression) is an error at it.
 pub(super) fn literal(expr: &Expr) -> Result<Literal, QueryError> {
     let at = start_of(expr);
@@ -82,6 +112,13 @@ pub(super) fn literal(expr: &Expr) -> Result<Literal, QueryError> {
             _ => Err(plan(format!("VALUES take literals, not {expr}"), at)),
         },
         Expr::Nested(inner) => literal(inner),
+        // `'…'::TIMESTAMP`, `1.5::FLOAT`: a cast of a literal, as ORMs write their
+        // parameters (SQLAlchemy's `%(t)s::TIMESTAMP WITHOUT TIME ZONE`).
+        Expr::Cast {
+            expr: inner,
+            data_type,
+            ..
+        } => cast_literal(literal(inner)?, data_type, at),
         Expr::TypedString(typed) if matches!(typed.data_type, SqlType::Timestamp(..)) => {
             match &typed.value.value {
                 Value::SingleQuotedString(s) => Ok(Literal::Timestamp(s.clone())),

@@ -58,6 +58,47 @@ fn float_literal(v: f64) -> String {
     format!("{v:?}")
 }
 
+/// A literal cast to its column's type, as ORMs write parameters (SQLAlchemy's
+/// `%(time)s::TIMESTAMP WITHOUT TIME ZONE`), is that literal.
+#[tokio::test]
+async fn inserted_literals_may_be_cast() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(dir.path());
+    let sql = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    sql.sql(
+        DB,
+        "CREATE TABLE c (host VARCHAR TAG, time TIMESTAMP, f DOUBLE, i BIGINT, s VARCHAR)",
+    )
+    .await
+    .unwrap();
+    sql.sql(
+        DB,
+        "INSERT INTO c (time, host, f, i, s) VALUES \
+         ('2026-01-01T00:00:00Z'::TIMESTAMP WITHOUT TIME ZONE, 'a'::VARCHAR, '1.5'::FLOAT, \
+          CAST(7 AS BIGINT), 3::TEXT), \
+         (TIMESTAMP '2026-01-01 00:01'::TIMESTAMP, 'b', 2.5::DOUBLE PRECISION, -2::BIGINT, 'x'::VARCHAR)",
+    )
+    .await
+    .unwrap();
+    let rows = sql
+        .sql(DB, "SELECT host, f, i, s FROM c ORDER BY time")
+        .await
+        .unwrap();
+    let text = datafusion::arrow::util::pretty::pretty_format_batches(&rows)
+        .unwrap()
+        .to_string();
+    assert!(text.contains("| a    | 1.5 | 7  | 3 |"), "{text}");
+    assert!(text.contains("| b    | 2.5 | -2 | x |"), "{text}");
+    let err = sql
+        .sql(
+            DB,
+            "INSERT INTO c (time, host, f) VALUES (1, 'a', 'many'::FLOAT)",
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("'many' is not a number"), "{err}");
+}
+
 #[tokio::test]
 async fn inserted_values_come_back_exactly() {
     let dir = tempfile::tempdir().unwrap();

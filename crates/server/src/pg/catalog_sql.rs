@@ -12,14 +12,15 @@
 //!   replaced by that inner column in the subquery's other conditions.
 //!
 //! In the same pass, an `ARRAY(SELECT …)` known to be empty becomes an empty array
-//! (`catalog_arrays`).
+//! (`catalog_arrays`), and a scalar subquery that cannot return a row (it reads a catalog
+//! table that is always empty here) becomes NULL.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, Expr, GroupByExpr, JoinOperator, Query, Select, SelectItem, SetExpr,
-    SetOperator, Statement, TableFactor, visit_expressions_mut,
+    SetOperator, Statement, TableFactor, Value, visit_expressions_mut,
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
@@ -51,6 +52,13 @@ pub(crate) fn plannable_catalog_subqueries(sql: &str) -> Option<String> {
     let _ = visit_expressions_mut(&mut statements, |expr| {
         if let Some(empty) = known_empty(expr) {
             *expr = empty;
+            changed = true;
+        } else if let Expr::Subquery(query) = expr
+            && empty_body(&query.body).is_some()
+        {
+            // A scalar subquery that cannot return a row is NULL (SQLAlchemy asks for a
+            // column's identity options from `pg_sequence` with `json_build_object`).
+            *expr = Expr::value(Value::Null);
             changed = true;
         } else if let Expr::Subquery(query) = expr
             && aggregate_one_value(query)
@@ -281,6 +289,8 @@ const EMPTY_TABLES: &[&str] = &[
     "pg_attrdef",
     "pg_foreign_table",
     "pg_partitioned_table",
+    "pg_sequence",
+    "pg_enum",
 ];
 
 /// The column names of `sql` when it is a query on the catalog that cannot return a row: a

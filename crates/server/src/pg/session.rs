@@ -274,10 +274,16 @@ pub(crate) fn session_statement(
         }
         "SHOW" if !strata_query::is_strata_statement(statement) => {
             let name = words.get(1)?.to_ascii_lowercase();
-            let name = if words.len() > 2 && name == "time" {
-                "timezone".to_owned()
-            } else {
-                name
+            // SQL's multi-word names for two settings.
+            let rest: Vec<String> = words[2..].iter().map(|w| w.to_ascii_lowercase()).collect();
+            let name = match (name.as_str(), rest.as_slice()) {
+                ("time", [zone]) if zone == "zone" => "timezone".to_owned(),
+                ("transaction", [isolation, level])
+                    if isolation == "isolation" && level == "level" =>
+                {
+                    "transaction_isolation".to_owned()
+                }
+                _ => name,
             };
             if name == "all" {
                 Some(SessionStatement::Show(None))
@@ -376,6 +382,11 @@ mod tests {
                 .rows(&s),
             [["Europe/Paris"]]
         );
+        // SQLAlchemy asks this on every new connection.
+        let isolation =
+            session_statement("show transaction isolation level", &s, true).expect("session");
+        assert_eq!(isolation.columns(), ["transaction_isolation"]);
+        assert_eq!(isolation.rows(&s), [["read committed"]]);
         session_statement("RESET extra_float_digits", &s, true);
         assert_eq!(show.rows(&s), [["1"]]);
         assert_eq!(
