@@ -100,17 +100,25 @@ fn psql_runs_a_script_of_statements_and_meta_commands() {
 }
 
 /// Runs `clients/pg_psycopg.py` for `scenario` against `server`.
-fn psycopg(server: &Server, scenario: &str) {
+/// Fails loudly unless python3 can import `module`, which `pin` installs.
+fn require_python_module(module: &str, pin: &str) {
     let import = Command::new("python3")
-        .args(["-c", "import psycopg; print(psycopg.__version__)"])
+        .args([
+            "-c",
+            &format!("import {module}; print({module}.__version__)"),
+        ])
         .output()
         .expect("run python3");
     assert!(
         import.status.success(),
-        "python3 cannot import psycopg ({}); the README's test command installs it \
-         (python3 -m pip install '{PSYCOPG}')",
+        "python3 cannot import {module} ({}); the README's test command installs it \
+         (python3 -m pip install '{pin}')",
         text(&import.stderr).trim()
     );
+}
+
+fn psycopg(server: &Server, scenario: &str) {
+    require_python_module("psycopg", PSYCOPG);
     let out = Command::new("python3")
         .arg(tests_dir().join("clients/pg_psycopg.py"))
         .arg(server.http.ip().to_string())
@@ -140,16 +148,7 @@ fn psycopg_parameters_results_errors_cancel_and_200_connections() {
 /// insert whose parameters it casts.
 #[test]
 fn sqlalchemy_connects_reflects_and_inserts() {
-    let import = Command::new("python3")
-        .args(["-c", "import sqlalchemy; print(sqlalchemy.__version__)"])
-        .output()
-        .expect("run python3");
-    assert!(
-        import.status.success(),
-        "python3 cannot import sqlalchemy ({}); the README's test command installs it \
-         (python3 -m pip install '{SQLALCHEMY}')",
-        text(&import.stderr).trim()
-    );
+    require_python_module("sqlalchemy", SQLALCHEMY);
     let dir = data_dir();
     let server = start(dir.path(), &[]);
     psycopg(&server, "sqlalchemy");
@@ -158,16 +157,7 @@ fn sqlalchemy_connects_reflects_and_inserts() {
 
 #[test]
 fn asyncpg_binary_copy_in_and_out_parameters_and_errors() {
-    let import = Command::new("python3")
-        .args(["-c", "import asyncpg; print(asyncpg.__version__)"])
-        .output()
-        .expect("run python3");
-    assert!(
-        import.status.success(),
-        "python3 cannot import asyncpg ({}); the README's test command installs it \
-         (python3 -m pip install '{ASYNCPG}')",
-        text(&import.stderr).trim()
-    );
+    require_python_module("asyncpg", ASYNCPG);
     let dir = data_dir();
     let server = start(dir.path(), &[]);
     let out = Command::new("python3")

@@ -397,10 +397,15 @@ mod tests {
     fn plain_scalar_subqueries_on_the_catalog_are_aggregated() {
         let psql = "SELECT a.attname, (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true) \
                     FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid), \
+                    (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid = a.attrelid), \
                     (SELECT count(*) FROM pg_catalog.pg_class) FROM pg_catalog.pg_attribute a";
         let out = plannable_catalog_subqueries(psql).expect("rewritten");
+        // pg_attrdef never has rows here: its subquery is NULL.
+        assert!(out.starts_with("SELECT a.attname, NULL, "), "{out}");
         assert!(
-            out.contains("(SELECT max(pg_catalog.pg_get_expr(d.adbin, d.adrelid, true)) FROM"),
+            out.contains(
+                "(SELECT max(c.relname) FROM pg_catalog.pg_class c WHERE c.oid = a.attrelid)"
+            ),
             "{out}"
         );
         assert!(
@@ -408,14 +413,14 @@ mod tests {
             "{out}"
         );
         // psql's \\d: outer-only conditions move out, tied outer columns move in.
-        let psql = "SELECT (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true) \
-                    FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND a.atthasdef), \
+        let psql = "SELECT (SELECT c.relname FROM pg_catalog.pg_class c \
+                    WHERE c.oid = a.attrelid AND a.atthasdef), \
                     (SELECT c.collname FROM pg_catalog.pg_collation c, pg_catalog.pg_type t \
                     WHERE c.oid = a.attcollation AND a.attcollation <> t.typcollation) \
                     FROM pg_catalog.pg_attribute a";
         let out = plannable_catalog_subqueries(psql).expect("rewritten");
         assert!(
-            out.contains("CASE WHEN a.atthasdef THEN (SELECT max(pg_catalog.pg_get_expr(d.adbin, d.adrelid, true)) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid) END"),
+            out.contains("CASE WHEN a.atthasdef THEN (SELECT max(c.relname) FROM pg_catalog.pg_class c WHERE c.oid = a.attrelid) END"),
             "{out}"
         );
         assert!(

@@ -35,10 +35,21 @@ pub(crate) fn rewrite(sql: &str) -> Option<String> {
     {
         return None;
     }
+    rewritten(sql, |statements| {
+        let mut visitor = Rewriter { changed: false };
+        let _ = statements.visit(&mut visitor);
+        visitor.changed
+    })
+}
+
+/// `sql` parsed, changed in place by `change`, and printed again if `change` says it
+/// changed anything; `None` when it did not, or when `sql` does not parse.
+pub(crate) fn rewritten(
+    sql: &str,
+    change: impl FnOnce(&mut Vec<Statement>) -> bool,
+) -> Option<String> {
     let mut statements = Parser::parse_sql(&PostgreSqlDialect {}, sql).ok()?;
-    let mut visitor = Rewriter { changed: false };
-    let _ = statements.visit(&mut visitor);
-    visitor.changed.then(|| {
+    change(&mut statements).then(|| {
         statements
             .iter()
             .map(ToString::to_string)

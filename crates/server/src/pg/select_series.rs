@@ -17,9 +17,8 @@ use datafusion::sql::sqlparser::ast::{
     Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident,
     ObjectName, Select, SelectItem, VisitMut, VisitorMut,
 };
-use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
-use datafusion::sql::sqlparser::parser::Parser;
 
+use super::from_functions::rewritten;
 use super::sql_text::contains_ignore_ascii_case;
 
 const SERIES: &str = "generate_series";
@@ -29,15 +28,10 @@ pub(crate) fn rewrite(sql: &str) -> Option<String> {
     if !contains_ignore_ascii_case(sql, SERIES) {
         return None;
     }
-    let mut statements = Parser::parse_sql(&PostgreSqlDialect {}, sql).ok()?;
-    let mut visitor = Unnest { changed: false };
-    let _ = statements.visit(&mut visitor);
-    visitor.changed.then(|| {
-        statements
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ")
+    rewritten(sql, |statements| {
+        let mut visitor = Unnest { changed: false };
+        let _ = statements.visit(&mut visitor);
+        visitor.changed
     })
 }
 
