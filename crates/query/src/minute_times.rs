@@ -54,7 +54,7 @@ impl AnalyzerRule for MinuteTimes {
         plan.apply_with_subqueries(|node| {
             node.apply_expressions(|expr| {
                 expr.apply(|e| {
-                    any |= minute_literal_in_cast(e).is_some();
+                    any |= minute_cast(e).is_some();
                     Ok(if any {
                         TreeNodeRecursion::Stop
                     } else {
@@ -77,9 +77,9 @@ impl AnalyzerRule for MinuteTimes {
     }
 }
 
-/// The string literal `expr` casts to a timestamp, given its seconds, when it is such a
-/// cast of a time written to the minute.
-fn minute_literal_in_cast(expr: &Expr) -> Option<Expr> {
+/// `expr` with its string literal given seconds, when it is a cast of a time written to
+/// the minute to a timestamp.
+fn minute_cast(expr: &Expr) -> Option<Expr> {
     let (Expr::Cast(Cast { expr: inner, field }) | Expr::TryCast(TryCast { expr: inner, field })) =
         expr
     else {
@@ -100,23 +100,12 @@ fn minute_literal_in_cast(expr: &Expr) -> Option<Expr> {
     let Cow::Owned(fixed) = with_seconds(text) else {
         return None;
     };
-    Some(Expr::Literal(
+    let literal = Box::new(Expr::Literal(
         ScalarValue::Utf8(Some(fixed)),
         metadata.clone(),
-    ))
-}
-
-/// `expr` with its string literal given seconds, if it is a cast of one to a timestamp.
-fn with_seconds_in_cast(expr: Expr) -> Transformed<Expr> {
-    let Some(literal) = minute_literal_in_cast(&expr) else {
-        return Transformed::no(expr);
-    };
-    let literal = Box::new(literal);
-    let (Expr::Cast(Cast { field, .. }) | Expr::TryCast(TryCast { field, .. })) = &expr else {
-        return Transformed::no(expr);
-    };
+    ));
     let field = field.clone();
-    Transformed::yes(match expr {
+    Some(match expr {
         Expr::Cast(_) => Expr::Cast(Cast {
             expr: literal,
             field,
@@ -126,6 +115,14 @@ fn with_seconds_in_cast(expr: Expr) -> Transformed<Expr> {
             field,
         }),
     })
+}
+
+/// `expr` with its string literal given seconds, if it is a cast of one to a timestamp.
+fn with_seconds_in_cast(expr: Expr) -> Transformed<Expr> {
+    match minute_cast(&expr) {
+        Some(fixed) => Transformed::yes(fixed),
+        None => Transformed::no(expr),
+    }
 }
 
 #[cfg(test)]

@@ -321,7 +321,7 @@ fn map_text(
 
 /// `name` as Postgres's `quote_ident` gives it: unchanged when it is lower-case letters,
 /// digits and `_` not starting with a digit, else in double quotes with `"` doubled.
-fn quote_ident(name: &str) -> String {
+pub fn quote_ident(name: &str) -> String {
     let plain = name
         .chars()
         .next()

@@ -22,6 +22,7 @@ use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 use strata_storage::Engine;
 
+pub use functions::quote_ident;
 use tables::CatalogTable;
 pub use tables::{NULL_ARRAY_COLUMNS, OWNER_NAME};
 

@@ -66,15 +66,19 @@ pub(super) fn start_of(expr: &Expr) -> Position {
 /// number to text is its digits, a string to a number is the number it holds; any other
 /// cast leaves the literal as it is, for the column's rules to check.
 fn cast_literal(value: Literal, data_type: &SqlType, at: Position) -> Result<Literal, QueryError> {
+    // The type's first word (`DOUBLE PRECISION`, `VARCHAR(60)`, `NUMERIC(10, 2)`): a
+    // prefix would take `INTERVAL` for `INT`.
     let name = data_type.to_string().to_ascii_uppercase();
+    let word = name
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or_default();
     let numeric = [
-        "INT", "BIGINT", "SMALLINT", "TINYINT", "FLOAT", "DOUBLE", "REAL", "NUMERIC", "DECIMAL",
+        "INT", "INT2", "INT4", "INT8", "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "FLOAT",
+        "FLOAT4", "FLOAT8", "DOUBLE", "REAL", "NUMERIC", "DECIMAL",
     ]
-    .iter()
-    .any(|t| name.starts_with(t));
-    let text = ["TEXT", "VARCHAR", "CHAR", "STRING"]
-        .iter()
-        .any(|t| name.starts_with(t));
+    .contains(&word);
+    let text = ["TEXT", "VARCHAR", "CHAR", "CHARACTER", "STRING"].contains(&word);
     match value {
         Literal::Text(s) | Literal::Timestamp(s) if matches!(data_type, SqlType::Timestamp(..)) => {
             Ok(Literal::Timestamp(s))

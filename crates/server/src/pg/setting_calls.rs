@@ -26,6 +26,7 @@ use strata_query::sql_lex::{code_ranges, is_word_byte};
 use super::errors::{NOT_SUPPORTED, error};
 use super::params::quoted;
 use super::session::Session;
+use super::sql_text::{contains_ignore_ascii_case, skip_blank_bytes};
 
 /// Postgres's SQLSTATE for a setting that does not exist.
 const UNDEFINED_OBJECT: &str = "42704";
@@ -46,6 +47,12 @@ pub(crate) fn setting_calls<'a>(
     session: &Session,
     mode: Mode,
 ) -> PgWireResult<Cow<'a, str>> {
+    // Every statement comes through here: lex only those that name the functions.
+    if !contains_ignore_ascii_case(sql, "current_setting")
+        && !contains_ignore_ascii_case(sql, "set_config")
+    {
+        return Ok(Cow::Borrowed(sql));
+    }
     let calls = find_calls(sql);
     if calls.is_empty() {
         return Ok(Cow::Borrowed(sql));
@@ -174,7 +181,7 @@ fn find_calls(sql: &str) -> Vec<Call> {
                 i += 1;
                 continue;
             };
-            let open = skip_blanks(bytes, i + name.len());
+            let open = skip_blank_bytes(bytes, i + name.len());
             if bytes.get(open) != Some(&b'(') {
                 i += name.len();
                 continue;
@@ -226,13 +233,13 @@ fn arguments(sql: &str, mut at: usize) -> Option<(Vec<Argument>, usize)> {
     let bytes = sql.as_bytes();
     let mut out = Vec::new();
     loop {
-        at = skip_blanks(bytes, at);
+        at = skip_blank_bytes(bytes, at);
         if out.is_empty() && bytes.get(at) == Some(&b')') {
             return Some((out, at + 1));
         }
         let (argument, end) = literal(sql, at)?;
         out.push(argument);
-        at = skip_blanks(bytes, end);
+        at = skip_blank_bytes(bytes, end);
         match bytes.get(at)? {
             b',' => at += 1,
             b')' => return Some((out, at + 1)),
@@ -294,13 +301,6 @@ fn closing_parenthesis(bytes: &[u8], open: usize) -> Option<usize> {
         i += 1;
     }
     None
-}
-
-fn skip_blanks(bytes: &[u8], mut at: usize) -> usize {
-    while bytes.get(at).is_some_and(u8::is_ascii_whitespace) {
-        at += 1;
-    }
-    at
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use strata_query::pg_catalog::quote_ident;
 use strata_query::sql_lex::{code_ranges, is_word_byte, skip_block_comment, skip_line_comment};
 
 /// A lexical piece of SQL text that matters here.
@@ -225,6 +226,10 @@ pub(crate) fn from_postgres(sql: &str) -> Cow<'_, str> {
 /// name as its element's with `[]` (`::_int8` → `::int8[]`). `None` when it has no such
 /// cast.
 fn plain_cast_types(sql: &str) -> Option<String> {
+    // Every statement comes through here: lex only those that cast.
+    if !sql.contains("::") {
+        return None;
+    }
     let bytes = sql.as_bytes();
     let mut out = String::new();
     let mut copied = 0;
@@ -285,14 +290,7 @@ fn type_name_parts(sql: &str, mut at: usize) -> (Vec<(String, bool)>, usize) {
                 return (Vec::new(), at);
             };
             let name = &sql[at + 1..close];
-            let plain = name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-            if !plain {
+            if quote_ident(name) != name {
                 return (Vec::new(), at);
             }
             parts.push((name.to_owned(), true));
@@ -314,7 +312,8 @@ fn type_name_parts(sql: &str, mut at: usize) -> (Vec<(String, bool)>, usize) {
     }
 }
 
-fn skip_blank_bytes(bytes: &[u8], mut at: usize) -> usize {
+/// The first byte at or after `at` that is not ASCII white space.
+pub(crate) fn skip_blank_bytes(bytes: &[u8], mut at: usize) -> usize {
     while bytes.get(at).is_some_and(u8::is_ascii_whitespace) {
         at += 1;
     }
