@@ -15,10 +15,13 @@
 //!   `to_char` also reads Postgres's templates (`'YYYY-MM-DD'`): see `pg_to_char`.
 //! - Postgres's `mod`, `div`, `width_bucket` (see `pg_math`), `md5` and `sha224` …
 //!   `sha512` (see `pg_hash`).
+//! - `LIKE … ESCAPE 'c'` with any escape character, not only `\`, and tags matched
+//!   against computed patterns: see `like`.
 
 pub mod bounded;
 mod bounded_lists;
 pub(crate) mod first_last;
+mod like;
 mod pg_hash;
 mod pg_math;
 mod pg_to_char;
@@ -63,9 +66,11 @@ pub fn register_functions(context: &mut SessionContext) -> datafusion::common::R
     register_rewrites(context)
 }
 
-/// Adds Strata's analyzer rewrites (`first(x)` → `first(x, time)`) to `registry`.
+/// Adds Strata's analyzer rewrites (`first(x)` → `first(x, time)`, `LIKE`'s escape
+/// characters) to `registry`.
 pub(crate) fn register_rewrites(
     registry: &mut dyn FunctionRegistry,
 ) -> datafusion::common::Result<()> {
-    registry.register_function_rewrite(Arc::new(rewrite::AddTimeArgument))
+    registry.register_function_rewrite(Arc::new(rewrite::AddTimeArgument))?;
+    registry.register_function_rewrite(Arc::new(like::LikeAsPostgres))
 }

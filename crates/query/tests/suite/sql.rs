@@ -259,6 +259,47 @@ async fn postgres_arithmetic_and_hash_functions_answer_as_postgres() {
     }
 }
 
+/// `LIKE … ESCAPE` with any escape character, and tags matched against computed patterns
+/// (`host LIKE 'a'::VARCHAR || '%'`, as SQLAlchemy's `startswith` writes it), answering as
+/// Postgres 15.18 does for the same rows.
+#[tokio::test]
+async fn like_takes_any_escape_character_and_computed_patterns() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(dir.path());
+    engine
+        .write_lines(
+            "db",
+            b"m,host=a_1 v=1i 1\nm,host=ab1 v=2i 2\nm,host=a%b v=3i 3\nm,host=x\\\\y v=4i 4\n",
+            Precision::Nanoseconds,
+        )
+        .unwrap();
+    let sql = QueryEngine::new(engine).unwrap();
+    let hosts = |filter: &str| {
+        format!("SELECT string_agg(host, ',' ORDER BY host) AS h FROM m WHERE {filter}")
+    };
+    for (filter, want) in [
+        ("host LIKE 'a!_%' ESCAPE '!'", "| a_1 |"),
+        ("host LIKE 'a' || '#%' || '%' ESCAPE '#'", "| a%b |"),
+        ("host LIKE 'a'::VARCHAR || '%'", "| a%b,a_1,ab1 |"),
+        ("host ILIKE 'A'::VARCHAR || '_1'", "| a_1,ab1 |"),
+        ("host LIKE 'x\\y' ESCAPE '#'", "| x\\y |"),
+        ("host NOT LIKE '%!%%' ESCAPE '!'", "| a_1,ab1,x\\y |"),
+    ] {
+        let q = hosts(filter);
+        let got = table_text(&sql.sql("db", &q).await.unwrap());
+        assert!(got.contains(want), "{q}: want {want}\n{got}");
+    }
+    let err = sql
+        .sql("db", "SELECT 'a#' LIKE 'a#' ESCAPE '#' AS v")
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("LIKE pattern must not end with escape character"),
+        "{err}"
+    );
+}
+
 /// A time written to the minute (`'2026-01-01 10:30'`) is read with seconds 0, as Postgres
 /// reads it, where Arrow's cast refused it: in comparisons (DataFusion's plans and the
 /// direct path), `TIMESTAMP '…'`, `INSERT` and `DELETE`.
