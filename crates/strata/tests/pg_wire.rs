@@ -11,7 +11,8 @@
 //!   `COPY … TO STDOUT`, binary parameters and results, prepared statements, SQLSTATEs,
 //!   arrays (through its type introspection), settings.
 //! - SQLAlchemy 2.0 (PyPI, pinned in the README's test command) over psycopg: its
-//!   dialect's probes, reflection and a cast-parameter insert (`pg_psycopg.py sqlalchemy`).
+//!   dialect's probes, reflection of whole tables and a cast-parameter insert; over asyncpg,
+//!   reflection (`pg_psycopg.py sqlalchemy`).
 //! - pgjdbc (Maven Central, fetched by `clients/fetch-pgjdbc.sh`, which the README's test
 //!   command runs) runs `clients/PgJdbc.java`: prepared inserts and queries, a fetch size
 //!   read through a portal, `getTables`/`getColumns` metadata, SQLSTATEs.
@@ -144,11 +145,12 @@ fn psycopg_parameters_results_errors_cancel_and_200_connections() {
     assert!(server.stop().success());
 }
 
-/// SQLAlchemy 2.0 over psycopg: its dialect's probes on connecting, reflection, and an
-/// insert whose parameters it casts.
+/// SQLAlchemy 2.0 over psycopg: its dialect's probes on connecting, reflection of whole
+/// tables, and an insert whose parameters it casts; over asyncpg, reflection.
 #[test]
 fn sqlalchemy_connects_reflects_and_inserts() {
     require_python_module("sqlalchemy", SQLALCHEMY);
+    require_python_module("asyncpg", ASYNCPG);
     let dir = data_dir();
     let server = start(dir.path(), &[]);
     psycopg(&server, "sqlalchemy");

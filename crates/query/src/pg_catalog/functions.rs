@@ -339,7 +339,7 @@ pub fn quote_ident(name: &str) -> String {
 /// The oid of the type `name` names: its `pg_type` name or the name `format_type` gives it
 /// (`int8`, `bigint`, `_int8`, `bigint[]`), in any case, `pg_catalog.` allowed before it,
 /// and SQL's other names for the integer and float types (`int`, `float`, `double`).
-fn type_oid(name: &str) -> Option<i64> {
+pub fn type_oid(name: &str) -> Option<i64> {
     let name = name.trim().to_ascii_lowercase();
     let name = name
         .strip_prefix("pg_catalog.")

@@ -22,7 +22,7 @@ use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 use strata_storage::Engine;
 
-pub use functions::quote_ident;
+pub use functions::{quote_ident, type_oid};
 use tables::CatalogTable;
 pub use tables::{NULL_ARRAY_COLUMNS, OWNER_NAME};
 

@@ -20,7 +20,8 @@ use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, Expr, GroupByExpr, JoinOperator, Query, Select, SelectItem, SetExpr,
-    SetOperator, Statement, TableFactor, Value, visit_expressions_mut,
+    SetOperator, Statement, TableFactor, TableWithJoins, Value, Visit, Visitor,
+    visit_expressions_mut,
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
@@ -293,12 +294,12 @@ const EMPTY_TABLES: &[&str] = &[
     "pg_enum",
 ];
 
-/// The column names of `sql` when it is a query on the catalog that cannot return a row: a
-/// `SELECT` (no aggregate, no grouping) one of whose `FROM` items is one of the
-/// [`EMPTY_TABLES`] joined only by inner or left joins, or a `UNION` of such. psql's `\d` asks such
-/// questions (its policies, statistics, publications and inheritance footers) in
-/// Postgres's full syntax (`array(SELECT …)`, `= any(…)`); their answer is known without
-/// planning them.
+/// The column names of `sql` when it is a query on the catalog that cannot return a row, a
+/// [`rowless_body`]. psql's `\d` asks such questions (its policies, statistics, publications
+/// and inheritance footers) in Postgres's full syntax (`array(SELECT …)`, `= any(…)`), and
+/// SQLAlchemy's reflection of a table's keys and indexes joins `pg_constraint` and
+/// `pg_index` in derived tables with `unnest`, `generate_subscripts` and `::regclass`;
+/// their answer is known without planning them.
 pub(crate) fn empty_answer(sql: &str) -> Option<Vec<String>> {
     if !sql.contains("pg_catalog") {
         return None;
@@ -310,65 +311,144 @@ pub(crate) fn empty_answer(sql: &str) -> Option<Vec<String>> {
     empty_body(&query.body)
 }
 
-/// The column names of a query body that cannot return a row: an empty `SELECT`, or a
-/// `UNION` of them.
+/// The column names of a query body that cannot return a row (see [`rowless_body`]).
 pub(super) fn empty_body(body: &SetExpr) -> Option<Vec<String>> {
+    if !rowless_body(body) {
+        return None;
+    }
+    column_names(body)
+}
+
+/// Whether a query body cannot return a row: a `SELECT` whose `FROM` cannot (see
+/// [`rowless_select`]), or a `UNION` of such.
+fn rowless_body(body: &SetExpr) -> bool {
     match body {
-        SetExpr::Select(select) => empty_select(select),
+        SetExpr::Select(select) => rowless_select(select),
         SetExpr::SetOperation {
             op: SetOperator::Union,
             left,
             right,
             ..
-        } => {
-            let names = empty_body(left)?;
-            empty_body(right)?;
-            Some(names)
-        }
-        SetExpr::Query(query) => empty_body(&query.body),
-        _ => None,
+        } => rowless_body(left) && rowless_body(right),
+        SetExpr::Query(query) => rowless_body(&query.body),
+        _ => false,
     }
 }
 
-/// The column names of a `SELECT` that cannot return a row (see [`empty_answer`]).
-fn empty_select(select: &Select) -> Option<Vec<String>> {
-    let grouped = is_grouped(select);
-    // A cross product (`FROM a, b`) is empty when one of its items is.
-    let empty_item = select.from.iter().any(|from| {
-        let TableFactor::Table { name, .. } = &from.relation else {
-            return false;
+/// Whether a `SELECT` cannot return a row: one of its `FROM` items (a cross product is
+/// empty when one of its items is) cannot, and it does not aggregate without grouping (which
+/// gives one row over nothing).
+fn rowless_select(select: &Select) -> bool {
+    select.from.iter().any(rowless_from_item)
+        && (is_grouped(select) || !aggregates(&select.projection, select.having.as_ref()))
+}
+
+/// Whether a `FROM` item cannot return a row: joined left to right, it is empty once an
+/// empty side is inner-joined in, and stays so through inner and left joins; a right join
+/// gives what its right side gives, a full join is empty when both sides are.
+fn rowless_from_item(from: &TableWithJoins) -> bool {
+    let mut empty = rowless_relation(&from.relation);
+    for join in &from.joins {
+        let right = rowless_relation(&join.relation);
+        empty = match join.join_operator {
+            JoinOperator::Join(_)
+            | JoinOperator::Inner(_)
+            | JoinOperator::CrossJoin(_)
+            | JoinOperator::Semi(_)
+            | JoinOperator::LeftSemi(_) => empty || right,
+            JoinOperator::Left(_)
+            | JoinOperator::LeftOuter(_)
+            | JoinOperator::Anti(_)
+            | JoinOperator::LeftAnti(_) => empty,
+            JoinOperator::Right(_) | JoinOperator::RightOuter(_) => right,
+            JoinOperator::FullOuter(_) => empty && right,
+            _ => false,
         };
-        let table = name.to_string().to_ascii_lowercase();
-        let only_inner_or_left = from.joins.iter().all(|j| {
-            matches!(
-                j.join_operator,
-                JoinOperator::Join(_)
-                    | JoinOperator::Inner(_)
-                    | JoinOperator::Left(_)
-                    | JoinOperator::LeftOuter(_)
-            )
-        });
-        table
+    }
+    empty
+}
+
+/// Whether a relation cannot return a row: one of the [`EMPTY_TABLES`] (named with
+/// `pg_catalog.`, since a database's own table may take an unqualified name), a derived
+/// table whose query cannot, or a parenthesized join that cannot.
+fn rowless_relation(relation: &TableFactor) -> bool {
+    match relation {
+        TableFactor::Table { name, .. } => name
+            .to_string()
+            .to_ascii_lowercase()
             .strip_prefix("pg_catalog.")
-            .is_some_and(|t| EMPTY_TABLES.contains(&t))
-            && only_inner_or_left
-    });
-    if grouped || !empty_item {
-        return None;
+            .is_some_and(|t| EMPTY_TABLES.contains(&t)),
+        TableFactor::Derived { subquery, .. } => rowless_body(&subquery.body),
+        TableFactor::NestedJoin {
+            table_with_joins, ..
+        } => rowless_from_item(table_with_joins),
+        _ => false,
     }
-    let mut names = Vec::new();
-    for item in &select.projection {
-        let (expr, name) = match item {
-            SelectItem::ExprWithAlias { expr, alias } => (expr, alias.value.clone()),
-            SelectItem::UnnamedExpr(expr) => (expr, column_name(expr)),
-            _ => return None,
-        };
-        if is_aggregate(expr) {
-            return None;
+}
+
+/// Whether a select list or `HAVING` calls one of the [`AGGREGATES`] outside any subquery
+/// (a subquery's aggregate is over its own rows).
+fn aggregates(projection: &[SelectItem], having: Option<&Expr>) -> bool {
+    let mut finder = AggregateFinder { subqueries: 0 };
+    let exprs = projection
+        .iter()
+        .filter_map(|item| match item {
+            SelectItem::UnnamedExpr(expr) | SelectItem::ExprWithAlias { expr, .. } => Some(expr),
+            _ => None,
+        })
+        .chain(having);
+    for expr in exprs {
+        if expr.visit(&mut finder).is_break() {
+            return true;
         }
-        names.push(name);
     }
-    Some(names)
+    false
+}
+
+/// Finds an aggregate call outside subqueries ([`aggregates`]).
+struct AggregateFinder {
+    /// How many subqueries the visit is inside.
+    subqueries: usize,
+}
+
+impl Visitor for AggregateFinder {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, _query: &Query) -> ControlFlow<()> {
+        self.subqueries += 1;
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _query: &Query) -> ControlFlow<()> {
+        self.subqueries -= 1;
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
+        if self.subqueries == 0 && is_aggregate(expr) {
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The result column names of a query body: its first `SELECT`'s, as Postgres names them;
+/// `None` for a `*` (the names would need the tables' columns).
+fn column_names(body: &SetExpr) -> Option<Vec<String>> {
+    match body {
+        SetExpr::Select(select) => select
+            .projection
+            .iter()
+            .map(|item| match item {
+                SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
+                SelectItem::UnnamedExpr(expr) => Some(column_name(expr)),
+                _ => None,
+            })
+            .collect(),
+        SetExpr::SetOperation { left, .. } => column_names(left),
+        SetExpr::Query(query) => column_names(&query.body),
+        _ => None,
+    }
 }
 
 /// The name Postgres gives an unnamed result column: a column's own name (through casts),
@@ -480,5 +560,75 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn grouped_queries_over_derived_tables_without_rows_are_answered_empty() {
+        // SQLAlchemy's reflection of a primary key: grouped, over a derived table that
+        // inner-joins one that reads pg_constraint and pg_index.
+        let sqlalchemy = "SELECT attr.conrelid, array_agg(CAST(attr.attname AS TEXT) ORDER BY attr.ord) AS cols, \
+             attr.conname, min(attr.description) AS description \
+             FROM (SELECT con.conrelid AS conrelid, con.conname AS conname, con.ord AS ord, \
+             con.description AS description, pg_catalog.pg_attribute.attname AS attname \
+             FROM pg_catalog.pg_attribute JOIN (SELECT pg_catalog.pg_constraint.conrelid AS conrelid, \
+             pg_catalog.pg_constraint.conname AS conname, unnest(pg_catalog.pg_index.indkey) AS attnum, \
+             generate_subscripts(pg_catalog.pg_index.indkey, $1::INTEGER) AS ord, \
+             pg_catalog.pg_description.description AS description \
+             FROM pg_catalog.pg_constraint JOIN pg_catalog.pg_index ON pg_catalog.pg_constraint.conindid = pg_catalog.pg_index.indexrelid \
+             LEFT OUTER JOIN pg_catalog.pg_description ON pg_catalog.pg_description.objoid = pg_catalog.pg_constraint.oid \
+             AND pg_catalog.pg_description.classoid = CAST($2::REGCLASS AS REGCLASS) \
+             WHERE pg_catalog.pg_constraint.contype = $3::CHAR) AS con \
+             ON pg_catalog.pg_attribute.attnum = con.attnum AND pg_catalog.pg_attribute.attrelid = con.conrelid) AS attr \
+             GROUP BY attr.conrelid, attr.conname ORDER BY attr.conrelid, attr.conname";
+        assert_eq!(
+            empty_answer(sqlalchemy),
+            Some(vec![
+                "conrelid".into(),
+                "cols".into(),
+                "conname".into(),
+                "description".into()
+            ])
+        );
+        // Without grouping, an aggregate gives one row over nothing, wherever it stands
+        // (not inside a subquery of its own).
+        for one_row in [
+            "SELECT coalesce(max(x.conname), '') FROM (SELECT conname FROM pg_catalog.pg_constraint) x",
+            "SELECT 1 FROM pg_catalog.pg_index HAVING count(*) = 0",
+        ] {
+            assert_eq!(empty_answer(one_row), None, "{one_row}");
+        }
+        assert_eq!(
+            empty_answer(
+                "SELECT (SELECT max(relname) FROM pg_catalog.pg_class) AS m FROM pg_catalog.pg_index"
+            ),
+            Some(vec!["m".into()])
+        );
+        // Joins: a left join keeps the rows of a table that has them, a full join of an
+        // empty side too; a right join of an empty table is empty, as is a parenthesized
+        // join of one.
+        for (sql, empty) in [
+            (
+                "SELECT c.relname FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_index i ON true",
+                false,
+            ),
+            (
+                "SELECT c.relname FROM pg_catalog.pg_index i FULL JOIN pg_catalog.pg_class c ON true",
+                false,
+            ),
+            (
+                "SELECT c.relname FROM pg_catalog.pg_class c RIGHT JOIN pg_catalog.pg_index i ON true",
+                true,
+            ),
+            (
+                "SELECT c.relname FROM pg_catalog.pg_class c JOIN (pg_catalog.pg_index i JOIN pg_catalog.pg_class d ON true) ON true",
+                true,
+            ),
+            (
+                "SELECT c.relname FROM pg_catalog.pg_class c, (SELECT 1 FROM pg_catalog.pg_class) x",
+                false,
+            ),
+        ] {
+            assert_eq!(empty_answer(sql).is_some(), empty, "{sql}");
+        }
     }
 }

@@ -89,6 +89,13 @@ const SEEDS: &[&str] = &[
     "SELECT pg_catalog.set_config('my.x', 'it''s', true), current_setting('TimeZone', true)",
     "SELECT $1::timestamptz, $2::timestamp with time zone, $3::oid[] LIMIT $4",
     "SELECT quote_literal($1::\"pg_catalog\".\"float8\"::text), $2::\"_int8\", $3::pg_catalog._text",
+    "SELECT a.conrelid, array_agg(a.attname) FROM (SELECT c.conrelid, p.attname FROM \
+     pg_catalog.pg_attribute p JOIN (SELECT conrelid, unnest(i.indkey) AS attnum FROM \
+     pg_catalog.pg_constraint JOIN pg_catalog.pg_index i ON true LEFT JOIN pg_catalog.pg_description d \
+     ON d.classoid = CAST($1::REGCLASS AS REGCLASS) WHERE contype = $2::CHAR) AS c ON true) AS a \
+     GROUP BY a.conrelid",
+    "SELECT CAST('pg_catalog.pg_class' AS pg_catalog.regclass), $1::double precision, \
+     $2::timestamp without time zone[], $3::VARCHAR(20)",
 ];
 
 const PIECES: &[&str] = &[
@@ -139,6 +146,14 @@ const PIECES: &[&str] = &[
     "::oid[]",
     "::\"pg_catalog\".\"_int8\"",
     "\"float8\"",
+    "CAST(",
+    " AS REGCLASS)",
+    "::REGCLASS AS REGCLASS",
+    "GROUP BY",
+    "RIGHT JOIN",
+    "max(",
+    "double precision",
+    "with time zone",
     "é",
     "\u{0}",
     "\u{10FFFF}",

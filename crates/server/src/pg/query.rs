@@ -447,9 +447,11 @@ impl QueryParser for Parser {
             }));
         }
         if let Some(columns) = empty_answer(sql) {
+            // Not planned: its parameters are typed by their casts, which clients that
+            // reflect the catalog write on each (SQLAlchemy's asyncpg dialect).
             return Ok(Some(Prepared {
                 sql: sql.to_owned(),
-                implied: Vec::new(),
+                implied: with_cast_parameters(sql, Vec::new()),
                 columns: Some(text_schema(&columns)),
             }));
         }
@@ -530,9 +532,9 @@ impl QueryParser for Parser {
     }
 }
 
-/// `implied` with the parameters of `sql` cast where they stand to a type Strata plans as
-/// another (`sql_text::cast_parameters`) typed as the cast says, where the plan found them
-/// of that other type or untyped.
+/// `implied` with the parameters of `sql` cast where they stand (`sql_text::cast_parameters`)
+/// typed as the cast says, where the plan found them untyped, or of the type Strata plans
+/// the cast's as (`timestamp` for `timestamptz`).
 fn with_cast_parameters(sql: &str, mut implied: Vec<Option<Type>>) -> Vec<Option<Type>> {
     for (n, cast) in cast_parameters(sql) {
         let Some(i) = n.checked_sub(1).filter(|&i| i < MAX_DESCRIBED_PARAMETERS) else {
@@ -542,11 +544,15 @@ fn with_cast_parameters(sql: &str, mut implied: Vec<Option<Type>>) -> Vec<Option
             implied.resize(i + 1, None);
         }
         let (written, planned) = match cast {
-            CastType::Timestamptz => (Type::TIMESTAMPTZ, Type::TIMESTAMP),
-            CastType::Oid => (Type::OID, Type::INT8),
-            CastType::OidArray => (Type::OID_ARRAY, Type::INT8_ARRAY),
+            CastType::Timestamptz => (Type::TIMESTAMPTZ, Some(Type::TIMESTAMP)),
+            CastType::Oid => (Type::OID, Some(Type::INT8)),
+            CastType::OidArray => (Type::OID_ARRAY, Some(Type::INT8_ARRAY)),
+            CastType::Other(oid) => match Type::from_oid(oid) {
+                Some(written) => (written, None),
+                None => continue,
+            },
         };
-        if implied[i].as_ref().is_none_or(|t| *t == planned) {
+        if implied[i].is_none() || implied[i] == planned {
             implied[i] = Some(written);
         }
     }

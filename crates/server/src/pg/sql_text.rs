@@ -122,70 +122,112 @@ pub(crate) fn array_parameters(sql: &str) -> Vec<usize> {
         .collect()
 }
 
-/// A type Postgres names that Strata's planner reads as another, so that a plan cannot
-/// tell a parameter cast to it (`$1::timestamptz`) from one cast to the other.
+/// The type a cast written on a parameter names (`$1::timestamptz`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum CastType {
     /// `timestamptz`, `timestamp with time zone`: planned as `timestamp` (one timestamp
-    /// type, without a zone).
+    /// type, without a zone), so a plan cannot tell it from a cast to that.
     Timestamptz,
     /// `oid`: planned as `bigint` (oids are plain integers here).
     Oid,
     /// `oid[]`: planned as `bigint[]`.
     OidArray,
+    /// Any other type of `pg_type` (by its oid), under its name or SQL's (`integer`, `int4`,
+    /// `bigint[]`): what Postgres describes such a parameter as, where no plan types it.
+    Other(u32),
 }
 
-/// The parameters cast where they stand to a type of [`CastType`] (`$1::timestamptz`,
-/// `$2::pg_catalog.timestamp with time zone`, `$3::oid[]`), by number. Postgres describes
-/// such a parameter with the cast's type, and clients encode values by the described type:
-/// asyncpg refuses an aware `datetime` for a `timestamp` parameter, and sends its type
-/// introspection's list of oids only as `oid[]`.
+/// The parameters cast where they stand (`$1::timestamptz`, `$2::pg_catalog.timestamp with
+/// time zone`, `$3::oid[]`, `$4::INTEGER`) to a type Strata knows, by number. Postgres
+/// describes such a parameter with the cast's type, and clients encode values by the
+/// described type: asyncpg refuses an aware `datetime` for a `timestamp` parameter, an
+/// integer for a text one, and sends its type introspection's list of oids only as `oid[]`.
 pub(crate) fn cast_parameters(sql: &str) -> Vec<(usize, CastType)> {
     marks(sql)
         .into_iter()
         .filter_map(|mark| match mark {
             Mark::Parameter(n, range) => {
-                let cast = sql[range.end..]
-                    .trim_start()
-                    .strip_prefix("::")?
-                    .trim_start();
-                let name = strip_prefix_ignore_case(cast, "pg_catalog.").unwrap_or(cast);
-                let ends_word = |rest: &str| !rest.starts_with(is_ident_char);
-                let zoned = strip_prefix_ignore_case(name, "timestamptz")
-                    .or_else(|| {
-                        let rest = strip_prefix_ignore_case(name, "timestamp")?;
-                        let rest = strip_prefix_ignore_case(rest.trim_start(), "with")?;
-                        let rest = strip_prefix_ignore_case(rest.trim_start(), "time")?;
-                        strip_prefix_ignore_case(rest.trim_start(), "zone")
-                    })
-                    .is_some_and(ends_word);
-                if zoned {
-                    return Some((n, CastType::Timestamptz));
-                }
-                let rest = strip_prefix_ignore_case(name, "oid").filter(|rest| ends_word(rest))?;
-                let array = rest
-                    .trim_start()
-                    .strip_prefix('[')
-                    .is_some_and(|r| r.trim_start().starts_with(']'));
-                Some((
-                    n,
-                    if array {
-                        CastType::OidArray
-                    } else {
-                        CastType::Oid
-                    },
-                ))
+                let cast = sql[range.end..].trim_start().strip_prefix("::")?;
+                let name = cast_type_name(cast)?;
+                let cast = match name.as_str() {
+                    "timestamptz" | "timestamp with time zone" => CastType::Timestamptz,
+                    "oid" => CastType::Oid,
+                    "oid[]" => CastType::OidArray,
+                    other => CastType::Other(
+                        strata_query::pg_catalog::type_oid(other)
+                            .and_then(|oid| u32::try_from(oid).ok())?,
+                    ),
+                };
+                Some((n, cast))
             }
             Mark::End(_) => None,
         })
         .collect()
 }
 
-/// `text` after `prefix`, if it starts with it in any ASCII case.
-fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
-    let head = text.get(..prefix.len())?;
-    head.eq_ignore_ascii_case(prefix)
-        .then(|| &text[prefix.len()..])
+/// The type name `text` starts with, in lower case, its words one blank apart, without
+/// `pg_catalog.` or a length (`varchar(10)`), `[]` after an array's: `INTEGER`,
+/// `pg_catalog.timestamp  with time zone`, `oid [ ]`. `None` where no name is, or a name's
+/// words are not Postgres's (`timestamp with zones`).
+fn cast_type_name(text: &str) -> Option<String> {
+    let mut rest = text.trim_start();
+    let mut name = next_word(&mut rest)?;
+    if name == "pg_catalog" {
+        rest = rest.strip_prefix('.')?;
+        name = next_word(&mut rest)?;
+    }
+    // The types whose names have more words, and what may follow their first.
+    let more: &[&[&str]] = match name.as_str() {
+        "double" => &[&["precision"]],
+        "character" => &[&["varying"], &[]],
+        "timestamp" | "time" => &[&["with", "time", "zone"], &["without", "time", "zone"], &[]],
+        _ => &[&[]],
+    };
+    let mut found = false;
+    for words in more {
+        let before = rest;
+        if words
+            .iter()
+            .all(|w| next_word(&mut rest).as_deref() == Some(*w))
+        {
+            for w in *words {
+                name.push(' ');
+                name.push_str(w);
+            }
+            found = true;
+            break;
+        }
+        rest = before;
+    }
+    // `timestamp with zones` is no type; `timestamp` alone before another word is one.
+    let mut peek = rest;
+    let dangling = matches!(
+        next_word(&mut peek).as_deref(),
+        Some("with" | "without" | "varying" | "precision")
+    );
+    if !found || dangling {
+        return None;
+    }
+    let after = rest.trim_start();
+    if let Some(length) = after.strip_prefix('(') {
+        rest = &length[length.find(')')? + 1..];
+    }
+    let after = rest.trim_start();
+    if let Some(open) = after.strip_prefix('[')
+        && open.trim_start().starts_with(']')
+    {
+        name.push_str("[]");
+    }
+    Some(name)
+}
+
+/// The word (letters, digits, `_`) at the start of `rest`, after blanks, in lower case;
+/// `rest` moves past it.
+fn next_word(rest: &mut &str) -> Option<String> {
+    let text = rest.trim_start();
+    let len = text.find(|c: char| !is_ident_char(c)).unwrap_or(text.len());
+    *rest = &text[len..];
+    (len > 0).then(|| text[..len].to_ascii_lowercase())
 }
 
 /// `sql` with each `$n` replaced by `values[n - 1]`; `Err(n)` names a parameter that has
@@ -322,7 +364,14 @@ pub(crate) fn skip_blank_bytes(bytes: &[u8], mut at: usize) -> usize {
 
 /// [`from_postgres`] once cast types are plain.
 fn rewrite_statement(sql: &str) -> Cow<'_, str> {
-    const MARKERS: [&str; 5] = ["OPERATOR", "COLLATE", "::", "CURRENT_", "SESSION_USER"];
+    const MARKERS: [&str; 6] = [
+        "OPERATOR",
+        "COLLATE",
+        "::",
+        "CURRENT_",
+        "SESSION_USER",
+        "CAST",
+    ];
     if !MARKERS.iter().any(|m| contains_ignore_ascii_case(sql, m)) {
         return Cow::Borrowed(sql);
     }
@@ -331,16 +380,28 @@ fn rewrite_statement(sql: &str) -> Cow<'_, str> {
     for range in code_ranges(sql) {
         let before = &sql[copied..range.start];
         let mut code = &sql[range.clone()];
-        // `'name'::regclass` is the oid of the table called so.
-        if let Some(name) = before
+        let literal = before
             .strip_prefix('\'')
             .and_then(|b| b.strip_suffix('\''))
-            .filter(|n| !n.contains('\''))
+            .filter(|n| !n.contains('\''));
+        // `CAST('name' AS regclass)`, as SQLAlchemy writes `'name'::regclass`; the other
+        // oid types are dropped, as in `::` casts.
+        if let Some(name) = literal
+            && let Some(open) = cast_opened(&out)
+            && let Some((oid_type, after)) = oid_cast_closed(code)
+        {
+            out.truncate(open);
+            if oid_type == "regclass" {
+                out.push_str(&table_oid(&format!("'{}'", unqualified(name))));
+            } else {
+                out.push_str(before);
+            }
+            code = after;
+        // `'name'::regclass` is the oid of the table called so.
+        } else if let Some(name) = literal
             && let Some(after) = strip_regclass_cast(code)
         {
-            out.push_str(&format!(
-                "(SELECT oid FROM pg_catalog.pg_class WHERE relname = '{name}')"
-            ));
+            out.push_str(&table_oid(&format!("'{}'", unqualified(name))));
             code = after;
         } else {
             out.push_str(before);
@@ -350,6 +411,69 @@ fn rewrite_statement(sql: &str) -> Cow<'_, str> {
     }
     out.push_str(&sql[copied..]);
     Cow::Owned(out)
+}
+
+/// The oid of the table `name` (an SQL string or parameter) names, as `'name'::regclass`
+/// gives it.
+fn table_oid(name: &str) -> String {
+    format!("(SELECT oid FROM pg_catalog.pg_class WHERE relname = {name})")
+}
+
+/// A table's name without the schema a `regclass` input may qualify it with
+/// (`pg_catalog.pg_constraint`): table names are unique across Strata's schemas here.
+fn unqualified(name: &str) -> &str {
+    if name.contains('"') {
+        return name;
+    }
+    name.rsplit_once('.').map_or(name, |(_, table)| table)
+}
+
+/// Where `CAST(` starts, when `out` ends with it (blanks allowed).
+fn cast_opened(out: &str) -> Option<usize> {
+    let open = out.trim_end().strip_suffix('(')?.trim_end();
+    let start = open.len().checked_sub("CAST".len())?;
+    let word = open.get(start..)?;
+    let before = open[..start].chars().next_back();
+    (word.eq_ignore_ascii_case("CAST") && !before.is_some_and(is_ident_char)).then_some(start)
+}
+
+/// The oid type a cast's closing `AS [pg_catalog.]type )` at the start of `code` names
+/// (`regclass`, `regtype`, `regproc`, `regprocedure`, `oid`, in lower case), and the code
+/// after its parenthesis. A `::` cast to an oid type may come first
+/// (`CAST($1::REGCLASS AS REGCLASS)`, as SQLAlchemy's asyncpg dialect writes it); the type
+/// is then `regclass` when either is.
+fn oid_cast_closed(code: &str) -> Option<(&'static str, &str)> {
+    let mut rest = code.trim_start();
+    let mut inner_type = None;
+    if let Some(after) = rest.strip_prefix("::") {
+        let (oid_type, after) = oid_type_at(after.trim_start())?;
+        inner_type = Some(oid_type);
+        rest = after.trim_start();
+    }
+    if !is_keyword_at(rest, "AS") {
+        return None;
+    }
+    let (oid_type, after) = oid_type_at(rest["AS".len()..].trim_start())?;
+    let after = after.trim_start().strip_prefix(')')?;
+    let oid_type = if inner_type == Some("regclass") {
+        "regclass"
+    } else {
+        oid_type
+    };
+    Some((oid_type, after))
+}
+
+/// The oid type name (`[pg_catalog.]regclass`, …) `text` starts with, in lower case, and the
+/// text after it.
+fn oid_type_at(text: &str) -> Option<(&'static str, &str)> {
+    let text = match text.get(.."pg_catalog.".len()) {
+        Some(schema) if schema.eq_ignore_ascii_case("pg_catalog.") => &text[schema.len()..],
+        _ => text,
+    };
+    let oid_type = ["regclass", "regtype", "regprocedure", "regproc", "oid"]
+        .into_iter()
+        .find(|t| is_keyword_at(text, t))?;
+    Some((oid_type, &text[oid_type.len()..]))
 }
 
 /// `code` after a leading `::regclass` (or `::pg_catalog.regclass`), if it starts so.
@@ -389,6 +513,21 @@ fn rewrite_code(code: &str) -> String {
                 rest = &after[name_len..];
                 continue;
             }
+        }
+        // `CAST($1 AS regclass)`: a parameter's table oid, as for a literal name above.
+        if is_keyword_at(rest, "CAST")
+            && !out.ends_with(|c: char| is_ident_char(c) || c == '.')
+            && let Some(inner) = rest["CAST".len()..].trim_start().strip_prefix('(')
+            && let Some((parameter, after)) = leading_parameter(inner.trim_start())
+            && let Some((oid_type, after)) = oid_cast_closed(after)
+        {
+            if oid_type == "regclass" {
+                out.push_str(&table_oid(parameter));
+            } else {
+                out.push_str(parameter);
+            }
+            rest = after;
+            continue;
         }
         // SQL's niladic functions, written without parentheses.
         if !out.ends_with(|c: char| is_ident_char(c) || c == '.')
@@ -445,6 +584,15 @@ fn rewrite_code(code: &str) -> String {
     out
 }
 
+/// The parameter (`$1`) `text` starts with, and the text after it.
+fn leading_parameter(text: &str) -> Option<(&str, &str)> {
+    let digits = text.strip_prefix('$')?;
+    let len = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    (len > 0 && !digits[len..].starts_with(is_ident_char)).then(|| text.split_at(1 + len))
+}
+
 /// Whether `text` starts with the whole word `keyword` (an upper-case ASCII word), in any
 /// case. No copy: this runs at every position of a statement's code.
 fn is_keyword_at(text: &str, keyword: &str) -> bool {
@@ -490,9 +638,25 @@ mod tests {
                 (1, Timestamptz),
                 (2, Timestamptz),
                 (3, Timestamptz),
+                (4, Other(1114)),
                 (9, Oid),
                 (10, OidArray),
                 (12, OidArray)
+            ]
+        );
+        // Any other type Strata knows, under its name or SQL's.
+        let sql = "SELECT $1::INTEGER, $2::pg_catalog.int8, $3::double  precision, $4::text[], \
+                   $5::VARCHAR(20), $6::REGCLASS, $7::character varying, $8::bool";
+        assert_eq!(
+            cast_parameters(sql),
+            [
+                (1, Other(23)),
+                (2, Other(20)),
+                (3, Other(701)),
+                (4, Other(1009)),
+                (5, Other(25)),
+                (7, Other(25)),
+                (8, Other(16))
             ]
         );
     }
@@ -563,6 +727,21 @@ mod tests {
             ),
             "SELECT quote_literal($1::float8::text), $2::int8[], \
                  $3::text[], x::\"Mixed\", '::\"float8\"', $4:: int4"
+        );
+        // SQLAlchemy's CAST(… AS REGCLASS), of a literal (bound) or a parameter (described).
+        assert_eq!(
+            from_postgres(
+                "SELECT 1 WHERE classoid = CAST('pg_catalog.pg_constraint' AS REGCLASS) \
+                 AND a = cast ( 'x'::REGCLASS AS pg_catalog.regclass ) AND b = CAST('23' AS OID)"
+            ),
+            "SELECT 1 WHERE classoid = (SELECT oid FROM pg_catalog.pg_class WHERE relname = 'pg_constraint') \
+                 AND a = (SELECT oid FROM pg_catalog.pg_class WHERE relname = 'x') AND b = '23'"
+        );
+        assert_eq!(
+            from_postgres(
+                "SELECT CAST($2::REGCLASS AS REGCLASS), CAST($3 AS REGTYPE), CAST($4 AS INT)"
+            ),
+            "SELECT (SELECT oid FROM pg_catalog.pg_class WHERE relname = $2), $3, CAST($4 AS INT)"
         );
         // Ordinary SQL comes back as it was, without a copy.
         assert!(matches!(from_postgres("SELECT 1"), Cow::Borrowed(_)));

@@ -9,8 +9,10 @@ Usage: pg_psycopg.py HOST HTTP_PORT PG_PORT SCENARIO
               must get the only query slot (the server runs with --query-concurrency 1);
               and a raw-protocol client reads a portal 3 rows per Execute.
   sqlalchemy  SQLAlchemy 2.0 (PyPI `sqlalchemy`) over psycopg: connecting (its dialect's
-              probes), text queries with parameters, reflection of tables and columns, and
-              an executemany insert whose parameters it casts (`::TIMESTAMP WITHOUT TIME ZONE`).
+              probes), text queries with parameters, reflection of whole tables (keys,
+              indexes, constraints, comment) and schemas, an executemany insert whose
+              parameters it casts (`::TIMESTAMP WITHOUT TIME ZONE`), `startswith` with an
+              escape; and its asyncpg dialect reflecting a table.
 Prints "all checks passed" at the end; any failed check raises.
 """
 
@@ -465,16 +467,17 @@ def with_sqlalchemy():
             ("level", "DOUBLE PRECISION"),
             ("n", "BIGINT"),
         ], columns
-        # Declared, not reflected: reflecting a whole Table also asks for its keys and
-        # indexes, in queries Strata does not plan yet.
-        table = sa.Table(
-            "orm",
-            sa.MetaData(),
-            sa.Column("time", sa.DateTime),
-            sa.Column("site", sa.String),
-            sa.Column("level", sa.Float),
-            sa.Column("n", sa.BigInteger),
-        )
+        # Reflected whole, as pandas' read_sql_table does: SQLAlchemy also asks for the
+        # table's keys, indexes, constraints and comment (the catalog's empty tables, in
+        # derived tables with unnest, generate_subscripts and CAST(… AS REGCLASS)).
+        table = sa.Table("orm", sa.MetaData(), autoload_with=conn)
+        assert [(c.name, str(c.type)) for c in table.columns] == columns, table.columns
+        assert inspector.get_pk_constraint("orm") == {"name": None, "constrained_columns": []}
+        for empty in ("get_foreign_keys", "get_indexes", "get_unique_constraints", "get_check_constraints"):
+            assert getattr(inspector, empty)("orm") == [], empty
+        assert inspector.get_table_comment("orm") == {"text": None}
+        # Schemas not starting with "pg_": NOT LIKE … ESCAPE '/'.
+        assert inspector.get_schema_names() == ["information_schema", DB], inspector.get_schema_names()
         start = datetime.datetime(2026, 1, 1)
         rows = [
             {"time": start + datetime.timedelta(minutes=i), "site": f"s{i % 3}", "level": i / 2, "n": i}
@@ -489,6 +492,29 @@ def with_sqlalchemy():
         assert [tuple(r) for r in got] == want, got
         latest = conn.execute(sa.select(table.c.time, table.c.level).order_by(table.c.time.desc()).limit(1)).one()
         assert tuple(latest) == (start + datetime.timedelta(minutes=29), 14.5), latest
+        # startswith with autoescape: the "_" is literal ("s_" would match every site).
+        conn.execute(sa.insert(table), [{"time": start, "site": "s_x", "level": 0.0, "n": 0}])
+        literal = conn.execute(sa.select(table.c.site).where(table.c.site.startswith("s_", autoescape=True))).all()
+        assert [tuple(r) for r in literal] == [("s_x",)], literal
+
+    # The asyncpg dialect casts every parameter (`$1::INTEGER`) and encodes values by the
+    # types the server describes, for the catalog queries answered without planning too.
+    from sqlalchemy.ext.asyncio import create_async_engine
+    import asyncio
+
+    async def reflect():
+        engine = create_async_engine(f"postgresql+asyncpg://strata@{HOST}:{PG_PORT}/{DB}")
+        async with engine.connect() as conn:
+            table = await conn.run_sync(lambda sync: sa.Table("orm", sa.MetaData(), autoload_with=sync))
+            count = (await conn.execute(sa.select(sa.func.count()).select_from(table))).scalar_one()
+            pk = await conn.run_sync(lambda sync: sa.inspect(sync).get_pk_constraint("orm"))
+        await engine.dispose()
+        return [c.name for c in table.columns], count, pk
+
+    names, count, pk = asyncio.run(reflect())
+    assert names == ["time", "site", "level", "n"], names
+    assert count == 31, count
+    assert pk == {"name": None, "constrained_columns": []}, pk
 
 
 {"main": main, "raw": raw, "sqlalchemy": with_sqlalchemy}[SCENARIO]()
