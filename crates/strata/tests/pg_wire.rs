@@ -15,7 +15,8 @@
 //!   reflection (`pg_psycopg.py sqlalchemy`).
 //! - pgjdbc (Maven Central, fetched by `clients/fetch-pgjdbc.sh`, which the README's test
 //!   command runs) runs `clients/PgJdbc.java`: prepared inserts and queries, a fetch size
-//!   read through a portal, `getTables`/`getColumns` metadata, SQLSTATEs.
+//!   read through a portal, metadata (`getTables`, `getColumns`, keys, indexes, `getTypeInfo`),
+//!   SQLSTATEs.
 //! - Authentication with the auth and read-only tokens, and TLS on request.
 //!
 //! Never skipped: a missing client fails the test, saying how to install it.

@@ -17,7 +17,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::Result;
 use strata_storage::Engine;
 
-use super::types::{PG_TYPES, pg_type_of};
+use super::types::{PG_TYPES, PgType, pg_type_of};
 
 /// `pg_namespace.oid` of `pg_catalog`.
 pub(crate) const PG_CATALOG_NAMESPACE: i64 = 11;
@@ -377,6 +377,10 @@ pub(crate) const TABLES: &[CatalogTable] = &[
             ("typtypmod", Kind::I32),
             ("typcollation", Kind::Oid),
             ("typdefault", Kind::Text),
+            ("typinput", Kind::Text),
+            ("typoutput", Kind::Text),
+            ("typreceive", Kind::Text),
+            ("typsend", Kind::Text),
         ],
         rows: |_, _| {
             PG_TYPES
@@ -385,7 +389,7 @@ pub(crate) const TABLES: &[CatalogTable] = &[
                     let category = match t.oid {
                         _ if t.element != 0 => "A",
                         16 => "B",
-                        25 => "S",
+                        19 | 25 => "S",
                         1082 | 1114 | 1184 => "D",
                         17 => "U",
                         _ => "N",
@@ -396,7 +400,7 @@ pub(crate) const TABLES: &[CatalogTable] = &[
                         Int(PG_CATALOG_NAMESPACE),
                         Int(OWNER),
                         Int(i64::from(t.len)),
-                        Bool(t.len > 0),
+                        Bool((1..=8).contains(&t.len)),
                         text("b"),
                         text(category),
                         Bool(true),
@@ -411,6 +415,9 @@ pub(crate) const TABLES: &[CatalogTable] = &[
                         Int(if t.oid == 25 || t.oid == 1009 { 100 } else { 0 }),
                         Null,
                     ]
+                    .into_iter()
+                    .chain(io_functions(t).map(Text))
+                    .collect()
                 })
                 .collect()
         },
@@ -827,6 +834,19 @@ pub(crate) const TABLES: &[CatalogTable] = &[
 ];
 
 /// The catalog table called `name`.
+/// A type's input, output, receive and send functions (`typinput`, …), as Postgres names
+/// them: `int4in`, `date_in`, `array_in`, ….
+fn io_functions(t: &PgType) -> impl Iterator<Item = String> {
+    let (base, separator) = match t.name {
+        _ if t.element != 0 => ("array", "_"),
+        "date" | "timestamp" | "timestamptz" | "numeric" => (t.name, "_"),
+        name => (name, ""),
+    };
+    ["in", "out", "recv", "send"]
+        .into_iter()
+        .map(move |suffix| format!("{base}{separator}{suffix}"))
+}
+
 pub(crate) fn table(name: &str) -> Option<&'static CatalogTable> {
     TABLES.iter().find(|t| t.name == name)
 }

@@ -58,6 +58,8 @@ pub const PG_TYPES: &[PgType] = &[
     t(1114, "timestamp", "timestamp without time zone", 8, 1115),
     t(1184, "timestamptz", "timestamp with time zone", 8, 1185),
     t(1700, "numeric", "numeric", -1, 1231),
+    // No column is sent as `name`; clients look it up (pgjdbc reads its length).
+    t(19, "name", "name", 64, 1003),
     a(1000, "_bool", "boolean[]", 16),
     a(1001, "_bytea", "bytea[]", 17),
     a(1016, "_int8", "bigint[]", 20),
@@ -70,6 +72,7 @@ pub const PG_TYPES: &[PgType] = &[
     a(1115, "_timestamp", "timestamp without time zone[]", 1114),
     a(1185, "_timestamptz", "timestamp with time zone[]", 1184),
     a(1231, "_numeric", "numeric[]", 1700),
+    a(1003, "_name", "name[]", 19),
 ];
 
 /// The Postgres type a column of `data_type` is sent as: booleans `bool`; signed integers
@@ -155,6 +158,6 @@ mod tests {
             assert_eq!(array.name, format!("_{}", scalar.name));
             assert_eq!(array.display, format!("{}[]", scalar.display));
         }
-        assert_eq!(PG_TYPES.iter().filter(|t| t.element != 0).count(), 12);
+        assert_eq!(PG_TYPES.iter().filter(|t| t.element != 0).count(), 13);
     }
 }

@@ -26,6 +26,7 @@ mod query;
 mod select_series;
 mod session;
 mod setting_calls;
+mod settings_view;
 mod sql_text;
 mod startup;
 mod type_introspection;

@@ -19,6 +19,7 @@ use super::params::literal;
 use super::query::to_strata;
 use super::session::{Session, session_statement};
 use super::setting_calls::{Mode, setting_calls};
+use super::settings_view;
 use super::sql_text::{cast_parameters, parameter_count, split_statements, substitute};
 use crate::auth::Access;
 
@@ -94,6 +95,8 @@ const SEEDS: &[&str] = &[
      pg_catalog.pg_constraint JOIN pg_catalog.pg_index i ON true LEFT JOIN pg_catalog.pg_description d \
      ON d.classoid = CAST($1::REGCLASS AS REGCLASS) WHERE contype = $2::CHAR) AS c ON true) AS a \
      GROUP BY a.conrelid",
+    "SELECT s.setting FROM pg_catalog.pg_settings s JOIN pg_settings t ON s.name = t.name \
+     WHERE s.name = 'max_index_keys' AND typinput = 'pg_catalog.array_in'::regproc",
     "SELECT CAST('pg_catalog.pg_class' AS pg_catalog.regclass), $1::double precision, \
      $2::timestamp without time zone[], $3::VARCHAR(20)",
 ];
@@ -153,6 +156,8 @@ const PIECES: &[&str] = &[
     "RIGHT JOIN",
     "max(",
     "double precision",
+    "pg_settings",
+    "::regproc",
     "with time zone",
     "é",
     "\u{0}",
@@ -216,6 +221,7 @@ fn exercise(sql: &str, session: &Session, rng: &mut Rng) {
         cast_parameters(statement);
         let _ = setting_calls(statement, session, Mode::Describe);
         let _ = setting_calls(statement, session, Mode::Run);
+        settings_view::rewrite(statement, session);
         let count = parameter_count(statement);
         if count <= 8 {
             let values: Vec<String> = (0..count + rng.below(2))

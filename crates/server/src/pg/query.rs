@@ -43,6 +43,7 @@ use super::params;
 use super::select_series;
 use super::session::{CancelSignal, Session, SessionStatement, session_statement};
 use super::setting_calls::{Mode, setting_calls};
+use super::settings_view;
 use super::sql_text::{
     CastType, array_parameters, cast_parameters, from_postgres, parameter_count, split_statements,
     substitute,
@@ -162,7 +163,10 @@ impl Queries {
         if let Some(copy) = copy_statement(sql) {
             return self.copy(session, copy?).await;
         }
-        let with_settings = setting_calls(sql, session, Mode::Run)?;
+        let mut with_settings = setting_calls(sql, session, Mode::Run)?;
+        if let Some(viewed) = settings_view::rewrite(&with_settings, session) {
+            with_settings = Cow::Owned(viewed);
+        }
         let origin = origin.filter(|_| matches!(with_settings, Cow::Borrowed(_)));
         let sql = with_settings.as_ref();
         if session.access == Access::ReadOnly && !strata_query::is_read_statement(sql) {
@@ -468,6 +472,10 @@ impl QueryParser for Parser {
         let planned = match setting_calls(&planned, &session, Mode::Describe)? {
             Cow::Borrowed(_) => planned,
             Cow::Owned(text) => Cow::Owned(text),
+        };
+        let planned = match settings_view::rewrite(&planned, &session) {
+            Some(viewed) => Cow::Owned(viewed),
+            None => planned,
         };
         // Positions point into the client's text only when it was not rewritten.
         let origin = matches!(planned, Cow::Borrowed(_)).then_some((sql, 0));

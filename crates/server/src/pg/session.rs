@@ -16,6 +16,7 @@ use crate::auth::Access;
 /// Settings `SHOW` answers before any `SET`, as a Postgres server reports them.
 const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("application_name", ""),
+    ("block_size", "8192"),
     ("client_encoding", "UTF8"),
     ("datestyle", "ISO, MDY"),
     ("default_transaction_isolation", "read committed"),
@@ -26,7 +27,9 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("is_superuser", "on"),
     ("lc_collate", "C"),
     ("lc_ctype", "C"),
+    ("max_function_args", "100"),
     ("max_identifier_length", "63"),
+    ("max_index_keys", "32"),
     ("search_path", "public"),
     ("server_encoding", "UTF8"),
     ("standard_conforming_strings", "on"),
@@ -34,6 +37,22 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("timezone", "UTC"),
     ("transaction_isolation", "read committed"),
     ("transaction_read_only", "off"),
+];
+
+/// Settings a Postgres server fixes when it is built or started (`context` `internal` in
+/// `pg_settings`): `SET` cannot change them there.
+const FIXED_SETTINGS: &[&str] = &[
+    "block_size",
+    "integer_datetimes",
+    "is_superuser",
+    "lc_collate",
+    "lc_ctype",
+    "max_function_args",
+    "max_identifier_length",
+    "max_index_keys",
+    "server_encoding",
+    "server_version",
+    "server_version_num",
 ];
 
 /// A connection's cancel request: set by the cancel handler, awaited by the statement
@@ -91,10 +110,13 @@ impl Session {
         let settings = DEFAULT_SETTINGS
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .chain(std::iter::once((
-                "server_version".to_owned(),
-                strata_query::POSTGRES_VERSION.to_owned(),
-            )))
+            .chain([
+                (
+                    "server_version".to_owned(),
+                    strata_query::POSTGRES_VERSION.to_owned(),
+                ),
+                ("server_version_num".to_owned(), version_num()),
+            ])
             .collect();
         Self {
             database,
@@ -142,13 +164,40 @@ impl Session {
         }
     }
 
-    fn all(&self) -> Vec<(String, String)> {
+    /// Every setting of the connection, by name, with its value.
+    pub(crate) fn all(&self) -> Vec<(String, String)> {
         self.settings
             .lock()
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
     }
+}
+
+impl Session {
+    /// The value setting `name` (any case) has before any `SET`, if it has one to go back
+    /// to (`server_version` has none: it cannot be set).
+    pub(crate) fn default_value(name: &str) -> Option<&'static str> {
+        DEFAULT_SETTINGS
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| *v)
+    }
+
+    /// Whether setting `name` (any case) is one a Postgres server fixes at its start.
+    pub(crate) fn is_fixed(name: &str) -> bool {
+        FIXED_SETTINGS.iter().any(|k| k.eq_ignore_ascii_case(name))
+    }
+}
+
+/// `server_version_num` for [`strata_query::POSTGRES_VERSION`]: `16.6` is `160006`.
+fn version_num() -> String {
+    let mut parts = strata_query::POSTGRES_VERSION
+        .split('.')
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let major = parts.next().unwrap_or(0);
+    let minor = parts.next().unwrap_or(0);
+    (major * 10_000 + minor).to_string()
 }
 
 /// What a session statement does.

@@ -397,11 +397,19 @@ fn rewrite_statement(sql: &str) -> Cow<'_, str> {
                 out.push_str(before);
             }
             code = after;
-        // `'name'::regclass` is the oid of the table called so.
+        // `'name'::regclass` is the oid of the table called so; a function's or a type's
+        // name (`'pg_catalog.array_in'::regproc`, as pgjdbc compares `typinput` with it)
+        // is the name, as the catalog's columns of those types hold it here.
         } else if let Some(name) = literal
-            && let Some(after) = strip_regclass_cast(code)
+            && let Some((oid_type, after)) = strip_oid_cast(code)
+            // An array of oids is left to `rewrite_code` (`::bigint[]`).
+            && !after.trim_start().starts_with('[')
         {
-            out.push_str(&table_oid(&format!("'{}'", unqualified(name))));
+            match oid_type {
+                "regclass" => out.push_str(&table_oid(&format!("'{}'", unqualified(name)))),
+                "oid" => out.push_str(before),
+                _ => out.push_str(&format!("'{}'", unqualified(name))),
+            }
             code = after;
         } else {
             out.push_str(before);
@@ -476,13 +484,10 @@ fn oid_type_at(text: &str) -> Option<(&'static str, &str)> {
     Some((oid_type, &text[oid_type.len()..]))
 }
 
-/// `code` after a leading `::regclass` (or `::pg_catalog.regclass`), if it starts so.
-fn strip_regclass_cast(code: &str) -> Option<&str> {
-    let after = code.trim_start().strip_prefix("::")?.trim_start();
-    let after = after.strip_prefix("pg_catalog.").unwrap_or(after);
-    let rest = after.get("regclass".len()..)?;
-    (after[.."regclass".len()].eq_ignore_ascii_case("regclass") && !rest.starts_with(is_ident_char))
-        .then_some(rest)
+/// The oid type (see [`oid_type_at`]) of a `::` cast `code` starts with, and the code after
+/// it.
+fn strip_oid_cast(code: &str) -> Option<(&'static str, &str)> {
+    oid_type_at(code.trim_start().strip_prefix("::")?.trim_start())
 }
 
 /// [`from_postgres`] on one stretch of code.
@@ -727,6 +732,14 @@ mod tests {
             ),
             "SELECT quote_literal($1::float8::text), $2::int8[], \
                  $3::text[], x::\"Mixed\", '::\"float8\"', $4:: int4"
+        );
+        // A function's or type's name is compared with the catalog's columns as a name.
+        assert_eq!(
+            from_postgres(
+                "SELECT typinput='pg_catalog.array_in'::regproc, 'int4'::pg_catalog.regtype, \
+                 '{1,2}'::oid[]"
+            ),
+            "SELECT typinput='array_in', 'int4', '{1,2}'::bigint[]"
         );
         // SQLAlchemy's CAST(… AS REGCLASS), of a literal (bound) or a parameter (described).
         assert_eq!(

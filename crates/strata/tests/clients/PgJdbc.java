@@ -117,6 +117,27 @@ public class PgJdbc {
                 }
             }
             check(schemas.equals(List.of("information_schema", "jdbcdb", "pg_catalog")), "schemas " + schemas);
+            // Keys and indexes: a Strata table has none. The foreign-key calls first read
+            // max_index_keys from pg_settings (as Tableau does on connecting).
+            check(count(md.getPrimaryKeys(null, null, "cpu")) == 0, "primary keys");
+            check(count(md.getImportedKeys(null, null, "cpu")) == 0, "imported keys");
+            check(count(md.getExportedKeys(null, null, "cpu")) == 0, "exported keys");
+            check(count(md.getIndexInfo(null, null, "cpu", false, true)) == 0, "indexes");
+            // The types, with JDBC's codes for them (as Postgres lists the same types).
+            List<String> types = new ArrayList<>();
+            try (ResultSet rs = md.getTypeInfo()) {
+                while (rs.next()) {
+                    types.add(rs.getString("TYPE_NAME") + " " + rs.getInt("DATA_TYPE"));
+                }
+            }
+            for (String type : List.of("int8 -5", "float8 8", "text 12", "timestamp 93", "bool -7", "_int8 2003", "name 12")) {
+                check(types.contains(type), type + " not among the types " + types);
+            }
+            // Its length comes from pg_type's `name` row.
+            try (ResultSet rs = md.getClientInfoProperties()) {
+                check(rs.next() && "ApplicationName".equals(rs.getString("NAME")) && rs.getInt("MAX_LEN") == 63,
+                        "client info properties");
+            }
             try (Statement s = c.createStatement()) {
                 s.executeQuery("SELECT * FROM nope");
                 check(false, "no error for an unknown table");
@@ -125,5 +146,16 @@ public class PgJdbc {
             }
         }
         System.out.println("all checks passed");
+    }
+
+    /** The rows of {@code rs}, which it closes. */
+    static int count(ResultSet rs) throws SQLException {
+        try (rs) {
+            int n = 0;
+            while (rs.next()) {
+                n++;
+            }
+            return n;
+        }
     }
 }
