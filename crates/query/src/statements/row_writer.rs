@@ -283,8 +283,9 @@ impl RowWriter {
     }
 }
 
-/// The value of field `name` of `field_type` read from `text`.
-fn field<'a>(
+/// The value of field `name` of `field_type` read from `text`, as Postgres reads text of
+/// the column's type.
+pub(super) fn field<'a>(
     text: &'a str,
     name: &str,
     field_type: FieldType,

@@ -22,6 +22,7 @@ use strata_storage::model::FieldType;
 
 use datafusion::sql::sqlparser::tokenizer::Token;
 
+use super::row_writer;
 use super::tokens::{Cursor, plan, position};
 use crate::error::{Position, QueryError};
 use crate::minute_times::with_seconds;
@@ -310,6 +311,18 @@ pub(super) fn field(
         ),
         (FieldType::Boolean, Literal::Boolean(b)) => FieldValue::Boolean(*b),
         (FieldType::String, Literal::Text(s)) => FieldValue::String(Cow::Owned(s.clone())),
+        // A quoted literal is read as its column's type, as Postgres reads an untyped
+        // one (`'3.5'` for a float, `'t'` for a boolean) and as `COPY` reads text. Drivers
+        // that send every parameter as untyped text (node-postgres) insert this way.
+        (_, Literal::Text(s)) => match row_writer::field(s, field, field_type)
+            .map_err(|e| plan(format!("column \"{field}\" is {field_type}: {e}"), at))?
+        {
+            FieldValue::String(text) => FieldValue::String(Cow::Owned(text.into_owned())),
+            FieldValue::Float(v) => FieldValue::Float(v),
+            FieldValue::Integer(v) => FieldValue::Integer(v),
+            FieldValue::UInteger(v) => FieldValue::UInteger(v),
+            FieldValue::Boolean(v) => FieldValue::Boolean(v),
+        },
         _ => return Err(mismatch()),
     };
     Ok(Some(value))

@@ -259,6 +259,69 @@ async fn postgres_arithmetic_and_hash_functions_answer_as_postgres() {
     }
 }
 
+/// A quoted literal for an existing number or boolean column is read as the column's type,
+/// as Postgres reads an untyped literal (node-postgres sends every parameter so); text not
+/// of the type is refused as Postgres refuses it.
+#[tokio::test]
+async fn quoted_literals_are_read_as_their_columns_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(dir.path());
+    let sql = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    sql.sql(
+        "db",
+        "CREATE TABLE m (time TIMESTAMP, host VARCHAR TAG, f DOUBLE, i BIGINT, u BIGINT UNSIGNED, b BOOLEAN, s VARCHAR)",
+    )
+    .await
+    .unwrap();
+    sql.sql(
+        "db",
+        "INSERT INTO m (time, host, f, i, u, b, s) VALUES \
+         ('2026-01-01T00:00:00Z', 'a', '2.5', ' -7 ', '18446744073709551615', 'yes', '42')",
+    )
+    .await
+    .unwrap();
+    let row = table_text(&sql.sql("db", "SELECT f, i, u, b, s FROM m").await.unwrap());
+    assert!(
+        row.contains("| 2.5 | -7 | 18446744073709551615 | true | 42 |"),
+        "{row}"
+    );
+    for (value, column, message) in [
+        (
+            "'abc'",
+            "f",
+            "column \"f\" is float: invalid input syntax for type double precision: \"abc\"",
+        ),
+        (
+            "'2.5'",
+            "i",
+            "column \"i\" is integer: invalid input syntax for type bigint: \"2.5\"",
+        ),
+        (
+            "'maybe'",
+            "b",
+            "invalid input syntax for type boolean: \"maybe\"",
+        ),
+        (
+            "'-1'",
+            "u",
+            "value \"-1\" is out of range for type unsigned",
+        ),
+    ] {
+        let q = format!("INSERT INTO m (time, host, {column}) VALUES (1, 'a', {value})");
+        let err = sql.sql("db", &q).await.unwrap_err();
+        // Placed at the value, as the other errors of a row's values are.
+        assert_eq!(
+            err.position(),
+            Some(Position {
+                line: 1,
+                column: 46 + column.len() as u64
+            }),
+            "{q}: {err:?}"
+        );
+        assert!(err.to_string().contains(message), "{q}: {err}");
+    }
+}
+
 /// `LIKE … ESCAPE` with any escape character, and tags matched against computed patterns
 /// (`host LIKE 'a'::VARCHAR || '%'`, as SQLAlchemy's `startswith` writes it), answering as
 /// Postgres 15.18 does for the same rows.
