@@ -17,6 +17,9 @@
 //!   command runs) runs `clients/PgJdbc.java`: prepared inserts and queries, a fetch size
 //!   read through a portal, metadata (`getTables`, `getColumns`, keys, indexes, `getTypeInfo`),
 //!   SQLSTATEs.
+//! - node-postgres (npm, pinned in `clients/node/package-lock.json`, which the README's test
+//!   command installs) runs `clients/node/pg_node.js`: inserts with untyped text parameters,
+//!   rows by Postgres's column names, arrays, a named statement, SQLSTATEs.
 //! - Authentication with the auth and read-only tokens, and TLS on request.
 //!
 //! Never skipped: a missing client fails the test, saying how to install it.
@@ -173,6 +176,35 @@ fn asyncpg_binary_copy_in_and_out_parameters_and_errors() {
     assert!(
         out.status.success() && stdout.contains("all checks passed"),
         "asyncpg checks failed:\nstdout: {stdout}\nstderr: {}\nserver: {}",
+        text(&out.stderr),
+        server.stderr()
+    );
+    assert!(server.stop().success());
+}
+
+/// node-postgres: every parameter sent as untyped text (inserts read them as their
+/// columns' types), rows read by Postgres's column names, arrays, a named statement.
+#[test]
+fn node_postgres_inserts_with_text_parameters_and_reads_rows_by_name() {
+    let client_dir = tests_dir().join("clients/node");
+    assert!(
+        client_dir.join("node_modules/pg").is_dir(),
+        "node-postgres is missing from {}; the README's test command installs it (npm ci \
+         --prefix crates/strata/tests/clients/node)",
+        client_dir.display()
+    );
+    let dir = data_dir();
+    let server = start(dir.path(), &[]);
+    let out = Command::new("node")
+        .arg(client_dir.join("pg_node.js"))
+        .arg(server.http.ip().to_string())
+        .arg(server.pg.unwrap().port().to_string())
+        .output()
+        .expect("run node (.ci/run installs Debian's nodejs)");
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("all checks passed"),
+        "node-postgres checks failed:\nstdout: {stdout}\nstderr: {}\nserver: {}",
         text(&out.stderr),
         server.stderr()
     );

@@ -27,6 +27,7 @@ use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 
 use super::catalog_arrays::known_empty;
+use super::column_names::column_name;
 
 /// Aggregate functions a scalar subquery may already return.
 const AGGREGATES: &[&str] = &[
@@ -448,24 +449,6 @@ fn column_names(body: &SetExpr) -> Option<Vec<String>> {
         SetExpr::SetOperation { left, .. } => column_names(left),
         SetExpr::Query(query) => column_names(&query.body),
         _ => None,
-    }
-}
-
-/// The name Postgres gives an unnamed result column: a column's own name (through casts),
-/// a function's name, else `?column?`.
-fn column_name(expr: &Expr) -> String {
-    match expr {
-        Expr::Cast { expr, .. } | Expr::Nested(expr) => column_name(expr),
-        Expr::Identifier(ident) => ident.value.clone(),
-        Expr::CompoundIdentifier(parts) => {
-            parts.last().map_or_else(String::new, |p| p.value.clone())
-        }
-        Expr::Function(function) => function
-            .name
-            .0
-            .last()
-            .map_or_else(String::new, |p| p.to_string()),
-        _ => "?column?".to_owned(),
     }
 }
 

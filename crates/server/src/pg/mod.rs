@@ -12,6 +12,7 @@
 
 mod catalog_arrays;
 mod catalog_sql;
+mod column_names;
 mod copy_in;
 mod copy_in_binary;
 mod copy_out;

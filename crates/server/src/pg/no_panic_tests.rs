@@ -11,9 +11,11 @@
 
 use std::sync::Arc;
 
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use pgwire::api::Type;
 
 use super::catalog_sql::empty_answer;
+use super::column_names::postgres_names;
 use super::copy_statement::copy_statement;
 use super::params::literal;
 use super::query::to_strata;
@@ -207,6 +209,12 @@ fn mutate(seed: &str, rng: &mut Rng) -> String {
 
 /// Everything the wire layer does with one statement's text.
 fn exercise(sql: &str, session: &Session, rng: &mut Rng) {
+    // Columns as the engine names expressions, one to four of them.
+    let engine_names = Schema::new(
+        (0..1 + rng.below(4))
+            .map(|i| Field::new(format!("f({i})"), DataType::Int64, true))
+            .collect::<Vec<_>>(),
+    );
     for (offset, statement) in split_statements(sql) {
         assert!(
             sql.get(offset..)
@@ -222,6 +230,7 @@ fn exercise(sql: &str, session: &Session, rng: &mut Rng) {
         let _ = setting_calls(statement, session, Mode::Describe);
         let _ = setting_calls(statement, session, Mode::Run);
         settings_view::rewrite(statement, session);
+        postgres_names(statement, &engine_names);
         let count = parameter_count(statement);
         if count <= 8 {
             let values: Vec<String> = (0..count + rng.below(2))

@@ -31,6 +31,7 @@ use strata_query::pg_catalog::types::pg_type;
 use strata_query::{MAX_DESCRIBED_PARAMETERS, QueryEngine, QueryError, QueryStream, RowWriter};
 
 use super::catalog_sql::{empty_answer, plannable_catalog_subqueries};
+use super::column_names::postgres_names;
 use super::copy_in::CopyIn;
 use super::copy_statement::{Copy, Direction, Format as CopyFormat, copy_statement};
 use super::encode;
@@ -202,8 +203,10 @@ impl Queries {
             stream.collect().await.map_err(failed)?;
             return Ok(Response::Execution(Tag::new(&command_tag(sql))));
         }
+        let named = postgres_names(sql, &schema);
         let columns = described
             .filter(|d| d.fields().len() == schema.fields().len())
+            .or(named.as_ref())
             .unwrap_or(&schema);
         Ok(Response::Query(rows_response(
             columns,
@@ -493,7 +496,9 @@ impl QueryParser for Parser {
                             .collect(),
                     ),
                 ),
-                columns: Some(description.schema),
+                columns: Some(
+                    postgres_names(sql, &description.schema).unwrap_or(description.schema),
+                ),
             })),
             // Some statements can only be planned once their parameters have values; a
             // real mistake is reported when the statement runs.
@@ -773,9 +778,9 @@ impl ExtendedQueryHandler for Queries {
             .describe(&session.database, &sql)
             .await
             .map_err(|e| query_error(&e, None))?;
+        let columns = postgres_names(&sql, &description.schema).unwrap_or(description.schema);
         Ok(DescribePortalResponse::new(encode::fields(
-            &description.schema,
-            format,
+            &columns, format,
         )))
     }
 
