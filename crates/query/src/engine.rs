@@ -457,7 +457,7 @@ impl QueryEngine {
             };
             return Ok(Description {
                 schema,
-                parameters: Vec::new(),
+                parameters: statements::parameter_types(&self.engine, database, statement),
             });
         }
         let (_, plan) = self

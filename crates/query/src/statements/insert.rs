@@ -10,10 +10,10 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{RecordBatch, UInt64Array};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use datafusion::common::DataFusionError;
 use datafusion::sql::sqlparser::ast::{
-    Expr, Insert, ObjectNamePart, SetExpr, Spanned, Statement, TableObject,
+    Expr, Insert, ObjectNamePart, SetExpr, Spanned, Statement, TableObject, Value,
 };
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -124,6 +124,71 @@ pub(super) async fn write(
         schema,
         batches: vec![count],
     })
+}
+
+/// The types of the parameters (`$1`, …) an `INSERT` gives a column's value, by number:
+/// the column's (`timestamp` for `time`, text for a tag, a field's own); `None` for one it
+/// does not place so (inside an expression, or numbered but unused). Postgres describes an
+/// `INSERT`'s parameters this way, and clients that encode values by the described types
+/// (pgx, asyncpg) need it to send a time or a number. A statement that does not check
+/// against its table has no types here: running it reports why.
+pub(super) fn parameter_types(
+    engine: &Engine,
+    database: &str,
+    statement: &str,
+) -> Vec<Option<DataType>> {
+    let typed = || -> Result<Vec<Option<DataType>>, QueryError> {
+        let insert = parse(statement)?;
+        let target = target(&insert, database)?;
+        let schema = lookup(engine, &target)?;
+        let columns = columns(&insert, &schema, &target)?;
+        let mut types: Vec<Option<DataType>> = Vec::new();
+        for (_, row) in rows(&insert)? {
+            for (column, expr) in columns.iter().zip(row) {
+                let Some(n) = parameter_number(expr) else {
+                    continue;
+                };
+                let Some(i) = n
+                    .checked_sub(1)
+                    .filter(|&i| i < crate::engine::MAX_DESCRIBED_PARAMETERS)
+                else {
+                    continue;
+                };
+                if types.len() <= i {
+                    types.resize(i + 1, None);
+                }
+                types[i].get_or_insert_with(|| column.kind.data_type());
+            }
+        }
+        Ok(types)
+    };
+    typed().unwrap_or_default()
+}
+
+/// The number of the parameter `expr` is (`$3`), if it is one, in parentheses or not.
+fn parameter_number(expr: &Expr) -> Option<usize> {
+    match expr {
+        Expr::Nested(inner) => parameter_number(inner),
+        Expr::Value(value) => match &value.value {
+            Value::Placeholder(name) => name.strip_prefix('$')?.parse().ok(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+impl Kind {
+    /// The type a query reads this column as.
+    fn data_type(&self) -> DataType {
+        match self {
+            Kind::Time => DataType::Timestamp(TimeUnit::Nanosecond, None),
+            Kind::Tag | Kind::Field(FieldType::String) => DataType::Utf8,
+            Kind::Field(FieldType::Float) => DataType::Float64,
+            Kind::Field(FieldType::Integer) => DataType::Int64,
+            Kind::Field(FieldType::Unsigned) => DataType::UInt64,
+            Kind::Field(FieldType::Boolean) => DataType::Boolean,
+        }
+    }
 }
 
 /// The statement as sqlparser reads it; only `INSERT INTO … VALUES` is taken.

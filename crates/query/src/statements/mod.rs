@@ -98,6 +98,19 @@ pub(crate) async fn execute(
     Some(output.map(|o| QueryStream::from_batches(o.schema, o.batches)))
 }
 
+/// The types of an `INSERT`'s parameters, by number, where they stand for a column's value
+/// (see `insert::parameter_types`); empty for any other statement.
+pub(crate) fn parameter_types(
+    engine: &Engine,
+    database: &str,
+    statement: &str,
+) -> Vec<Option<DataType>> {
+    if !first_word(statement).eq_ignore_ascii_case("INSERT") {
+        return Vec::new();
+    }
+    insert::parameter_types(engine, database, statement)
+}
+
 /// Whether `statement` is one of Strata's own statements (see the module doc), which
 /// Strata runs itself rather than DataFusion.
 pub fn is_strata_statement(statement: &str) -> bool {

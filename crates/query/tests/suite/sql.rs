@@ -322,6 +322,56 @@ async fn quoted_literals_are_read_as_their_columns_types() {
     }
 }
 
+/// An `INSERT`'s parameters are described by the columns they fill, as Postgres describes
+/// them: clients that encode by the described types (pgx, asyncpg) send times and numbers
+/// only to parameters so typed.
+#[tokio::test]
+async fn insert_parameters_are_described_by_their_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(dir.path());
+    let sql = QueryEngine::new(Arc::clone(&engine)).unwrap();
+    sql.sql(
+        "db",
+        "CREATE TABLE m (time TIMESTAMP, host VARCHAR TAG, f DOUBLE, i BIGINT, u BIGINT UNSIGNED, b BOOLEAN)",
+    )
+    .await
+    .unwrap();
+    let described = sql
+        .describe(
+            "db",
+            "INSERT INTO m (time, host, f, i, b) VALUES ($1, $2, $3, ($5), $6), (now(), 'x', $3, 1 + $7, $8)",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        described.parameters,
+        [
+            Some(DataType::Timestamp(TimeUnit::Nanosecond, None)),
+            Some(DataType::Utf8),
+            Some(DataType::Float64),
+            None,
+            Some(DataType::Int64),
+            Some(DataType::Boolean),
+            None,
+            Some(DataType::Boolean),
+        ]
+    );
+    // Without a column list, in DESCRIBE's order (time, tags, fields).
+    let described = sql
+        .describe("db", "INSERT INTO m VALUES ($1, $2, $3, $4, $5, $6)")
+        .await
+        .unwrap();
+    assert_eq!(described.parameters[4], Some(DataType::UInt64));
+    // A statement that does not fit its table is described without types; running it says why.
+    for unfit in [
+        "INSERT INTO nope (time, v) VALUES ($1, $2)",
+        "INSERT INTO m (time, nope) VALUES ($1, $2)",
+    ] {
+        let described = sql.describe("db", unfit).await.unwrap();
+        assert!(described.parameters.is_empty(), "{unfit}");
+    }
+}
+
 /// `LIKE … ESCAPE` with any escape character, and tags matched against computed patterns
 /// (`host LIKE 'a'::VARCHAR || '%'`, as SQLAlchemy's `startswith` writes it), answering as
 /// Postgres 15.18 does for the same rows.

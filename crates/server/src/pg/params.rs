@@ -105,6 +105,18 @@ fn binary_literal(bytes: &[u8], ty: &Type) -> Result<String, PgWireError> {
             let day = NaiveDate::from_sql(ty, bytes).map_err(bad)?;
             Ok(format!("DATE '{day}'"))
         }
+        Type::NUMERIC => {
+            let digits = numeric_digits(bytes).ok_or_else(|| {
+                error(
+                    INVALID_TEXT,
+                    "a binary numeric parameter is malformed (its lengths or digits)",
+                )
+            })?;
+            Ok(match digits.parse::<f64>() {
+                Ok(value) => float(value, &digits),
+                Err(_) => float(f64::NAN, ""),
+            })
+        }
         Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::JSON => {
             let text = std::str::from_utf8(bytes)
                 .map_err(|_| error("22021", "a parameter is not valid UTF-8"))?;
@@ -115,6 +127,61 @@ fn binary_literal(bytes: &[u8], ty: &Type) -> Result<String, PgWireError> {
             format!("binary parameters of type {ty} are not supported; send it as text"),
         )),
     }
+}
+
+/// The decimal digits of a binary `numeric` (`-12.50`, `NaN`, `Infinity`): Postgres sends
+/// its digit count, weight (the power of 10,000 of the first digit), sign and display
+/// scale, then its digits in base 10,000, each 0 to 9,999. `None` when malformed.
+fn numeric_digits(bytes: &[u8]) -> Option<String> {
+    let word = |i: usize| -> Option<u16> {
+        Some(u16::from_be_bytes(bytes.get(i..i + 2)?.try_into().ok()?))
+    };
+    let count = usize::from(word(0)?);
+    let weight = i32::from(word(2)? as i16);
+    let sign = word(4)?;
+    let scale = usize::from(word(6)?);
+    if bytes.len() != 8 + 2 * count || scale > 16_383 {
+        return None;
+    }
+    match sign {
+        0xC000 => return Some("NaN".to_owned()),
+        0xD000 => return Some("Infinity".to_owned()),
+        0xF000 => return Some("-Infinity".to_owned()),
+        0x0000 | 0x4000 => {}
+        _ => return None,
+    }
+    let digits: Vec<u16> = (0..count).map(|i| word(8 + 2 * i)).collect::<Option<_>>()?;
+    if digits.iter().any(|&d| d > 9_999) || weight.unsigned_abs() > 1 << 14 {
+        return None;
+    }
+    // Base-10,000 digit k (of weight `weight - k`) as four decimal digits.
+    let digit = |power: i32| -> u16 {
+        usize::try_from(weight - power)
+            .ok()
+            .and_then(|k| digits.get(k).copied())
+            .unwrap_or(0)
+    };
+    let mut out = String::new();
+    if sign == 0x4000 {
+        out.push('-');
+    }
+    let mut whole = String::new();
+    for power in (0..=weight.max(0)).rev() {
+        whole.push_str(&format!("{:04}", digit(power)));
+    }
+    let whole = whole.trim_start_matches('0');
+    out.push_str(if whole.is_empty() { "0" } else { whole });
+    if scale > 0 {
+        out.push('.');
+        let mut fraction = String::new();
+        let mut power = -1;
+        while fraction.len() < scale {
+            fraction.push_str(&format!("{:04}", digit(power)));
+            power -= 1;
+        }
+        out.push_str(&fraction[..scale]);
+    }
+    Some(out)
 }
 
 /// An integer literal; negative ones in parentheses so no operator before them can join
@@ -215,5 +282,41 @@ mod tests {
         );
         assert!(literal(Some(&[0, 1]), &Type::INT4, true).is_err());
         assert!(literal(Some(&[0]), &Type::POINT, true).is_err());
+    }
+
+    #[test]
+    fn binary_numerics_keep_every_digit() {
+        // As Postgres 15.18's numeric_send writes these values.
+        let hex = |h: &str| -> Vec<u8> {
+            (0..h.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+                .collect()
+        };
+        for (sent, want) in [
+            ("0002000000000002000c1388", "12.50"),
+            ("0001ffff40000004002a", "(-0.0042)"),
+            (
+                "000500040000000007341a5802e103bb064f",
+                "18446744073709551615",
+            ),
+            ("0001000100000000000a", "100000"),
+            ("0000000000000000", "0"),
+            ("00000000c0000000", "CAST('NaN' AS DOUBLE)"),
+        ] {
+            let got = literal(Some(&hex(sent)), &Type::NUMERIC, true).expect("valid");
+            assert_eq!(got, want, "{sent}");
+        }
+        // Lengths that disagree, a digit past 9,999, an unknown sign.
+        for bad in [
+            "0002000000000002000c",
+            "0001000000000000ffff",
+            "0000000012340000",
+        ] {
+            assert!(
+                literal(Some(&hex(bad)), &Type::NUMERIC, true).is_err(),
+                "{bad}"
+            );
+        }
     }
 }

@@ -144,6 +144,8 @@ impl Queries {
         described: Option<&SchemaRef>,
     ) -> PgWireResult<Response> {
         session.start_statement();
+        // Columns are named by the client's select list, not by a rewrite's.
+        let client_sql = sql;
         let rewritten = to_strata(sql);
         // Positions point into the client's text only when it was not rewritten.
         let origin = origin.filter(|_| matches!(rewritten, Cow::Borrowed(_)));
@@ -203,7 +205,7 @@ impl Queries {
             stream.collect().await.map_err(failed)?;
             return Ok(Response::Execution(Tag::new(&command_tag(sql))));
         }
-        let named = postgres_names(sql, &schema);
+        let named = postgres_names(client_sql, &schema);
         let columns = described
             .filter(|d| d.fields().len() == schema.fields().len())
             .or(named.as_ref())

@@ -3,7 +3,8 @@
 Usage: pg_asyncpg.py HOST PG_PORT
 asyncpg speaks only the extended protocol with binary values, and its bulk load,
 `copy_records_to_table`, is `COPY … FROM STDIN (FORMAT binary)` with each value in the
-binary form of the column type it looked up first. Checked here: queries with parameters,
+binary form of the column type it looked up first. Checked here: queries and inserts
+with parameters,
 prepared statements, `copy_records_to_table` (many rows, every column type, NULLs, in
 batches), `copy_from_table` and `copy_from_query` in binary and CSV read back, and
 errors with their SQLSTATEs. Prints "all checks passed" at the end; any failed check raises.
@@ -88,6 +89,21 @@ async def main():
         records=[(START - datetime.timedelta(days=1), "extra", 1.5, 1, 1, True, "n")],
     )
     assert status == "COPY 1", status
+
+    # INSERT with parameters: each is described as its column's type (timestamp, text,
+    # float8, int8, numeric, bool), which asyncpg encodes by; it refused a datetime or a
+    # number for a parameter described unknown.
+    insert = await conn.prepare(
+        "INSERT INTO readings (time, site, level, count, total, ok, note) VALUES ($1, $2, $3, $4, $5, $6, $7)"
+    )
+    assert [t.name for t in insert.get_parameters()] == [
+        "timestamp", "text", "float8", "int8", "numeric", "bool", "text"
+    ], insert.get_parameters()
+    inserted = START - datetime.timedelta(days=2)
+    await insert.fetch(inserted, "ins", 2.5, 7, 9, False, "by parameters")
+    got = await conn.fetchrow("SELECT time, level, count, total, ok, note FROM readings WHERE site = $1", "ins")
+    assert tuple(got) == (inserted, 2.5, 7, 9, False, "by parameters"), got
+    await conn.execute("DELETE FROM readings WHERE site = 'ins'")
 
     # Parameters and prepared statements, binary both ways.
     n = await conn.fetchval("SELECT count(*) FROM readings WHERE site = $1 AND level > $2", "s3", 100.0)

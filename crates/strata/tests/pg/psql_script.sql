@@ -69,6 +69,8 @@ RESET DateStyle;
 SELECT typname, typinput, typsend FROM pg_catalog.pg_type WHERE typinput = 'pg_catalog.array_in'::regproc AND typelem IN (20, 1114) ORDER BY 1;
 SELECT typname, typlen, typinput, typoutput, typreceive FROM pg_type WHERE typname IN ('name', 'int4', 'timestamptz', 'numeric') ORDER BY 1;
 SELECT 'a_1' LIKE 'a!_%' ESCAPE '!' AS escaped, 'ab1' LIKE 'a!_%' ESCAPE '!' AS unescaped;
+SELECT (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid = a.attrelid), count(*) FROM pg_catalog.pg_attribute a WHERE a.attname = 'rain' GROUP BY a.attrelid;
+SELECT max(temp), min(temp), 1::int, NULL::timestamptz, temp::int, CASE WHEN true THEN 1 END FROM weather GROUP BY temp ORDER BY 1 LIMIT 1;
 SELECT mod(-7, 3) AS m, div(-7, 2) AS d, width_bucket(5.35, 0.024, 10.06, 5) AS b, md5('abc') AS h;
 SELECT current_database(), current_schema();
 SELECT 1 AS one \; SELECT 'two' AS two;

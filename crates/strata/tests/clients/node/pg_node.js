@@ -1,7 +1,8 @@
 // node-postgres (npm `pg`, pinned in package.json) against Strata's Postgres wire, run by
-// crates/strata/tests/pg_wire.rs: node-postgres sends every parameter as untyped text and
-// reads rows by column name, so inserts with parameters and Postgres's column names
-// (`count`, not `count(*)`) are what it needs.
+// crates/strata/tests/pg_wire.rs: node-postgres sends every parameter as text of no type
+// (the server's described type, else the column's, reads it) and reads rows by column
+// name, so inserts with parameters and Postgres's column names (`count`, not `count(*)`)
+// are what it needs.
 // Usage: node pg_node.js HOST PG_PORT. Prints "all checks passed"; any failed check throws.
 'use strict';
 
@@ -17,7 +18,8 @@ async function main() {
     'CREATE TABLE readings (time TIMESTAMP, site VARCHAR TAG, level DOUBLE, n BIGINT, ok BOOLEAN)',
   );
 
-  // Parameters arrive as text of no type: each is read as its column's type.
+  // Parameters arrive as text of no type: each is read as the type the server described
+  // for it, its column's.
   const start = Date.UTC(2026, 0, 1);
   for (let i = 0; i < 6; i++) {
     const inserted = await client.query(
@@ -33,7 +35,7 @@ async function main() {
       's0',
       'not a number',
     ]),
-    (e) => /column "level" is float: invalid input syntax for type double precision/.test(e.message),
+    (e) => e.code === '22P02' && /invalid input syntax for type double precision/.test(e.message),
   );
 
   // Rows by Postgres's column names: an aggregate is named by its function.
