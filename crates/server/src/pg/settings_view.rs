@@ -21,7 +21,8 @@ use super::sql_text::contains_ignore_ascii_case;
 
 const VIEW: &str = "pg_settings";
 
-/// The view's columns, as Postgres 15 declares them (`text` unless said).
+/// The view's columns, as Postgres 15 names and types them, except `enumvals` (an array of
+/// text there, NULL in every row here).
 const COLUMNS: &[(&str, &str)] = &[
     ("name", "TEXT"),
     ("setting", "TEXT"),
