@@ -58,6 +58,7 @@ pub(crate) fn rewrite(sql: &str, session: &Session) -> Option<String> {
             view: &mut view,
             session,
             changed: false,
+            shadowed: false,
         };
         let _ = statements.visit(&mut visitor);
         visitor.changed
@@ -69,10 +70,23 @@ struct Replace<'a> {
     view: &'a mut Option<Option<Box<Query>>>,
     session: &'a Session,
     changed: bool,
+    /// Whether the statement names a CTE `pg_settings`, which an unqualified name then
+    /// means (taken for the whole statement, not only the CTE's scope).
+    shadowed: bool,
 }
 
 impl VisitorMut for Replace<'_> {
     type Break = ();
+
+    fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
+        if let Some(with) = &query.with {
+            self.shadowed |= with
+                .cte_tables
+                .iter()
+                .any(|cte| cte.alias.name.value.eq_ignore_ascii_case(VIEW));
+        }
+        ControlFlow::Continue(())
+    }
 
     fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<()> {
         let TableFactor::Table {
@@ -91,7 +105,7 @@ impl VisitorMut for Replace<'_> {
             .collect();
         let is_view = args.is_none()
             && match parts.as_slice() {
-                [table] => table == VIEW,
+                [table] => table == VIEW && !self.shadowed,
                 [schema, table] => schema == "pg_catalog" && table == VIEW,
                 _ => false,
             };
@@ -214,9 +228,11 @@ mod tests {
         .expect("rewritten");
         assert_eq!(out.matches("(VALUES ").count(), 2, "{out}");
         assert!(out.contains(") AS pg_settings JOIN (SELECT "), "{out}");
-        // A table of another schema, a function, a string or a column: left alone.
+        // A table of another schema, a CTE of the name, a function, a string or a column:
+        // left alone.
         for kept in [
             "SELECT * FROM db.pg_settings",
+            "WITH pg_settings AS (SELECT 1 AS name) SELECT name FROM pg_settings",
             "SELECT 'pg_settings'",
             "SELECT pg_settings FROM t",
             "SELECT * FROM pg_settings(1)",
