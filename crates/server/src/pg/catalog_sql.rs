@@ -27,7 +27,7 @@ use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 
 use super::catalog_arrays::known_empty;
-use super::column_names::column_name;
+use super::column_names::select_list_names;
 
 /// Aggregate functions a scalar subquery may already return.
 const AGGREGATES: &[&str] = &[
@@ -317,7 +317,7 @@ pub(super) fn empty_body(body: &SetExpr) -> Option<Vec<String>> {
     if !rowless_body(body) {
         return None;
     }
-    column_names(body)
+    select_list_names(body)
 }
 
 /// Whether a query body cannot return a row: a `SELECT` whose `FROM` cannot (see
@@ -430,25 +430,6 @@ impl Visitor for AggregateFinder {
             return ControlFlow::Break(());
         }
         ControlFlow::Continue(())
-    }
-}
-
-/// The result column names of a query body: its first `SELECT`'s, as Postgres names them;
-/// `None` for a `*` (the names would need the tables' columns).
-fn column_names(body: &SetExpr) -> Option<Vec<String>> {
-    match body {
-        SetExpr::Select(select) => select
-            .projection
-            .iter()
-            .map(|item| match item {
-                SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
-                SelectItem::UnnamedExpr(expr) => Some(column_name(expr)),
-                _ => None,
-            })
-            .collect(),
-        SetExpr::SetOperation { left, .. } => column_names(left),
-        SetExpr::Query(query) => column_names(&query.body),
-        _ => None,
     }
 }
 

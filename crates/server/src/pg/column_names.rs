@@ -91,6 +91,19 @@ pub(crate) fn postgres_names(sql: &str, schema: &Schema) -> Option<SchemaRef> {
     })
 }
 
+/// The result column names of a query body as Postgres names them, aliases as written;
+/// `None` for a `*` (the names would need the tables' columns).
+pub(crate) fn select_list_names(body: &SetExpr) -> Option<Vec<String>> {
+    first_select_list(body)?
+        .iter()
+        .map(|item| match item {
+            SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
+            SelectItem::UnnamedExpr(expr) => Some(column_name(expr)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The select list that names a query's columns: its first `SELECT`'s (a `UNION`'s
 /// columns are named by its first branch).
 fn first_select_list(body: &SetExpr) -> Option<&[SelectItem]> {

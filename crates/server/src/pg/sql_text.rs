@@ -384,27 +384,25 @@ fn rewrite_statement(sql: &str) -> Cow<'_, str> {
             .strip_prefix('\'')
             .and_then(|b| b.strip_suffix('\''))
             .filter(|n| !n.contains('\''));
-        // `CAST('name' AS regclass)`, as SQLAlchemy writes `'name'::regclass`; the other
-        // oid types are dropped, as in `::` casts.
-        if let Some(name) = literal
-            && let Some(open) = cast_opened(&out)
-            && let Some((oid_type, after)) = oid_cast_closed(code)
-        {
-            out.truncate(open);
-            if oid_type == "regclass" {
-                out.push_str(&table_oid(&format!("'{}'", unqualified(name))));
-            } else {
-                out.push_str(before);
+        // `'name'::regclass`, or `CAST('name' AS regclass)` as SQLAlchemy writes it.
+        let oid_cast = literal.and_then(|name| {
+            if let Some(open) = cast_opened(&out)
+                && let Some((oid_type, after)) = oid_cast_closed(code)
+            {
+                return Some((name, oid_type, after, Some(open)));
             }
-            code = after;
-        // `'name'::regclass` is the oid of the table called so; a function's or a type's
-        // name (`'pg_catalog.array_in'::regproc`, as pgjdbc compares `typinput` with it)
-        // is the name, as the catalog's columns of those types hold it here.
-        } else if let Some(name) = literal
-            && let Some((oid_type, after)) = strip_oid_cast(code)
+            let (oid_type, after) = strip_oid_cast(code)?;
             // An array of oids is left to `rewrite_code` (`::bigint[]`).
-            && !after.trim_start().starts_with('[')
-        {
+            (!after.trim_start().starts_with('[')).then_some((name, oid_type, after, None))
+        });
+        if let Some((name, oid_type, after, cast_open)) = oid_cast {
+            if let Some(open) = cast_open {
+                out.truncate(open);
+            }
+            // A table's name is its oid; a function's or a type's name
+            // (`'pg_catalog.array_in'::regproc`, as pgjdbc compares `typinput` with it) is
+            // the name, as the catalog's columns of those types hold it here; an oid is
+            // itself.
             match oid_type {
                 "regclass" => out.push_str(&table_oid(&format!("'{}'", unqualified(name)))),
                 "oid" => out.push_str(before),
@@ -453,8 +451,8 @@ fn cast_opened(out: &str) -> Option<usize> {
 fn oid_cast_closed(code: &str) -> Option<(&'static str, &str)> {
     let mut rest = code.trim_start();
     let mut inner_type = None;
-    if let Some(after) = rest.strip_prefix("::") {
-        let (oid_type, after) = oid_type_at(after.trim_start())?;
+    if rest.starts_with("::") {
+        let (oid_type, after) = strip_oid_cast(rest)?;
         inner_type = Some(oid_type);
         rest = after.trim_start();
     }
@@ -755,6 +753,11 @@ mod tests {
                 "SELECT CAST($2::REGCLASS AS REGCLASS), CAST($3 AS REGTYPE), CAST($4 AS INT)"
             ),
             "SELECT (SELECT oid FROM pg_catalog.pg_class WHERE relname = $2), $3, CAST($4 AS INT)"
+        );
+        // A type's or function's name, cast either way, is the name without its schema.
+        assert_eq!(
+            from_postgres("SELECT CAST('pg_catalog.int4' AS regtype), 'pg_catalog.int4'::regtype"),
+            "SELECT 'int4', 'int4'"
         );
         // Ordinary SQL comes back as it was, without a copy.
         assert!(matches!(from_postgres("SELECT 1"), Cow::Borrowed(_)));
