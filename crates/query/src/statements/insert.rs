@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{RecordBatch, UInt64Array};
-use datafusion::arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::DataFusionError;
 use datafusion::sql::sqlparser::ast::{
     Expr, Insert, ObjectNamePart, SetExpr, Spanned, Statement, TableObject, Value,
@@ -19,9 +19,9 @@ use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 use strata_lineproto::FieldValue;
 use strata_lineproto::writer::write_line;
-use strata_storage::Engine;
 use strata_storage::catalog::{TIME_COLUMN, TableSchema};
 use strata_storage::model::FieldType;
+use strata_storage::{Engine, arrow};
 
 use super::show::lookup;
 use super::tokens::{TableRef, plan, position, table_ref};
@@ -178,15 +178,13 @@ fn parameter_number(expr: &Expr) -> Option<usize> {
 }
 
 impl Kind {
-    /// The type a query reads this column as.
+    /// The type of a value of this column: the table's Arrow schema's, a tag's as the
+    /// string it is (the schema's dictionary is how a query reads many).
     fn data_type(&self) -> DataType {
         match self {
-            Kind::Time => DataType::Timestamp(TimeUnit::Nanosecond, None),
-            Kind::Tag | Kind::Field(FieldType::String) => DataType::Utf8,
-            Kind::Field(FieldType::Float) => DataType::Float64,
-            Kind::Field(FieldType::Integer) => DataType::Int64,
-            Kind::Field(FieldType::Unsigned) => DataType::UInt64,
-            Kind::Field(FieldType::Boolean) => DataType::Boolean,
+            Kind::Time => arrow::time_data_type(),
+            Kind::Tag => DataType::Utf8,
+            Kind::Field(field_type) => arrow::field_data_type(*field_type),
         }
     }
 }

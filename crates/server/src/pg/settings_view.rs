@@ -182,7 +182,10 @@ fn row(name: &str, value: &str) -> String {
         None if fixed => "default",
         None => "session",
     };
-    let text = |v: Option<&str>| v.map_or_else(|| "NULL".to_owned(), quoted);
+    // What `RESET` goes back to: the default, or for a fixed setting its value.
+    let reset = default
+        .or(fixed.then_some(value))
+        .map_or_else(|| "NULL".to_owned(), quoted);
     format!(
         "({}, {}, NULL, {}, '', NULL, {}, {}, {}, NULL, NULL, NULL, {}, {}, NULL, NULL, false)",
         quoted(name),
@@ -191,8 +194,8 @@ fn row(name: &str, value: &str) -> String {
         quoted(context),
         quoted(vartype),
         quoted(source),
-        text(default.or(fixed.then_some(value))),
-        text(default.or(fixed.then_some(value))),
+        reset,
+        reset,
     )
 }
 
