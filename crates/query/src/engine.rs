@@ -6,6 +6,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
+use datafusion::error::DataFusionError;
 use datafusion::execution::context::SessionState;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::execution::{SessionStateBuilder, TaskContext};
@@ -22,6 +23,7 @@ use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream, execut
 use crate::catalog::{CATALOG_NAME, StrataCatalog, in_statement};
 use crate::coop::CooperativeJoins;
 use crate::direct;
+use crate::duplicate_names::{self, Renames};
 use crate::error::QueryError;
 use crate::functions;
 use crate::guard::{Admission, QueryStream};
@@ -377,34 +379,41 @@ impl QueryEngine {
         database: &str,
         statement: Statement<'_>,
     ) -> Result<SendableRecordBatchStream, QueryError> {
-        let (plan, task) = self.physical_plan(database, statement).await?;
-        if plan_weight::may_hold_a_thread(&plan) {
+        let (plan, task, renames) = self.physical_plan(database, statement).await?;
+        let stream = if plan_weight::may_hold_a_thread(&plan) {
             let start = async move { execute_stream(plan, task) };
-            Ok(self.runtime.stream(start).await?)
+            self.runtime.stream(start).await?
         } else {
-            Ok(execute_stream(plan, task)?)
-        }
+            execute_stream(plan, task)?
+        };
+        Ok(match renames {
+            Some(renames) => renames.stream(stream),
+            None => stream,
+        })
     }
 
-    /// DataFusion's physical plan of `statement`, and the context it runs in.
+    /// DataFusion's physical plan of `statement`, the context it runs in, and the names its
+    /// result's columns take where the plan's cannot be the statement's ([`Renames`]).
     pub(crate) async fn physical_plan(
         &self,
         database: &str,
         statement: Statement<'_>,
-    ) -> Result<(Arc<dyn ExecutionPlan>, Arc<TaskContext>), QueryError> {
-        let (state, plan) = self.logical_plan(database, statement).await?;
+    ) -> Result<(Arc<dyn ExecutionPlan>, Arc<TaskContext>, Option<Renames>), QueryError> {
+        let (state, plan, renames) = self.logical_plan(database, statement).await?;
         let plan = DataFrame::new(state, plan).create_physical_plan().await?;
-        Ok((plan, Arc::clone(&self.task)))
+        Ok((plan, Arc::clone(&self.task), renames))
     }
 
     /// DataFusion's plan of a query, and the session it runs in: unqualified names in
     /// `database`, `now()` the engine's clock (injectable in tests) fixed for the
-    /// statement, DDL, DML and `SET` refused (Strata's own statements handle those).
+    /// statement, DDL, DML and `SET` refused (Strata's own statements handle those). A
+    /// select list whose items DataFusion would name alike is planned with aliases, and the
+    /// names the result takes instead come with the plan.
     async fn logical_plan(
         &self,
         database: &str,
         statement: Statement<'_>,
-    ) -> Result<(SessionState, LogicalPlan), QueryError> {
+    ) -> Result<(SessionState, LogicalPlan, Option<Renames>), QueryError> {
         let options = SQLOptions::new()
             .with_allow_ddl(false)
             .with_allow_dml(false)
@@ -417,23 +426,31 @@ impl QueryEngine {
         state.execution_props_mut().query_execution_start_time = Some(now);
         let planning = async {
             match statement {
-                Statement::Text(text) => state
-                    .create_logical_plan(text)
-                    .await
-                    .and_then(|plan| options.verify_plan(&plan).map(|()| plan))
-                    .map_err(|e| QueryError::from(e).at_end_if_unplaced(text)),
+                Statement::Text(text) => {
+                    let planned = match state.create_logical_plan(text).await {
+                        Err(e) if duplicate_names::is_duplicate_names(&e) => {
+                            plan_with_aliases(&state, text).await.map_err(|_| e)
+                        }
+                        planned => planned.map(|plan| (plan, None)),
+                    };
+                    planned
+                        .and_then(|(plan, renames)| {
+                            options.verify_plan(&plan).map(|()| (plan, renames))
+                        })
+                        .map_err(|e| QueryError::from(e).at_end_if_unplaced(text))
+                }
                 Statement::Tree(query) => {
                     let tree = DfStatement::Statement(Box::new(SqlStatement::Query(query)));
                     state
                         .statement_to_plan(tree)
                         .await
-                        .and_then(|plan| options.verify_plan(&plan).map(|()| plan))
+                        .and_then(|plan| options.verify_plan(&plan).map(|()| (plan, None)))
                         .map_err(QueryError::from)
                 }
             }
         };
-        let planned = in_statement(&self.engine, database, planning).await;
-        Ok((state, planned?))
+        let (plan, renames) = in_statement(&self.engine, database, planning).await?;
+        Ok((state, plan, renames))
     }
 
     /// What `statement` would return and which parameters (`$1`, `$2`, …) it takes,
@@ -460,7 +477,7 @@ impl QueryEngine {
                 parameters: statements::parameter_types(&self.engine, database, statement),
             });
         }
-        let (_, plan) = self
+        let (_, plan, renames) = self
             .logical_plan(database, Statement::Text(statement))
             .await?;
         let found = parameter_types(&plan)?;
@@ -483,11 +500,38 @@ impl QueryEngine {
         let parameters = (1..=count)
             .map(|n| found.get(&format!("${n}")).cloned().flatten())
             .collect();
+        let schema = plan.schema().as_arrow();
         Ok(Description {
-            schema: Arc::new(plan.schema().as_arrow().clone()),
+            schema: match renames {
+                Some(renames) => renames.schema(schema),
+                None => Arc::new(schema.clone()),
+            },
             parameters,
         })
     }
+}
+
+/// `text`, which DataFusion refused for select items it would name alike, planned with
+/// [`duplicate_names::alias_items`]; `Err` when that does not plan either (the caller
+/// reports the first refusal, about the statement as written).
+async fn plan_with_aliases(
+    state: &SessionState,
+    text: &str,
+) -> Result<(LogicalPlan, Option<Renames>), DataFusionError> {
+    let dialect = state.config().options().sql_parser.dialect;
+    let mut statement = state.sql_to_statement(text, &dialect)?;
+    let DfStatement::Statement(tree) = &mut statement else {
+        return Err(DataFusionError::Plan("not a query".into()));
+    };
+    let SqlStatement::Query(query) = tree.as_mut() else {
+        return Err(DataFusionError::Plan("not a query".into()));
+    };
+    if !duplicate_names::alias_items(query) {
+        return Err(DataFusionError::Plan("no unnamed select item".into()));
+    }
+    let plan = state.statement_to_plan(statement).await?;
+    let renames = Renames::of(&plan);
+    Ok((plan, Some(renames)))
 }
 
 /// The highest parameter number [`QueryEngine::describe`] lists types for, and the most

@@ -35,6 +35,7 @@ pub mod catalog;
 mod coop;
 mod data_fault;
 mod direct;
+mod duplicate_names;
 pub mod engine;
 pub mod error;
 mod functions;

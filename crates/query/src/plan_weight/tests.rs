@@ -10,7 +10,7 @@ fn query_engine(dir: &std::path::Path) -> QueryEngine {
 }
 
 async fn long(sql: &QueryEngine, statement: &str) -> bool {
-    let (plan, _) = sql
+    let (plan, _, _) = sql
         .physical_plan("db", Statement::Text(statement))
         .await
         .unwrap();
