@@ -29,6 +29,7 @@ use postgres_types::{IsNull, Kind, ToSql, to_sql_checked};
 use strata_query::pg_catalog::types::pg_type_of;
 
 use super::encode_array::ArrayColumn;
+use super::float_text;
 
 /// Microseconds from the Unix epoch to Postgres's, 2000-01-01: binary timestamps count
 /// from it.
@@ -236,8 +237,8 @@ impl Column {
             Column::Int32(a) => put(at(a, row, |a| a.value(row)), how, out),
             Column::Int64(a) => put(at(a, row, |a| a.value(row)), how, out),
             Column::Numeric(a) => put(at(a, row, |a| Numeric(a.value(row))), how, out),
-            Column::Float32(a) => put(at(a, row, |a| a.value(row)), how, out),
-            Column::Float64(a) => put(at(a, row, |a| a.value(row)), how, out),
+            Column::Float32(a) => put(at(a, row, |a| Float4(a.value(row))), how, out),
+            Column::Float64(a) => put(at(a, row, |a| Float8(a.value(row))), how, out),
             Column::Text(a) => put(at(a, row, |a| a.value(row)), how, out),
             Column::Bytes(a) => put(at(a, row, |a| a.value(row)), how, out),
             Column::Timestamp(a, zoned) => put(
@@ -301,6 +302,62 @@ impl ToSqlText for Numeric {
         _format: &FormatOptions,
     ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
         out.put_slice(itoa::Buffer::new().format(self.0).as_bytes());
+        Ok(IsNull::No)
+    }
+}
+
+/// A `float8`, in text as Postgres writes it ([`float_text`]).
+#[derive(Debug, Clone, Copy)]
+struct Float8(f64);
+
+impl ToSql for Float8 {
+    fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, EncodeError> {
+        self.0.to_sql(ty, out)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::FLOAT8
+    }
+
+    to_sql_checked!();
+}
+
+impl ToSqlText for Float8 {
+    fn to_sql_text(
+        &self,
+        _ty: &Type,
+        out: &mut BytesMut,
+        _format: &FormatOptions,
+    ) -> Result<IsNull, EncodeError> {
+        float_text::put_f64(self.0, out);
+        Ok(IsNull::No)
+    }
+}
+
+/// A `float4`, in text as Postgres writes it ([`float_text`]).
+#[derive(Debug, Clone, Copy)]
+struct Float4(f32);
+
+impl ToSql for Float4 {
+    fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, EncodeError> {
+        self.0.to_sql(ty, out)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::FLOAT4
+    }
+
+    to_sql_checked!();
+}
+
+impl ToSqlText for Float4 {
+    fn to_sql_text(
+        &self,
+        _ty: &Type,
+        out: &mut BytesMut,
+        _format: &FormatOptions,
+    ) -> Result<IsNull, EncodeError> {
+        float_text::put_f32(self.0, out);
         Ok(IsNull::No)
     }
 }

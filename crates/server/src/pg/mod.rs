@@ -20,6 +20,7 @@ mod copy_statement;
 mod encode;
 mod encode_array;
 mod errors;
+mod float_text;
 mod from_functions;
 mod params;
 mod params_array;

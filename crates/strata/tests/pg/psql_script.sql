@@ -71,6 +71,8 @@ SELECT typname, typlen, typinput, typoutput, typreceive FROM pg_type WHERE typna
 SELECT 'a_1' LIKE 'a!_%' ESCAPE '!' AS escaped, 'ab1' LIKE 'a!_%' ESCAPE '!' AS unescaped;
 SELECT (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid = a.attrelid), count(*) FROM pg_catalog.pg_attribute a WHERE a.attname = 'rain' GROUP BY a.attrelid;
 SELECT max(temp), min(temp), 1::int, NULL::timestamptz, temp::int, CASE WHEN true THEN 1 END FROM weather GROUP BY temp ORDER BY 1 LIMIT 1;
+SELECT 1, 1, city, city, time::date FROM weather ORDER BY time, city LIMIT 2;
+SELECT 2::float8 AS two, 1e20::float8 AS big, 1e-5::float8 AS small, 'inf'::float8 AS inf, '-inf'::float8 AS ninf, 'nan'::float8 AS nan, '-0'::float8 AS nzero, 1234567::float4 AS f4;
 SELECT mod(-7, 3) AS m, div(-7, 2) AS d, width_bucket(5.35, 0.024, 10.06, 5) AS b, md5('abc') AS h;
 SELECT current_database(), current_schema();
 SELECT 1 AS one \; SELECT 'two' AS two;

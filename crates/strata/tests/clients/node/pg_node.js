@@ -77,6 +77,18 @@ async function main() {
     assert.equal(r.rows[0].count, want);
   }
 
+  // Floats in Postgres's text: node-postgres reads them with parseFloat, which takes
+  // `Infinity` but reads `inf` as NaN. Two columns may share a name (rowMode array).
+  const floats = await client.query({
+    text: "SELECT 'inf'::DOUBLE, '-inf'::DOUBLE, 'nan'::DOUBLE, 2::DOUBLE, 1e20::DOUBLE, level, level FROM readings WHERE n = 5",
+    rowMode: 'array',
+  });
+  assert.deepEqual(floats.rows, [[Infinity, -Infinity, NaN, 2, 1e20, 2.5, 2.5]]);
+  assert.deepEqual(
+    floats.fields.map((f) => f.name),
+    ['float8', 'float8', 'float8', 'float8', 'float8', 'level', 'level'],
+  );
+
   // An error leaves the connection usable.
   await assert.rejects(client.query('SELECT * FROM nope'), (e) => e.code === '42P01');
   assert.equal((await client.query('SELECT 1 AS one')).rows[0].one, '1');
