@@ -6,7 +6,6 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
-use datafusion::error::DataFusionError;
 use datafusion::execution::context::SessionState;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::execution::{SessionStateBuilder, TaskContext};
@@ -23,7 +22,7 @@ use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream, execut
 use crate::catalog::{CATALOG_NAME, StrataCatalog, in_statement};
 use crate::coop::CooperativeJoins;
 use crate::direct;
-use crate::duplicate_names::{self, Renames};
+use crate::duplicate_names::Renames;
 use crate::error::QueryError;
 use crate::functions;
 use crate::guard::{Admission, QueryStream};
@@ -33,6 +32,7 @@ use crate::parameter_types::parameter_types;
 use crate::plan_weight;
 use crate::preagg::PreAggregateRule;
 use crate::query_runtime::QueryRuntime;
+use crate::replan;
 use crate::statements::{self, is_read_statement};
 
 /// A statement as [`QueryEngine`] runs it: SQL text, or a `SELECT` already in sqlparser's
@@ -406,9 +406,9 @@ impl QueryEngine {
 
     /// DataFusion's plan of a query, and the session it runs in: unqualified names in
     /// `database`, `now()` the engine's clock (injectable in tests) fixed for the
-    /// statement, DDL, DML and `SET` refused (Strata's own statements handle those). A
-    /// select list whose items DataFusion would name alike is planned with aliases, and the
-    /// names the result takes instead come with the plan.
+    /// statement, DDL, DML and `SET` refused (Strata's own statements handle those). SQL
+    /// that DataFusion refuses and Strata can rewrite is planned again (`replan`); where
+    /// that gives the result other names than the plan's, they come with it.
     async fn logical_plan(
         &self,
         database: &str,
@@ -428,8 +428,8 @@ impl QueryEngine {
             match statement {
                 Statement::Text(text) => {
                     let planned = match state.create_logical_plan(text).await {
-                        Err(e) if duplicate_names::is_duplicate_names(&e) => {
-                            plan_with_aliases(&state, text).await.map_err(|_| e)
+                        Err(e) if replan::is_refusal(&e) => {
+                            replan::plan_again(&state, text, &e).await.map_err(|_| e)
                         }
                         planned => planned.map(|plan| (plan, None)),
                     };
@@ -509,29 +509,6 @@ impl QueryEngine {
             parameters,
         })
     }
-}
-
-/// `text`, which DataFusion refused for select items it would name alike, planned with
-/// [`duplicate_names::alias_items`]; `Err` when that does not plan either (the caller
-/// reports the first refusal, about the statement as written).
-async fn plan_with_aliases(
-    state: &SessionState,
-    text: &str,
-) -> Result<(LogicalPlan, Option<Renames>), DataFusionError> {
-    let dialect = state.config().options().sql_parser.dialect;
-    let mut statement = state.sql_to_statement(text, &dialect)?;
-    let DfStatement::Statement(tree) = &mut statement else {
-        return Err(DataFusionError::Plan("not a query".into()));
-    };
-    let SqlStatement::Query(query) = tree.as_mut() else {
-        return Err(DataFusionError::Plan("not a query".into()));
-    };
-    if !duplicate_names::alias_items(query) {
-        return Err(DataFusionError::Plan("no unnamed select item".into()));
-    }
-    let plan = state.statement_to_plan(statement).await?;
-    let renames = Renames::of(&plan);
-    Ok((plan, Some(renames)))
 }
 
 /// The highest parameter number [`QueryEngine::describe`] lists types for, and the most

@@ -15,7 +15,7 @@ mod guard;
 mod lindorm_ddl;
 mod preagg;
 mod pushdown;
-mod select_names;
+mod replanned;
 mod sql;
 mod statements;
 mod statements_no_panic;

@@ -1,5 +1,6 @@
-//! Select lists whose columns share a name, which SQL and Postgres allow and DataFusion's
-//! plans do not: the result keeps every column, named as DataFusion names each item.
+//! SQL that DataFusion refuses and Strata plans again: select lists whose columns share a
+//! name, which SQL and Postgres allow and DataFusion's plans do not (the result keeps every
+//! column, named as DataFusion names each item), and `FETCH FIRST n ROWS ONLY`.
 
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
@@ -9,7 +10,7 @@ use common::{START_NS, open_engine};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use strata_lineproto::Precision;
-use strata_query::QueryEngine;
+use strata_query::{QueryEngine, QueryError};
 
 const SEC: i64 = 1_000_000_000;
 
@@ -129,4 +130,57 @@ async fn repeated_names_inside_a_subquery_are_still_refused_as_written() {
         error.contains("require unique expression names") && error.contains("m.host"),
         "{error}"
     );
+}
+
+#[tokio::test]
+async fn fetch_first_is_the_limit_it_means() {
+    let (_dir, sql) = engine().await;
+    let (_, text) = table(
+        &sql,
+        "SELECT v FROM m ORDER BY time FETCH FIRST 2 ROWS ONLY",
+    )
+    .await;
+    assert!(text.ends_with("| 1.0 |\n| 2.0 |\n+-----+"), "{text}");
+    let (_, text) = table(&sql, "SELECT v FROM m ORDER BY time FETCH FIRST ROW ONLY").await;
+    assert!(text.ends_with("| 1.0 |\n+-----+"), "{text}");
+    let (_, text) = table(
+        &sql,
+        "SELECT v FROM m ORDER BY time OFFSET 1 ROWS FETCH NEXT 1 ROW ONLY",
+    )
+    .await;
+    assert!(text.ends_with("| 2.0 |\n+-----+"), "{text}");
+    // In a subquery, and with repeated names once the FETCH is a LIMIT.
+    let (names, text) = table(
+        &sql,
+        "SELECT count(*), count(*) FROM (SELECT v FROM m ORDER BY v DESC FETCH FIRST 2 ROWS ONLY) t",
+    )
+    .await;
+    assert_eq!(names, ["count(*)", "count(*)"]);
+    assert!(text.contains("| 2        | 2        |"), "{text}");
+    let (names, text) = table(
+        &sql,
+        "SELECT v, v FROM m ORDER BY time DESC FETCH FIRST 1 ROW ONLY",
+    )
+    .await;
+    assert_eq!(names, ["v", "v"]);
+    assert!(text.contains("| 3.0 | 3.0 |"), "{text}");
+}
+
+#[tokio::test]
+async fn fetch_with_ties_or_beside_a_limit_is_still_refused() {
+    let (_dir, sql) = engine().await;
+    for statement in [
+        "SELECT v FROM m ORDER BY v FETCH FIRST 1 ROWS WITH TIES",
+        "SELECT v FROM m ORDER BY v FETCH FIRST 50 PERCENT ROWS ONLY",
+        "SELECT v FROM m ORDER BY v LIMIT 1 FETCH FIRST 1 ROWS ONLY",
+    ] {
+        let error = sql.sql("db", statement).await.unwrap_err();
+        assert!(
+            matches!(
+                &error,
+                QueryError::NotSupported { .. } | QueryError::Syntax { .. }
+            ) && error.to_string().contains("FETCH"),
+            "{statement}: {error:?}"
+        );
+    }
 }
