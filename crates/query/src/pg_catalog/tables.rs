@@ -391,6 +391,7 @@ pub(crate) const TABLES: &[CatalogTable] = &[
                         16 => "B",
                         19 | 25 => "S",
                         1082 | 1114 | 1184 => "D",
+                        1186 => "T",
                         17 => "U",
                         _ => "N",
                     };
@@ -839,7 +840,7 @@ pub(crate) const TABLES: &[CatalogTable] = &[
 fn io_functions(t: &PgType) -> impl Iterator<Item = String> {
     let (base, separator) = match t.name {
         _ if t.element != 0 => ("array", "_"),
-        "date" | "timestamp" | "timestamptz" | "numeric" => (t.name, "_"),
+        "date" | "timestamp" | "timestamptz" | "numeric" | "interval" => (t.name, "_"),
         name => (name, ""),
     };
     ["in", "out", "recv", "send"]

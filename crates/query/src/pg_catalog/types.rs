@@ -58,6 +58,7 @@ pub const PG_TYPES: &[PgType] = &[
     t(1114, "timestamp", "timestamp without time zone", 8, 1115),
     t(1184, "timestamptz", "timestamp with time zone", 8, 1185),
     t(1700, "numeric", "numeric", -1, 1231),
+    t(1186, "interval", "interval", 16, 1187),
     // No column is sent as `name`; clients look it up (pgjdbc reads its length).
     t(19, "name", "name", 64, 1003),
     a(1000, "_bool", "boolean[]", 16),
@@ -72,16 +73,17 @@ pub const PG_TYPES: &[PgType] = &[
     a(1115, "_timestamp", "timestamp without time zone[]", 1114),
     a(1185, "_timestamptz", "timestamp with time zone[]", 1184),
     a(1231, "_numeric", "numeric[]", 1700),
+    a(1187, "_interval", "interval[]", 1186),
     a(1003, "_name", "name[]", 19),
 ];
 
 /// The Postgres type a column of `data_type` is sent as: booleans `bool`; signed integers
 /// `int2`/`int4`/`int8`; unsigned ones the next wider signed type, `uint64` `numeric` (no
 /// Postgres integer holds 2⁶⁴−1); floats `float4`/`float8`; timestamps `timestamp`, or
-/// `timestamptz` with a zone; dates `date`; binary `bytea`; a list of any of these or of
-/// strings the one-dimensional array of its element's type (`bigint[]`, `text[]`); strings,
-/// dictionary-encoded tags and anything else (a list of lists, a struct, an interval)
-/// `text`.
+/// `timestamptz` with a zone; dates `date`; intervals and durations `interval`; binary
+/// `bytea`; a list of any of these or of strings the one-dimensional array of its element's
+/// type (`bigint[]`, `text[]`); strings, dictionary-encoded tags and anything else (a list
+/// of lists, a struct) `text`.
 pub fn pg_type_of(data_type: &DataType) -> PgType {
     let oid = match data_type {
         DataType::Boolean => 16,
@@ -94,6 +96,7 @@ pub fn pg_type_of(data_type: &DataType) -> PgType {
         DataType::Timestamp(_, None) => 1114,
         DataType::Timestamp(_, Some(_)) => 1184,
         DataType::Date32 | DataType::Date64 => 1082,
+        DataType::Interval(_) | DataType::Duration(_) => 1186,
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView => 17,
         DataType::Dictionary(_, values) => return pg_type_of(values),
         DataType::List(element)
@@ -148,6 +151,9 @@ mod tests {
         assert_eq!(pg_type_of(&fixed).oid, 1022);
         assert_eq!(pg_type_of(&list(list(DataType::Int64))).oid, 25);
         assert_eq!(pg_type_of(&list(DataType::Null)).oid, 25);
+        let durations = DataType::Duration(TimeUnit::Nanosecond);
+        assert_eq!(pg_type_of(&durations).name, "interval");
+        assert_eq!(pg_type_of(&list(durations)).display, "interval[]");
     }
 
     #[test]
@@ -158,6 +164,6 @@ mod tests {
             assert_eq!(array.name, format!("_{}", scalar.name));
             assert_eq!(array.display, format!("{}[]", scalar.display));
         }
-        assert_eq!(PG_TYPES.iter().filter(|t| t.element != 0).count(), 13);
+        assert_eq!(PG_TYPES.iter().filter(|t| t.element != 0).count(), 14);
     }
 }

@@ -3,9 +3,9 @@
 //! binary format per column as the client asked.
 //!
 //! Timestamps go with microseconds, as Postgres keeps them: the nanoseconds below are
-//! cut, not rounded. Lists of scalars go as one-dimensional arrays (`encode_array`). Types
-//! without a Postgres counterpart (intervals, lists of lists, structs, decimals) go as
-//! `text` in Arrow's display form.
+//! cut, not rounded. Lists of scalars go as one-dimensional arrays (`encode_array`),
+//! intervals and durations as `interval` (`interval`). Types without a Postgres
+//! counterpart (lists of lists, structs, decimals) go as `text` in Arrow's display form.
 
 use std::error::Error;
 use std::sync::Arc;
@@ -30,6 +30,7 @@ use strata_query::pg_catalog::types::pg_type_of;
 
 use super::encode_array::ArrayColumn;
 use super::float_text;
+use super::interval::IntervalColumn;
 
 /// Microseconds from the Unix epoch to Postgres's, 2000-01-01: binary timestamps count
 /// from it.
@@ -180,6 +181,8 @@ pub(super) enum Column {
     Bytes(LargeBinaryArray),
     Timestamp(TimestampMicrosecondArray, bool),
     Date(Date32Array),
+    /// Intervals and durations.
+    Interval(IntervalColumn),
     /// A list sent as a one-dimensional array.
     Array(Box<ArrayColumn>),
 }
@@ -209,6 +212,12 @@ impl Column {
                 *pg == Type::TIMESTAMPTZ,
             ),
             Type::DATE => Column::Date(to(DataType::Date32)?.as_primitive().clone()),
+            Type::INTERVAL => Column::Interval(IntervalColumn::new(array).ok_or_else(|| {
+                internal(format!(
+                    "cannot encode {} as an interval",
+                    array.data_type()
+                ))
+            })?),
             Type::BYTEA => Column::Bytes(to(DataType::LargeBinary)?.as_binary().clone()),
             _ => Column::Text(to(DataType::Utf8)?.as_string().clone()),
         })
@@ -250,6 +259,7 @@ impl Column {
                 out,
             ),
             Column::Date(a) => put(at(a, row, |a| Date(a.value(row))), how, out),
+            Column::Interval(a) => put(a.value(row), how, out),
             Column::Array(a) => a.put(row, how, out),
         }
     }

@@ -22,6 +22,7 @@ mod encode_array;
 mod errors;
 mod float_text;
 mod from_functions;
+mod interval;
 mod params;
 mod params_array;
 mod query;

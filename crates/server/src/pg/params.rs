@@ -14,6 +14,7 @@ use postgres_types::{FromSql, Kind};
 
 use super::encode::POSTGRES_EPOCH_MICROS;
 use super::errors::{INVALID_TEXT, NOT_SUPPORTED, error};
+use super::interval::Interval;
 use super::params_array::array_literal;
 
 /// The literal for one bound value: `value` as sent (`None` is SQL NULL), `ty` its type
@@ -64,7 +65,11 @@ fn text_literal(text: &str, ty: &Type) -> Result<String, PgWireError> {
         }
         Type::TIMESTAMP | Type::TIMESTAMPTZ => Ok(format!("TIMESTAMP {}", quoted(text))),
         Type::DATE => Ok(format!("DATE {}", quoted(text))),
-        Type::INTERVAL => Ok(format!("INTERVAL {}", quoted(text))),
+        // Postgres's text forms (`1 day 02:00:00`, as Strata writes intervals too) are
+        // read here; another is left to the engine's own reading.
+        Type::INTERVAL => Ok(Interval::parse(text)
+            .map(Interval::literal)
+            .unwrap_or_else(|| format!("INTERVAL {}", quoted(text)))),
         _ => Ok(quoted(text)),
     }
 }
@@ -105,6 +110,9 @@ fn binary_literal(bytes: &[u8], ty: &Type) -> Result<String, PgWireError> {
             let day = NaiveDate::from_sql(ty, bytes).map_err(bad)?;
             Ok(format!("DATE '{day}'"))
         }
+        Type::INTERVAL => Interval::from_binary(bytes)
+            .map(Interval::literal)
+            .ok_or_else(|| bad("not 16 bytes".into())),
         Type::NUMERIC => {
             let digits = numeric_digits(bytes).ok_or_else(|| {
                 error(

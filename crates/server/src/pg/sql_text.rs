@@ -253,8 +253,10 @@ pub(crate) fn substitute(sql: &str, values: &[String]) -> Result<String, usize> 
 /// `regclass`, `regtype`, `regproc` and `oid` dropped (oids are plain integers here; a cast
 /// to an array of them becomes `::bigint[]`), and
 /// `::pg_catalog.text` → `::text`, `'name'::regclass` becomes the oid of the table called
-/// so (a lookup in `pg_class`), and `current_catalog`, `current_schema`, `current_user`,
-/// `session_user` without parentheses become function calls. Only code is touched, never strings or names.
+/// so (a lookup in `pg_class`), `current_catalog` and `current_schema` without parentheses
+/// become function calls, and `session_user` and `current_role` become `current_user`
+/// (which the engine's parser reads as a call only without parentheses, as SQL writes
+/// it). Only code is touched, never strings or names.
 pub(crate) fn from_postgres(sql: &str) -> Cow<'_, str> {
     match plain_cast_types(sql) {
         Some(plain) => Cow::Owned(rewrite_statement(&plain).into_owned()),
@@ -537,7 +539,7 @@ fn rewrite_code(code: &str) -> String {
             && let Some(word) = [
                 "CURRENT_CATALOG",
                 "CURRENT_SCHEMA",
-                "CURRENT_USER",
+                "CURRENT_ROLE",
                 "SESSION_USER",
             ]
             .into_iter()
@@ -547,7 +549,7 @@ fn rewrite_code(code: &str) -> String {
             out.push_str(match word {
                 "CURRENT_CATALOG" => "current_database()",
                 "CURRENT_SCHEMA" => "current_schema()",
-                _ => "current_user()",
+                _ => "current_user",
             });
             rest = &rest[word.len()..];
             continue;
@@ -714,8 +716,10 @@ mod tests {
             "SELECT 1 WHERE classoid = (SELECT oid FROM pg_catalog.pg_class WHERE relname = 'pg_class') AND x"
         );
         assert_eq!(
-            from_postgres("SELECT current_catalog, current_schema(), session_user, t.current_user"),
-            "SELECT current_database(), current_schema(), current_user(), t.current_user"
+            from_postgres(
+                "SELECT current_catalog, current_schema(), session_user, CURRENT_USER, current_role, t.current_user"
+            ),
+            "SELECT current_database(), current_schema(), current_user, CURRENT_USER, current_user, t.current_user"
         );
         assert_eq!(
             from_postgres(

@@ -126,6 +126,19 @@ async def main():
     )
     assert [r["count"] for r in got] == [-21, -22, -23], got
 
+    # Intervals both ways in binary, as timedeltas: a duration is days and the rest.
+    step = datetime.timedelta(days=-1, hours=1, microseconds=1_500_000)
+    got = await conn.fetchrow(
+        "SELECT $1::interval AS sent, max(time) - min(time) AS span, "
+        "count(*) FILTER (WHERE time < $2::timestamp - $3::interval) AS early "
+        "FROM readings WHERE time >= $2",
+        step,
+        START,
+        datetime.timedelta(seconds=-2),
+    )
+    span = datetime.timedelta(seconds=(ROWS - 1) // 10, microseconds=(ROWS - 1) % 10)
+    assert tuple(got) == (step, span, 20), (tuple(got), span)
+
     # Arrays: asyncpg decodes them only after its type introspection query, which Strata
     # answers from pg_type.
     got = await conn.fetchrow(

@@ -73,6 +73,9 @@ SELECT (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid = a.attrelid), c
 SELECT max(temp), min(temp), 1::int, NULL::timestamptz, temp::int, CASE WHEN true THEN 1 END FROM weather GROUP BY temp ORDER BY 1 LIMIT 1;
 SELECT 1, 1, city, city, time::date FROM weather ORDER BY time, city LIMIT 2;
 SELECT 2::float8 AS two, 1e20::float8 AS big, 1e-5::float8 AS small, 'inf'::float8 AS inf, '-inf'::float8 AS ninf, 'nan'::float8 AS nan, '-0'::float8 AS nzero, 1234567::float4 AS f4;
+SELECT INTERVAL '1 day 2 hours 3.5 seconds' AS i, INTERVAL '-1 month' AS m, TIMESTAMP '2023-11-14 00:00:00' - TIMESTAMP '2023-11-15 01:00:00.5' AS d, max(time) - min(time) AS span FROM weather;
+SELECT city FROM weather ORDER BY time, city OFFSET 1 ROWS FETCH FIRST 2 ROWS ONLY;
+SELECT current_user, session_user;
 SELECT mod(-7, 3) AS m, div(-7, 2) AS d, width_bucket(5.35, 0.024, 10.06, 5) AS b, md5('abc') AS h;
 SELECT current_database(), current_schema();
 SELECT 1 AS one \; SELECT 'two' AS two;
