@@ -90,25 +90,35 @@ fn put_digits(shortest: &str, exponent_from: i32, out: &mut BytesMut) {
     // The significant digits, and where the decimal point falls among them: after `point`
     // digits (before the first when 0, with zeros between when negative).
     let mut point = whole.len() as i32 + exponent;
-    let mut digits = Vec::with_capacity(whole.len() + fraction.len());
+    // At most 17 significant digits; on the stack, as this runs for every float of a text
+    // result.
+    let mut buffer = [0u8; 24];
+    let mut len = 0;
     for &digit in whole.as_bytes().iter().chain(fraction.as_bytes()) {
-        if digits.is_empty() && digit == b'0' {
+        if len == 0 && digit == b'0' {
             point -= 1;
-        } else {
-            digits.push(digit);
+        } else if len < buffer.len() {
+            buffer[len] = digit;
+            len += 1;
         }
     }
-    while digits.last() == Some(&b'0') {
-        digits.pop();
+    while len > 0 && buffer[len - 1] == b'0' {
+        len -= 1;
     }
+    let digits = &buffer[..len];
+    // ryu writes a nonzero value with a nonzero digit; a zero is written before this.
+    let Some(&first) = digits.first() else {
+        out.put_u8(b'0');
+        return;
+    };
     if negative {
         out.put_u8(b'-');
     }
     let first_exponent = point - 1;
     if (-4..exponent_from).contains(&first_exponent) {
-        put_fixed(&digits, point, out);
+        put_fixed(digits, point, out);
     } else {
-        out.put_u8(digits[0]);
+        out.put_u8(first);
         if digits.len() > 1 {
             out.put_u8(b'.');
             out.put_slice(&digits[1..]);
