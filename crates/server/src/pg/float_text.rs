@@ -24,7 +24,7 @@ pub(super) fn put_f64(value: f64, out: &mut BytesMut) {
         put_special(special, negative, out);
         return;
     }
-    put_digits(
+    put_shortest(
         ryu::Buffer::new().format_finite(value),
         FLOAT8_EXPONENT_FROM,
         out,
@@ -38,7 +38,7 @@ pub(super) fn put_f32(value: f32, out: &mut BytesMut) {
         put_special(special, negative, out);
         return;
     }
-    put_digits(
+    put_shortest(
         ryu::Buffer::new().format_finite(value),
         FLOAT4_EXPONENT_FROM,
         out,
@@ -73,6 +73,29 @@ fn put_special(special: Special, negative: bool, out: &mut BytesMut) {
         Special::Infinity => b"Infinity",
         Special::Zero => b"0",
     });
+}
+
+/// Writes ryu's shortest form of a finite, nonzero value in Postgres's layout. Most values
+/// take the short way: ryu writes them in fixed point as Postgres does, but for the `.0` of
+/// a whole number (`2.0`), and only that is cut; the rest go through [`put_digits`]. The
+/// short way costs about what pgwire's own text did; [`put_digits`] for every value cost
+/// 190 more instructions per value (callgrind, a 400,000-row text `SELECT`).
+#[inline]
+fn put_shortest(shortest: &str, exponent_from: i32, out: &mut BytesMut) {
+    if !shortest.contains('e') {
+        let unsigned = shortest.strip_prefix('-').unwrap_or(shortest);
+        // The decimal exponent of the first significant digit.
+        let first_exponent = match unsigned.strip_prefix("0.") {
+            Some(fraction) => -(fraction.bytes().take_while(|&b| b == b'0').count() as i32) - 1,
+            None => unsigned.find('.').unwrap_or(unsigned.len()) as i32 - 1,
+        };
+        if (-4..exponent_from).contains(&first_exponent) {
+            let layout = shortest.strip_suffix(".0").unwrap_or(shortest);
+            out.put_slice(layout.as_bytes());
+            return;
+        }
+    }
+    put_digits(shortest, exponent_from, out);
 }
 
 /// Rewrites ryu's shortest form of a finite, nonzero value (`-1.5`, `2.0`, `1e20`,
@@ -212,6 +235,33 @@ mod tests {
         ];
         for (value, text) in cases {
             assert_eq!(f32_text(value), text, "{value:e}");
+        }
+    }
+
+    /// The short way writes what the general way does, over values of every size.
+    #[test]
+    fn the_short_way_writes_what_the_general_way_does() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for i in 0..200_000u64 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Every exponent, and values whose digits are few (whole numbers, halves).
+            let value = match i % 3 {
+                0 => f64::from_bits(state),
+                1 => (state % 1_000_000) as f64 / 4.0 * 10f64.powi((state >> 40) as i32 % 24 - 12),
+                _ => (state % 100_000) as f64,
+            };
+            if !value.is_finite() || value == 0.0 {
+                continue;
+            }
+            let shortest = ryu::Buffer::new().format_finite(value).to_owned();
+            for exponent_from in [FLOAT8_EXPONENT_FROM, FLOAT4_EXPONENT_FROM] {
+                let (mut short, mut general) = (BytesMut::new(), BytesMut::new());
+                put_shortest(&shortest, exponent_from, &mut short);
+                put_digits(&shortest, exponent_from, &mut general);
+                assert_eq!(short, general, "{shortest}");
+            }
         }
     }
 
