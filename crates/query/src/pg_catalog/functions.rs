@@ -4,7 +4,8 @@
 //! `pg_type_is_visible`, `pg_function_is_visible`, `pg_operator_is_visible` and
 //! `pg_conversion_is_visible` (everything of the database is on the search path), `has_database_privilege`, `has_schema_privilege`, `has_table_privilege`
 //! and `pg_has_role` (true: a connection's token decides what it may do, not grants),
-//! `format_type` (the type's SQL name), `pg_size_pretty`, `pg_tablespace_location` (empty,
+//! `format_type` (the type's SQL name), `pg_typeof` (a value's type, named so),
+//! `pg_size_pretty`, `pg_tablespace_location` (empty,
 //! as for Postgres's default tablespace), `pg_catalog.array_to_string` (lists joined as
 //! Postgres joins arrays; the catalog's own arrays are stored as text and pass through; the
 //! bare name is DataFusion's), and `pg_get_expr`, `obj_description`, `col_description`,
@@ -68,6 +69,9 @@ enum Body {
     ArrayLower,
     /// `array_upper(list, 1)`: the list's length, or NULL for an empty one.
     ArrayUpper,
+    /// `pg_typeof(value)`: the Postgres type the value's column is sent as, named as
+    /// `format_type` names it (`double precision`, `text`, `timestamp without time zone`).
+    TypeOf,
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -211,6 +215,13 @@ impl ScalarUDFImpl for CatalogFunction {
                     }
                 }
                 Ok(ColumnarValue::Array(Arc::new(out.finish())))
+            }
+            Body::TypeOf => {
+                let name = args
+                    .arg_fields
+                    .first()
+                    .map(|field| super::types::pg_type_of(field.data_type()).display);
+                scalar(ScalarValue::Utf8(name.map(str::to_owned)))
             }
             Body::FormatType => {
                 let Some(oids) = args.args.first() else {
@@ -413,7 +424,7 @@ fn any_arguments() -> Signature {
 
 /// Adds the catalog functions to `context`.
 pub(crate) fn register(context: &SessionContext) {
-    let functions: [(&'static str, Body); 35] = [
+    let functions: [(&'static str, Body); 36] = [
         ("current_schemas", Body::CurrentSchemas),
         ("quote_ident", Body::QuoteIdent),
         ("quote_literal", Body::QuoteLiteral),
@@ -441,6 +452,7 @@ pub(crate) fn register(context: &SessionContext) {
         ("pg_get_function_result", Body::NullText),
         ("pg_get_function_arguments", Body::NullText),
         ("format_type", Body::FormatType),
+        ("pg_typeof", Body::TypeOf),
         ("pg_get_expr", Body::NullText),
         ("obj_description", Body::NullText),
         ("col_description", Body::NullText),

@@ -76,6 +76,7 @@ SELECT 2::float8 AS two, 1e20::float8 AS big, 1e-5::float8 AS small, 'inf'::floa
 SELECT INTERVAL '1 day 2 hours 3.5 seconds' AS i, INTERVAL '-1 month' AS m, TIMESTAMP '2023-11-14 00:00:00' - TIMESTAMP '2023-11-15 01:00:00.5' AS d, max(time) - min(time) AS span FROM weather;
 SELECT city FROM weather ORDER BY time, city OFFSET 1 ROWS FETCH FIRST 2 ROWS ONLY;
 SELECT current_user, session_user;
+SELECT pg_typeof(temp) AS temp, pg_typeof(city) AS city, pg_typeof(time) AS time, pg_typeof(rain) AS rain, pg_typeof(sunny) AS sunny, pg_typeof(time - time) AS span FROM weather LIMIT 1;
 SELECT mod(-7, 3) AS m, div(-7, 2) AS d, width_bucket(5.35, 0.024, 10.06, 5) AS b, md5('abc') AS h;
 SELECT current_database(), current_schema();
 SELECT 1 AS one \; SELECT 'two' AS two;
