@@ -18,41 +18,50 @@ pub(crate) fn is_refusal(error: &DataFusionError) -> bool {
 }
 
 /// `text`, which DataFusion refused with `refusal`, planned again rewritten, and the names
-/// its result takes where they differ from the plan's. `Err` when nothing could be
-/// rewritten or the rewrite does not plan either: the caller then reports the first
-/// refusal, about the statement as written.
+/// its result takes where they differ from the plan's. When nothing could be rewritten or
+/// the rewrite does not plan either, the error is `refusal`, about the statement as
+/// written. It takes the refusal, so that the caller's future holds nothing of this path
+/// but the box it awaits it in.
 pub(crate) async fn plan_again(
     state: &SessionState,
     text: &str,
-    refusal: &DataFusionError,
+    refusal: DataFusionError,
 ) -> Result<(LogicalPlan, Option<Renames>), DataFusionError> {
+    rewritten_plan(state, text, &refusal).await.ok_or(refusal)
+}
+
+async fn rewritten_plan(
+    state: &SessionState,
+    text: &str,
+    refusal: &DataFusionError,
+) -> Option<(LogicalPlan, Option<Renames>)> {
     let dialect = state.config().options().sql_parser.dialect;
-    let mut statement = state.sql_to_statement(text, &dialect)?;
+    let mut statement = state.sql_to_statement(text, &dialect).ok()?;
     let DfStatement::Statement(tree) = &mut statement else {
-        return Err(refusal_kept());
+        return None;
     };
     let fetched = fetch_first::fetch_as_limit(tree);
     // A `FETCH` is refused before the select list is looked at: the names may be refused
     // next, once the `FETCH` is a `LIMIT`.
     let mut aliased = duplicate_names::is_duplicate_names(refusal) && alias(tree);
     if !fetched && !aliased {
-        return Err(refusal_kept());
+        return None;
     }
     let plan = match state.statement_to_plan(statement.clone()).await {
         Err(e) if !aliased && duplicate_names::is_duplicate_names(&e) => {
             let DfStatement::Statement(tree) = &mut statement else {
-                return Err(e);
+                return None;
             };
             aliased = alias(tree);
             if !aliased {
-                return Err(e);
+                return None;
             }
-            state.statement_to_plan(statement).await?
+            state.statement_to_plan(statement).await.ok()?
         }
-        planned => planned?,
+        planned => planned.ok()?,
     };
     let renames = aliased.then(|| Renames::of(&plan));
-    Ok((plan, renames))
+    Some((plan, renames))
 }
 
 /// [`duplicate_names::alias_items`] of a query; `false` for other statements.
@@ -61,8 +70,4 @@ fn alias(statement: &mut SqlStatement) -> bool {
         SqlStatement::Query(query) => duplicate_names::alias_items(query),
         _ => false,
     }
-}
-
-fn refusal_kept() -> DataFusionError {
-    DataFusionError::Plan("not planned again".into())
 }

@@ -184,7 +184,10 @@ async fn run(
     };
     let mut results = Vec::with_capacity(query.statements.len());
     for (id, statement) in query.statements.iter().enumerate() {
-        let answer = execute(&context, state, statement).await;
+        // Boxed: a statement's future (parsing, planning, the engine's) is kilobytes, and
+        // inline it made this handler's future as large, which the router moves per
+        // request (callgrind: a memcpy of it in tower's MapFuture::call).
+        let answer = Box::pin(execute(&context, state, statement)).await;
         let mut result = match answer {
             Ok(series) => StatementResult {
                 statement_id: id,
