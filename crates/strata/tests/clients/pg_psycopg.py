@@ -71,6 +71,15 @@ def main():
     row = cur.fetchone()
     assert row == ("a", 1.5, 3, True, "x'y", datetime.datetime(2023, 11, 14, 22, 13, 20)), row
 
+    # Intervals: a timedelta sent in text (psycopg writes `-1 day, 1:00:01.500000` without
+    # the comma) and in binary, read back as timedeltas; a duration is days and the rest.
+    step = datetime.timedelta(days=-1, hours=1, seconds=1.5)
+    for placeholder in ("%t", "%b"):
+        got = conn.execute(
+            f"SELECT {placeholder}::interval AS step, max(time) - min(time) AS span FROM cpu", (step,)
+        ).fetchone()
+        assert got == (step, datetime.timedelta(seconds=1, microseconds=0)), (placeholder, got)
+
     # Binary results; uint64 arrives as numeric, microseconds kept, nanoseconds cut.
     cur = conn.cursor(binary=True)
     cur.execute("SELECT host, usage, n, u, ok, time FROM cpu WHERE usage < %s", (0.0,))
