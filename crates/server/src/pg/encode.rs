@@ -316,61 +316,54 @@ impl ToSqlText for Numeric {
     }
 }
 
-/// A `float8`, in text as Postgres writes it ([`float_text`]).
-#[derive(Debug, Clone, Copy)]
-struct Float8(f64);
+/// A float newtype: binary as the float's own, text as Postgres writes it
+/// ([`float_text`]).
+macro_rules! pg_float {
+    ($(#[$doc:meta])* $name:ident, $float:ty, $pg:ident, $put_text:path) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        struct $name($float);
 
-impl ToSql for Float8 {
-    fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, EncodeError> {
-        self.0.to_sql(ty, out)
-    }
+        impl ToSql for $name {
+            fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, EncodeError> {
+                self.0.to_sql(ty, out)
+            }
 
-    fn accepts(ty: &Type) -> bool {
-        *ty == Type::FLOAT8
-    }
+            fn accepts(ty: &Type) -> bool {
+                *ty == Type::$pg
+            }
 
-    to_sql_checked!();
+            to_sql_checked!();
+        }
+
+        impl ToSqlText for $name {
+            fn to_sql_text(
+                &self,
+                _ty: &Type,
+                out: &mut BytesMut,
+                _format: &FormatOptions,
+            ) -> Result<IsNull, EncodeError> {
+                $put_text(self.0, out);
+                Ok(IsNull::No)
+            }
+        }
+    };
 }
 
-impl ToSqlText for Float8 {
-    fn to_sql_text(
-        &self,
-        _ty: &Type,
-        out: &mut BytesMut,
-        _format: &FormatOptions,
-    ) -> Result<IsNull, EncodeError> {
-        float_text::put_f64(self.0, out);
-        Ok(IsNull::No)
-    }
-}
-
-/// A `float4`, in text as Postgres writes it ([`float_text`]).
-#[derive(Debug, Clone, Copy)]
-struct Float4(f32);
-
-impl ToSql for Float4 {
-    fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, EncodeError> {
-        self.0.to_sql(ty, out)
-    }
-
-    fn accepts(ty: &Type) -> bool {
-        *ty == Type::FLOAT4
-    }
-
-    to_sql_checked!();
-}
-
-impl ToSqlText for Float4 {
-    fn to_sql_text(
-        &self,
-        _ty: &Type,
-        out: &mut BytesMut,
-        _format: &FormatOptions,
-    ) -> Result<IsNull, EncodeError> {
-        float_text::put_f32(self.0, out);
-        Ok(IsNull::No)
-    }
-}
+pg_float!(
+    /// A `float8`.
+    Float8,
+    f64,
+    FLOAT8,
+    float_text::put_f64
+);
+pg_float!(
+    /// A `float4`.
+    Float4,
+    f32,
+    FLOAT4,
+    float_text::put_f32
+);
 
 /// A timestamp in microseconds since the Unix epoch; `zoned` for `timestamptz` (UTC).
 #[derive(Debug, Clone, Copy)]

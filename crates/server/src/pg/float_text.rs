@@ -19,60 +19,43 @@ const FLOAT4_EXPONENT_FROM: i32 = 6;
 
 /// Writes `value` as Postgres's `float8out` does.
 pub(super) fn put_f64(value: f64, out: &mut BytesMut) {
-    if let Some(special) = special(value.is_nan(), value.is_infinite(), value == 0.0) {
-        let negative = value.is_sign_negative() && !value.is_nan();
-        put_special(special, negative, out);
-        return;
+    if !put_special(value, out) {
+        let mut digits = ryu::Buffer::new();
+        put_shortest(digits.format_finite(value), FLOAT8_EXPONENT_FROM, out);
     }
-    put_shortest(
-        ryu::Buffer::new().format_finite(value),
-        FLOAT8_EXPONENT_FROM,
-        out,
-    );
 }
 
-/// Writes `value` as Postgres's `float4out` does.
+/// Writes `value` as Postgres's `float4out` does: its own shortest digits, which are
+/// fewer than its `f64`'s.
 pub(super) fn put_f32(value: f32, out: &mut BytesMut) {
-    if let Some(special) = special(value.is_nan(), value.is_infinite(), value == 0.0) {
-        let negative = value.is_sign_negative() && !value.is_nan();
-        put_special(special, negative, out);
-        return;
+    if !put_special(f64::from(value), out) {
+        let mut digits = ryu::Buffer::new();
+        put_shortest(digits.format_finite(value), FLOAT4_EXPONENT_FROM, out);
     }
-    put_shortest(
-        ryu::Buffer::new().format_finite(value),
-        FLOAT4_EXPONENT_FROM,
-        out,
-    );
 }
 
-#[derive(Clone, Copy)]
-enum Special {
-    NaN,
-    Infinity,
-    Zero,
-}
-
-fn special(nan: bool, infinite: bool, zero: bool) -> Option<Special> {
-    if nan {
-        Some(Special::NaN)
-    } else if infinite {
-        Some(Special::Infinity)
-    } else if zero {
-        Some(Special::Zero)
+/// Writes NaN, an infinity or a zero as Postgres does (`NaN`, `-Infinity`, `-0`); `false`,
+/// writing nothing, for any other value.
+fn put_special(value: f64, out: &mut BytesMut) -> bool {
+    let text: &[u8] = if value.is_nan() {
+        b"NaN"
+    } else if value.is_infinite() {
+        if value > 0.0 {
+            b"Infinity"
+        } else {
+            b"-Infinity"
+        }
+    } else if value == 0.0 {
+        if value.is_sign_negative() {
+            b"-0"
+        } else {
+            b"0"
+        }
     } else {
-        None
-    }
-}
-
-fn put_special(special: Special, negative: bool, out: &mut BytesMut) {
-    if negative {
-        out.put_u8(b'-');
-    }
-    out.put_slice(match special {
-        Special::NaN => b"NaN",
-        Special::Infinity => b"Infinity",
-        Special::Zero => b"0",
-    });
+        return false;
+    };
+    out.put_slice(text);
+    true
 }
 
 /// Writes ryu's shortest form of a finite, nonzero value in Postgres's layout. Most values
