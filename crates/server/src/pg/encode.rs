@@ -365,6 +365,17 @@ pg_float!(
     float_text::put_f32
 );
 
+/// Writes a second's fraction of `micros` microseconds as Postgres does in a timestamp or
+/// an interval: nothing for none, else a point and six digits with trailing zeros cut
+/// (`.25`, `.000001`).
+pub(super) fn put_micros_fraction(micros: u32, out: &mut BytesMut) {
+    if micros > 0 {
+        let digits = format!("{micros:06}");
+        out.put_u8(b'.');
+        out.put_slice(digits.trim_end_matches('0').as_bytes());
+    }
+}
+
 /// A timestamp in microseconds since the Unix epoch; `zoned` for `timestamptz` (UTC).
 #[derive(Debug, Clone, Copy)]
 struct Timestamp {
@@ -403,11 +414,7 @@ impl ToSqlText for Timestamp {
             return Err(format!("timestamp {} µs is out of range", self.micros).into());
         };
         write!(out, "{}", at.format("%Y-%m-%d %H:%M:%S"))?;
-        let fraction = at.timestamp_subsec_micros();
-        if fraction > 0 {
-            let digits = format!("{fraction:06}");
-            write!(out, ".{}", digits.trim_end_matches('0'))?;
-        }
+        put_micros_fraction(at.timestamp_subsec_micros(), out);
         if self.zoned {
             out.put_slice(b"+00");
         }

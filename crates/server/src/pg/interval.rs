@@ -12,16 +12,20 @@
 use std::error::Error;
 
 use bytes::{BufMut, BytesMut};
-use datafusion::arrow::array::{Array, ArrayRef, AsArray};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, Int64Array, IntervalDayTimeArray, IntervalMonthDayNanoArray,
+    IntervalYearMonthArray,
+};
 use datafusion::arrow::datatypes::{
-    DataType, DurationMicrosecondType, DurationMillisecondType, DurationNanosecondType,
-    DurationSecondType, IntervalDayTimeType, IntervalMonthDayNanoType, IntervalUnit,
-    IntervalYearMonthType, TimeUnit,
+    ArrowPrimitiveType, DataType, DurationMicrosecondType, DurationMillisecondType,
+    DurationNanosecondType, DurationSecondType, Int64Type, IntervalUnit, TimeUnit,
 };
 use pgwire::api::Type;
 use pgwire::types::ToSqlText;
 use pgwire::types::format::FormatOptions;
 use postgres_types::{IsNull, ToSql, to_sql_checked};
+
+use super::encode::put_micros_fraction;
 
 const MICROS_PER_DAY: i64 = 86_400_000_000;
 const MICROS_PER_HOUR: i64 = 3_600_000_000;
@@ -46,9 +50,7 @@ impl Interval {
             micros: micros % MICROS_PER_DAY,
         }
     }
-}
 
-impl Interval {
     /// The SQL literal of this interval that the engine reads back exactly:
     /// `INTERVAL '1 months -3 days 3600000000 microseconds'`.
     pub(super) fn literal(self) -> String {
@@ -235,74 +237,83 @@ impl Parts {
     }
 }
 
-/// A column of intervals or durations, each row read as an [`Interval`].
-pub(super) struct IntervalColumn {
-    array: ArrayRef,
+/// A column of intervals or durations, each row read as an [`Interval`]. The array's type
+/// is settled once, here, not at every row.
+pub(super) enum IntervalColumn {
+    MonthDayNano(IntervalMonthDayNanoArray),
+    DayTime(IntervalDayTimeArray),
+    YearMonth(IntervalYearMonthArray),
+    /// A duration's count of its unit.
+    Duration(Int64Array, TimeUnit),
 }
 
 impl IntervalColumn {
     /// `None` when `array` holds neither intervals nor durations.
     pub(super) fn new(array: &ArrayRef) -> Option<Self> {
-        matches!(
-            array.data_type(),
-            DataType::Interval(_) | DataType::Duration(_)
-        )
-        .then(|| IntervalColumn {
-            array: ArrayRef::clone(array),
+        Some(match array.data_type() {
+            DataType::Interval(IntervalUnit::MonthDayNano) => {
+                IntervalColumn::MonthDayNano(array.as_primitive().clone())
+            }
+            DataType::Interval(IntervalUnit::DayTime) => {
+                IntervalColumn::DayTime(array.as_primitive().clone())
+            }
+            DataType::Interval(IntervalUnit::YearMonth) => {
+                IntervalColumn::YearMonth(array.as_primitive().clone())
+            }
+            DataType::Duration(unit) => {
+                let counts = match unit {
+                    TimeUnit::Second => durations::<DurationSecondType>(array),
+                    TimeUnit::Millisecond => durations::<DurationMillisecondType>(array),
+                    TimeUnit::Microsecond => durations::<DurationMicrosecondType>(array),
+                    TimeUnit::Nanosecond => durations::<DurationNanosecondType>(array),
+                };
+                IntervalColumn::Duration(counts, *unit)
+            }
+            _ => return None,
         })
     }
 
     /// Row `row`'s interval; `None` for a NULL.
     #[inline]
     pub(super) fn value(&self, row: usize) -> Option<Interval> {
-        if self.array.is_null(row) {
-            return None;
-        }
-        let array = &self.array;
-        Some(match array.data_type() {
-            DataType::Interval(IntervalUnit::MonthDayNano) => {
-                let v = array.as_primitive::<IntervalMonthDayNanoType>().value(row);
+        Some(match self {
+            IntervalColumn::MonthDayNano(a) => {
+                let v = a.is_valid(row).then(|| a.value(row))?;
                 Interval {
                     months: v.months,
                     days: v.days,
                     micros: v.nanoseconds / 1_000,
                 }
             }
-            DataType::Interval(IntervalUnit::DayTime) => {
-                let v = array.as_primitive::<IntervalDayTimeType>().value(row);
+            IntervalColumn::DayTime(a) => {
+                let v = a.is_valid(row).then(|| a.value(row))?;
                 Interval {
                     months: 0,
                     days: v.days,
                     micros: i64::from(v.milliseconds) * 1_000,
                 }
             }
-            DataType::Interval(IntervalUnit::YearMonth) => Interval {
-                months: array.as_primitive::<IntervalYearMonthType>().value(row),
+            IntervalColumn::YearMonth(a) => Interval {
+                months: a.is_valid(row).then(|| a.value(row))?,
                 days: 0,
                 micros: 0,
             },
-            DataType::Duration(TimeUnit::Second) => Interval::of_duration(
-                array
-                    .as_primitive::<DurationSecondType>()
-                    .value(row)
-                    .saturating_mul(MICROS_PER_SECOND),
-            ),
-            DataType::Duration(TimeUnit::Millisecond) => Interval::of_duration(
-                array
-                    .as_primitive::<DurationMillisecondType>()
-                    .value(row)
-                    .saturating_mul(1_000),
-            ),
-            DataType::Duration(TimeUnit::Microsecond) => {
-                Interval::of_duration(array.as_primitive::<DurationMicrosecondType>().value(row))
+            IntervalColumn::Duration(a, unit) => {
+                let count = a.is_valid(row).then(|| a.value(row))?;
+                Interval::of_duration(match unit {
+                    TimeUnit::Second => count.saturating_mul(MICROS_PER_SECOND),
+                    TimeUnit::Millisecond => count.saturating_mul(1_000),
+                    TimeUnit::Microsecond => count,
+                    TimeUnit::Nanosecond => count / 1_000,
+                })
             }
-            DataType::Duration(TimeUnit::Nanosecond) => Interval::of_duration(
-                array.as_primitive::<DurationNanosecondType>().value(row) / 1_000,
-            ),
-            // `new` took only intervals and durations.
-            _ => return None,
         })
     }
+}
+
+/// A duration array of unit `T` as its counts (the same i64s, not copied).
+fn durations<T: ArrowPrimitiveType<Native = i64>>(array: &ArrayRef) -> Int64Array {
+    array.as_primitive::<T>().reinterpret_cast::<Int64Type>()
 }
 
 impl ToSql for Interval {
@@ -389,11 +400,7 @@ fn put_text(interval: Interval, out: &mut BytesMut) {
     put_two_digits(minutes, out);
     out.put_u8(b':');
     put_two_digits(seconds, out);
-    if fraction > 0 {
-        let digits = format!("{fraction:06}");
-        out.put_u8(b'.');
-        out.put_slice(digits.trim_end_matches('0').as_bytes());
-    }
+    put_micros_fraction(fraction as u32, out);
 }
 
 /// At least two digits, as `%02d` writes them (hours may need more).
@@ -516,6 +523,51 @@ mod tests {
             Interval::parse(std::str::from_utf8(&out).unwrap()),
             Some(interval)
         );
+    }
+
+    /// Every Arrow interval and duration type reads as the interval it holds; NULL as none.
+    #[test]
+    fn every_arrow_interval_and_duration_type_is_read() {
+        use std::sync::Arc;
+
+        use datafusion::arrow::array::{
+            DurationMillisecondArray, DurationNanosecondArray, DurationSecondArray,
+        };
+        use datafusion::arrow::datatypes::{IntervalDayTime, IntervalMonthDayNano};
+
+        let read = |array: ArrayRef| {
+            let column = IntervalColumn::new(&array).expect("an interval type");
+            (0..array.len())
+                .map(|row| column.value(row).map(|i| (i.months, i.days, i.micros)))
+                .collect::<Vec<_>>()
+        };
+        let month_day_nano = IntervalMonthDayNanoArray::from(vec![
+            Some(IntervalMonthDayNano::new(14, -3, 1_500)),
+            None,
+        ]);
+        assert_eq!(read(Arc::new(month_day_nano)), [Some((14, -3, 1)), None]);
+        let day_time = IntervalDayTimeArray::from(vec![Some(IntervalDayTime::new(2, -250))]);
+        assert_eq!(read(Arc::new(day_time)), [Some((0, 2, -250_000))]);
+        let year_month = IntervalYearMonthArray::from(vec![Some(-14), None]);
+        assert_eq!(read(Arc::new(year_month)), [Some((-14, 0, 0)), None]);
+        let seconds = DurationSecondArray::from(vec![Some(90_000), Some(i64::MAX)]);
+        assert_eq!(
+            read(Arc::new(seconds)),
+            [
+                Some((0, 1, 3_600 * S)),
+                Some((
+                    0,
+                    (i64::MAX / MICROS_PER_DAY) as i32,
+                    i64::MAX % MICROS_PER_DAY
+                )),
+            ]
+        );
+        let millis = DurationMillisecondArray::from(vec![Some(-1_500)]);
+        assert_eq!(read(Arc::new(millis)), [Some((0, 0, -1_500_000))]);
+        let nanos = DurationNanosecondArray::from(vec![None, Some(-(25 * H * 1_000) - 999)]);
+        assert_eq!(read(Arc::new(nanos)), [None, Some((0, -1, -H))]);
+        let text: ArrayRef = Arc::new(datafusion::arrow::array::StringArray::from(vec!["1"]));
+        assert!(IntervalColumn::new(&text).is_none());
     }
 
     /// `timestamp - timestamp` in Postgres: days of 24 hours, then the rest, one sign.
